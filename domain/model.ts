@@ -252,3 +252,20 @@ export interface UpdatesFromInfo {
   to: string;
   count: number;
 }
+
+/** Codes of the issues a batch can raise; stable, clients match on them. */
+export const BATCH_ISSUE_CODES = {
+  unknownEntity: 'UnknownEntity',
+  staleRevision: 'StaleRevision',
+  duplicateEntityUuid: 'DuplicateEntityUuid',
+  unknownPart: 'UnknownPart',
+  unknownItem: 'UnknownItem',
+  unknownLocalReference: 'UnknownLocalReference',
+  invalidStateChange: 'InvalidStateChange',
+  missingNamePart: 'MissingNamePart',
+  unknownIssue: 'UnknownIssue',
+  preferredNameExists: 'PreferredNameExists',
+  referenceToInactiveEntity: 'ReferenceToInactiveEntity',
+  invalidForceKey: 'InvalidForceKey',
+} as const;
+export type BatchIssueCode = (typeof BATCH_ISSUE_CODES)[keyof typeof BATCH_ISSUE_CODES];
