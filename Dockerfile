@@ -1,0 +1,10 @@
+# One image for both roles: `npm run api` or `npm run worker` (see docker-compose.yml).
+FROM node:24-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
+COPY . .
+ENV NODE_ENV=production
+USER node
+EXPOSE 8080
+CMD ["node", "api/main.ts"]

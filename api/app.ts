@@ -1,0 +1,21 @@
+import Koa from 'koa';
+import type { AppDeps } from './deps.ts';
+import { healthRouter } from './health.ts';
+import { errorHandler } from './middleware/errors.ts';
+import { requestContext } from './middleware/request-context.ts';
+import { batchesRouter } from './v2/batches/routes.ts';
+
+/** Builds the HTTP application from its dependencies; listening is the entry point's job. */
+export function buildApp(deps: AppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  // Errors are rendered by errorHandler; Koa's own default handler would only log them twice.
+  app.silent = true;
+  app.use(requestContext(deps.log));
+  app.use(errorHandler());
+  for (const router of [healthRouter(deps), batchesRouter(deps)]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true }));
+  }
+  return app;
+}

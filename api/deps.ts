@@ -1,0 +1,12 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config.ts';
+import type { Orm } from '../db/orm.ts';
+import type { Logger } from '../logger.ts';
+
+/** Everything the HTTP layer needs, built by the entry point (or a test) and passed in. */
+export interface AppDeps {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  log: Logger;
+}

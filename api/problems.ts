@@ -1,0 +1,53 @@
+import createHttpError, { type HttpError } from 'http-errors';
+
+// The v2 structured exception (DESIGN §6): application/problem+json with a
+// stable `code`. Every expected failure is raised through `problem()`, so the
+// error middleware needs no knowledge of individual routes.
+
+export const PROBLEM_CODES = [
+  'EntityNotFound',
+  'RevisionNotFound',
+  'BatchNotFound',
+  'BatchAlreadyExists',
+  'BatchNotFinished',
+  'InvalidXml',
+  'SchemaViolation',
+  'TooManyChanges',
+  'TooManyUpdates',
+  'PageSizeTooLarge',
+  'TransactionNotFound',
+  'ExportNotFound',
+  'ExportNotReady',
+  'ExportExpired',
+  'Unauthorized',
+  'Forbidden',
+  'PayloadTooLarge',
+  'UnsupportedMediaType',
+  'NotFound',
+  'MethodNotAllowed',
+  'BadRequest',
+  'ServiceUnavailable',
+  'InternalError',
+] as const;
+export type ProblemCode = (typeof PROBLEM_CODES)[number];
+
+export interface ProblemDetail {
+  message: string;
+  line?: number;
+  column?: number;
+  path?: string;
+}
+
+export interface ProblemError extends HttpError {
+  code: ProblemCode;
+  errors?: ProblemDetail[];
+  headers?: Record<string, string>;
+}
+
+export function problem(status: number, code: ProblemCode, detail: string, errors?: ProblemDetail[]): ProblemError {
+  return createHttpError(status, detail, { code, errors, expose: status < 500 }) as ProblemError;
+}
+
+export function isProblem(error: unknown): error is ProblemError {
+  return createHttpError.isHttpError(error) && typeof (error as { code?: unknown }).code === 'string';
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+// The whole environment, parsed once at start. A bad value stops the process
+// with one clear line instead of surfacing later as a strange failure.
+
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.url().default('postgres://localhost:5432/entity_records'),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
+  TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  DATA_DIR: z.string().min(1).default('.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+  TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
+  FORCE_KEY_SECRET: z.string().min(16).optional(),
+  AUTH_DISABLED: booleanFromEnv.default(false),
+});
+
+export type Config = z.infer<typeof configSchema> & { temporalAddress: string };
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const values = parsed.data;
+  return { ...values, temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}` };
+}
+
+export class ConfigError extends Error {}

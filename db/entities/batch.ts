@@ -1,0 +1,29 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { BatchResult } from '../../domain/model.ts';
+
+export const BATCH_STATUSES = ['ACCEPTED', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+export const BatchSchema = defineEntity({
+  name: 'Batch',
+  tableName: 'batch',
+  properties: {
+    id: p.uuid().primary(),
+    bodySha256: p.text(),
+    apiVersion: p.text().$type<'v1' | 'v2'>(),
+    submittedBy: p.text(),
+    status: p.text().$type<BatchStatus>(),
+    force: p.boolean().default(false),
+    forceKey: p.text().nullable(),
+    test: p.boolean().default(false),
+    changesTotal: p.integer().nullable(),
+    changesApplied: p.integer().default(0),
+    result: p.json<BatchResult>().nullable(),
+    error: p.text().nullable(),
+    attempt: p.integer().default(1),
+    submittedAt: p.datetime().onCreate(() => new Date()),
+    finishedAt: p.datetime().nullable(),
+  },
+});
+
+export type Batch = InferEntity<typeof BatchSchema>;

@@ -1,0 +1,30 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const EXPORT_STATUSES = ['ACCEPTED', 'RUNNING', 'COMPLETED', 'FAILED', 'EXPIRED'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+export type ExportKind = 'snapshot' | 'revisions';
+
+export const ExportRequestSchema = defineEntity({
+  name: 'ExportRequest',
+  tableName: 'export_request',
+  properties: {
+    id: p.uuid().primary(),
+    kind: p.text().$type<ExportKind>(),
+    requestedIds: p.json<Array<number | string>>(),
+    fromSeq: p.bigint('number').nullable(),
+    fromTransId: p.uuid().nullable(),
+    status: p.text().$type<ExportStatus>(),
+    requestedBy: p.text(),
+    filePath: p.text().nullable(),
+    entitiesWritten: p.bigint('number').default(0),
+    bytes: p.bigint('number').default(0),
+    sha256: p.text().nullable(),
+    missing: p.json<string[]>(),
+    error: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    finishedAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable(),
+  },
+});
+
+export type ExportRequest = InferEntity<typeof ExportRequestSchema>;

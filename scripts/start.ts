@@ -1,0 +1,90 @@
+// `npm start`: the whole service on its embedded defaults. Starts (when not
+// configured elsewhere) a Temporal dev server persisted under DATA_DIR,
+// prepares the PostgreSQL database, then runs one worker and one API as child
+// processes. Ctrl-C stops them in reverse order.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, ConfigError } from '../config.ts';
+import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
+import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
+import { startDevServer, stopProcess, type DevServer } from './lib/temporal-server.ts';
+
+function say(line: string): void {
+  process.stdout.write(`[start] ${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const dataDir = resolve(projectRoot(), config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const children: ChildProcess[] = [];
+  let temporalServer: DevServer | undefined;
+  let stopping = false;
+
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping…');
+    for (const child of children.reverse()) await stopProcess(child);
+    if (temporalServer) await temporalServer.stop();
+    say('stopped');
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  let temporalAddress = config.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    const binary = ensureTemporalBinary();
+    temporalServer = await startDevServer({
+      binary,
+      dbFile: resolve(dataDir, 'temporal.db'),
+      port: config.TEMPORAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      logFile: resolve(dataDir, 'temporal.log'),
+      namespace: config.TEMPORAL_NAMESPACE,
+    });
+    temporalAddress = temporalServer.address;
+    say(`Temporal dev server at ${temporalAddress}; Web UI at ${temporalServer.uiUrl}`);
+  } else {
+    say(`using Temporal at ${temporalAddress}`);
+  }
+
+  try {
+    await ensureDatabase(config.DATABASE_URL);
+  } catch (error) {
+    say(`PostgreSQL does not answer at ${redact(config.DATABASE_URL)}: ${(error as Error).message}. Start it, or set DATABASE_URL.`);
+    await stopAll(1);
+    return;
+  }
+  const orm = await openOrm(config.DATABASE_URL);
+  await migrate(orm);
+  await orm.close();
+  say(`database ready at ${redact(config.DATABASE_URL)} (migrations applied)`);
+
+  const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress };
+  for (const entry of ['worker/main.ts', 'api/main.ts']) {
+    const child = spawn(process.execPath, [resolve(projectRoot(), entry)], { env, stdio: 'inherit' });
+    child.once('exit', (code, signal) => {
+      if (!stopping) {
+        say(`${entry} exited (${signal ?? `code ${code}`}); stopping the rest`);
+        void stopAll(1);
+      }
+    });
+    children.push(child);
+  }
+  say(`API at http://${config.HOST}:${config.PORT} (health: /health). Ctrl-C stops everything.`);
+}
+
+function redact(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  if (url.password) url.password = '***';
+  return url.toString();
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? error.message : String((error as Error).stack ?? error);
+  process.stderr.write(`[start] ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { buildApp } from '../../api/app.ts';
+import { createLogger } from '../../logger.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startHarness, type Harness } from '../support/harness.ts';
+
+describe('foundation: API → Temporal → worker → PostgreSQL', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('reports both dependencies up on /health', async () => {
+    const response = await fetch(`${harness.baseUrl}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
+  });
+
+  it('stores a submitted batch and runs its workflow, whose activity updates the row', async () => {
+    const response = await fetch(`${harness.baseUrl}/api/v2/batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: '<batch/>',
+    });
+    expect(response.status).toBe(202);
+    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+    expect(response.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}/status`);
+
+    const description = await harness.temporal.workflow.getHandle(updateRequestId).describe();
+    expect(description.workflowId).toBe(updateRequestId);
+    expect(description.taskQueue).toBe(harness.config.TEMPORAL_TASK_QUEUE);
+
+    const status = await eventually(async () => {
+      const rows = await harness.orm.em.getConnection().execute<{ status: string }[]>('select status from batch where id = ?', [updateRequestId]);
+      return rows[0]?.status === 'COMPLETED' ? rows[0].status : undefined;
+    });
+    expect(status).toBe('COMPLETED');
+  });
+
+  it('answers 503 naming Temporal when it does not answer', async () => {
+    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
+    const app = buildApp({ config: harness.config, orm: harness.orm, temporal: unreachable, log: createLogger('silent', 'test') });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({ status: 'degraded', database: 'up', temporal: 'down' });
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createBatchActivities } from '../activities/batches.ts';
+import type { Orm } from '../db/orm.ts';
+import type { Logger } from '../logger.ts';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  orm: Orm;
+  log: Logger;
+  /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    ...workflowSource,
+    activities: {
+      ...createBatchActivities({ orm: deps.orm, log: deps.log }),
+    },
+  });
+}

@@ -1,0 +1,25 @@
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../config.ts';
+import { openOrm } from '../db/orm.ts';
+import { createLogger } from '../logger.ts';
+import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { createWorker } from './create-worker.ts';
+
+const config = loadConfig();
+const log = createLogger(config.LOG_LEVEL, 'worker');
+// The SDK's own logging (workflow bundling, state changes) only matters when it warns.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const orm = await openOrm(config.DATABASE_URL);
+const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const worker = await createWorker({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  orm,
+  log,
+});
+log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress }, 'worker polling');
+await runUntilSignalled(() => worker.run(), () => worker.shutdown());
+await connection.close();
+await orm.close();
+log.info('worker stopped');

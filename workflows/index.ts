@@ -1,0 +1,2 @@
+// The worker's workflowsPath: every workflow type the worker runs.
+export { batchWorkflow } from './batch.ts';
