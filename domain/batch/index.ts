@@ -1,0 +1,6 @@
+export { planBatch } from './plan.ts';
+export { addPreferredNameWarnings, preferredNameKeys, type NameHolders, type PreferredNameKey } from './preferred-names.ts';
+export { computeForceKey, forceKeyMatches } from './force-key.ts';
+export { batchLookups, createBatchWorld, type BatchLookups, type LoadedWorld } from './lookups.ts';
+export { INACTIVE_STATES, isActive, STATE_TRANSITIONS } from './state-rules.ts';
+export type { BatchPlan, BatchWorld, EntitySummary, PlanEnv, PlannedChanges, PlannedRecord, ResolvedRef } from './types.ts';
