@@ -135,7 +135,7 @@ export interface EntityRecord {
 
 /** How an update names its entity: a stored entity (with the rev the sender last saw) or a create of this batch. */
 export type BatchEntityRef =
-  | { kind: 'stored'; localId: string; entityId?: number; entityUuid?: string; rev: string }
+  | { kind: 'stored'; localId: string; entityId?: number; entityUuid?: string; rev: string; metadataRev?: string }
   | { kind: 'local'; localId: string };
 
 export type RecordChange =
@@ -205,6 +205,8 @@ export interface BatchFailure {
   outcome: 'failure';
   entities: EntityIssues[];
   forceKey?: string;
+  /** When the batch was checked; the v2 failure document gives it as each issue's `from`. */
+  checkedAt?: string;
 }
 
 export type BatchResult = BatchSuccess | BatchFailure;
@@ -267,5 +269,7 @@ export const BATCH_ISSUE_CODES = {
   preferredNameExists: 'PreferredNameExists',
   referenceToInactiveEntity: 'ReferenceToInactiveEntity',
   invalidForceKey: 'InvalidForceKey',
+  /** A part, item or issue UUID, or a batch localId, that is already taken. */
+  duplicateIdentifier: 'DuplicateIdentifier',
 } as const;
 export type BatchIssueCode = (typeof BATCH_ISSUE_CODES)[keyof typeof BATCH_ISSUE_CODES];
