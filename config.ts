@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { persistentSecret } from './secrets.ts';
 
 // The whole environment, parsed once at start. A bad value stops the process
 // with one clear line instead of surfacing later as a strange failure.
@@ -21,10 +22,15 @@ const configSchema = z.object({
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   FORCE_KEY_SECRET: z.string().min(16).optional(),
+  UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
+  SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
+  UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   AUTH_DISABLED: booleanFromEnv.default(false),
+  AUTH_TOKENS: z.string().optional(),
+  AUTH_TOKENS_FILE: z.string().optional(),
 });
 
-export type Config = z.infer<typeof configSchema> & { temporalAddress: string };
+export type Config = z.infer<typeof configSchema> & { temporalAddress: string; forceKeySecret: string };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -33,7 +39,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const values = parsed.data;
-  return { ...values, temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}` };
+  return {
+    ...values,
+    temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
+    forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
+  };
 }
 
 export class ConfigError extends Error {}

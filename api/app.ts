@@ -1,9 +1,12 @@
 import Koa from 'koa';
 import type { AppDeps } from './deps.ts';
 import { healthRouter } from './health.ts';
+import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
+import { entitiesRouter } from './v2/entities/routes.ts';
+import { updatesRouter } from './v2/updates/routes.ts';
 
 /** Builds the HTTP application from its dependencies; listening is the entry point's job. */
 export function buildApp(deps: AppDeps): Koa {
@@ -13,7 +16,8 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(requestContext(deps.log));
   app.use(errorHandler());
-  for (const router of [healthRouter(deps), batchesRouter(deps)]) {
+  app.use(authenticate(deps.tokens));
+  for (const router of [healthRouter(deps), batchesRouter(deps), entitiesRouter(deps), updatesRouter(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

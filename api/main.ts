@@ -5,13 +5,16 @@ import { openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { buildApp } from './app.ts';
+import { loadTokens } from './auth/tokens.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'api');
 const orm = await openOrm(config.DATABASE_URL);
 const connection = await Connection.connect({ address: config.temporalAddress });
 const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-const app = buildApp({ config, orm, temporal, log });
+if (config.AUTH_DISABLED) log.warn('AUTH_DISABLED=true: every request is treated as an admin; never do this outside local experiments');
+const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, (line) => process.stdout.write(`${line}\n`));
+const app = buildApp({ config, orm, temporal, log, tokens });
 const server = app.listen(config.PORT, config.HOST);
 await once(server, 'listening');
 log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening');

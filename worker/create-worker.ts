@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createBatchActivities } from '../activities/batches.ts';
+import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 
@@ -12,6 +12,9 @@ export interface WorkerDeps {
   taskQueue: string;
   orm: Orm;
   log: Logger;
+  forceKeySecret: string;
+  /** Test seam, see BatchActivityDeps. */
+  afterWriteStep?: BatchActivityDeps['afterWriteStep'];
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -24,7 +27,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...workflowSource,
     activities: {
-      ...createBatchActivities({ orm: deps.orm, log: deps.log }),
+      ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),
     },
   });
 }

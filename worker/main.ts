@@ -17,6 +17,7 @@ const worker = await createWorker({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   orm,
   log,
+  forceKeySecret: config.forceKeySecret,
 });
 log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress }, 'worker polling');
 await runUntilSignalled(() => worker.run(), () => worker.shutdown());

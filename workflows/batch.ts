@@ -11,24 +11,32 @@ export interface BatchWorkflowOutcome {
   status: 'COMPLETED' | 'FAILED';
 }
 
-export type BatchPhase = 'ACCEPTED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED';
 export const batchPhaseQuery = defineQuery<BatchPhase>(QUERIES.batchPhase);
 
 const { applyBatch } = proxyActivities<BatchActivities>({
   // One activity applies the whole batch in one transaction; a 100k-entity
   // batch takes minutes, so liveness is judged by heartbeats, not the total.
   startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+const { markBatchFailed } = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchWorkflowOutcome> {
   let phase: BatchPhase = 'PROCESSING';
   setHandler(batchPhaseQuery, () => phase);
-  const status = await applyBatch(input.batchId);
-  phase = status;
-  if (status !== 'COMPLETED' && status !== 'FAILED') {
-    throw ApplicationFailure.nonRetryable(`batch ${input.batchId} ended in unexpected state ${String(status)}`);
+  try {
+    phase = await applyBatch(input.batchId);
+  } catch (error) {
+    phase = 'FAILED';
+    const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    await markBatchFailed(input.batchId, reason);
+    throw ApplicationFailure.nonRetryable(`batch ${input.batchId} could not be applied: ${reason}`);
   }
-  return { batchId: input.batchId, status };
+  return { batchId: input.batchId, status: phase };
 }

@@ -1,45 +1,96 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
-import type { AppDeps } from '../api/deps.ts';
-import { WORKFLOW_TYPES } from '../temporal/names.ts';
-import type { BatchWorkflowInput } from '../workflows/batch.ts';
-
-export interface SubmittedBatch {
-  batchId: string;
-}
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { AppDeps } from '../../api/deps.ts';
+import { problem } from '../../api/problems.ts';
+import { inTransaction } from '../../db/sql.ts';
+import { pgPool } from '../../db/orm.ts';
+import type { ChangeCommand, XmlVersion } from '../../domain/model.ts';
+import { validateBatchXml } from '../../domain/validation/index.ts';
+import { readBatch, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
+import { WORKFLOW_TYPES } from '../../temporal/names.ts';
+import type { BatchWorkflowInput } from '../../workflows/batch.ts';
+import { finishBatch, findLiveBatchWithBody, storeBatch } from './store.ts';
 
 export interface BatchSubmission {
   body: Buffer;
-  apiVersion: 'v1' | 'v2';
+  apiVersion: XmlVersion;
   principal: string;
+  force: boolean;
+  forceKey?: string;
 }
 
-/** Stores a batch and starts its workflow; the batch row exists before the workflow does. */
-export async function submitBatch(deps: AppDeps, submission: BatchSubmission): Promise<SubmittedBatch> {
-  const batchId = randomUUID();
-  const sha256 = createHash('sha256').update(submission.body).digest('hex');
-  const connection = deps.orm.em.getConnection();
-  await deps.orm.em.transactional(async (em) => {
-    const tx = em.getTransactionContext();
-    await connection.execute(
-      `insert into batch (id, body_sha256, api_version, submitted_by, status) values (?, ?, ?, ?, 'ACCEPTED')`,
-      [batchId, sha256, submission.apiVersion, submission.principal],
-      'run',
-      tx,
-    );
-    await connection.execute(
-      `insert into batch_body (batch_id, bytes, body) values (?, ?, ?)`,
-      [batchId, submission.body.length, submission.body],
-      'run',
-      tx,
-    );
+export interface ReadBatchBody {
+  summary: BatchReadSummary;
+  sha256: string;
+  commands: ChangeCommand[];
+}
+
+/**
+ * Validates a batch body against the schema of the API version it was sent
+ * to, then reads it. Invalid documents raise the domain's XML errors.
+ */
+export async function readSubmittedBatch(body: Buffer, apiVersion: XmlVersion, keepCommands: boolean): Promise<ReadBatchBody> {
+  const { version } = await validateBatchXml(body);
+  if (version !== apiVersion) {
+    throw problem(400, 'SchemaViolation', `this is the ${apiVersion} API; the document is a ${version} batch`);
+  }
+  const commands: ChangeCommand[] = [];
+  const summary = await readBatch(bodySource(body), keepCommands ? (command) => commands.push(command) : () => undefined);
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  return { summary, sha256, commands };
+}
+
+/** A body already in memory, as the streaming reader's source. */
+export async function* bodySource(body: Buffer): AsyncGenerator<Buffer> {
+  yield body;
+}
+
+/**
+ * Everything POST /batches does synchronously: validate, check the batch is
+ * new, store it, start its workflow. The batch row exists before the
+ * workflow does, and PostgreSQL (not Temporal's retention) is the lasting
+ * guard against duplicates.
+ */
+export async function submitBatch(deps: AppDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
+  const { summary, sha256 } = await readSubmittedBatch(submission.body, submission.apiVersion, false);
+  const batchId = summary.header.batchUuid?.toLowerCase() ?? randomUUID();
+  const pool = await pgPool(deps.orm);
+  await inTransaction(pool, async (client) => {
+    const twin = await findLiveBatchWithBody(client, sha256, batchId);
+    if (twin) throw problem(409, 'BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
+    const stored = await storeBatch(client, {
+      id: batchId,
+      sha256,
+      apiVersion: submission.apiVersion,
+      submittedBy: submission.principal,
+      force: submission.force,
+      offeredForceKey: submission.forceKey,
+      changesTotal: summary.changes,
+      body: submission.body,
+    });
+    if (!stored) throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   });
-  const input: BatchWorkflowInput = { batchId };
-  await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    workflowId: batchId,
-    args: [input],
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-  });
+  await startBatchWorkflow(deps, batchId);
   return { batchId };
+}
+
+async function startBatchWorkflow(deps: AppDeps, batchId: string): Promise<void> {
+  const input: BatchWorkflowInput = { batchId };
+  try {
+    await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      workflowId: batchId,
+      args: [input],
+      // A FAILED batch may run again under its id; the database already refused anything else.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      throw problem(409, 'BatchAlreadyExists', `batch ${batchId} is still running`);
+    }
+    const pool = await pgPool(deps.orm);
+    await finishBatch(pool, batchId, 'FAILED', null, 'the batch workflow could not be started');
+    deps.log.error({ err: error, batchId }, 'could not start batch workflow');
+    throw problem(503, 'ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
+  }
 }

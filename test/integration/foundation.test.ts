@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../../api/app.ts';
 import { createLogger } from '../../logger.ts';
+import { batchXml, create } from '../support/batches.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
 
@@ -22,10 +23,10 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
   });
 
   it('stores a submitted batch and runs its workflow, whose activity updates the row', async () => {
-    const response = await fetch(`${harness.baseUrl}/api/v2/batches`, {
+    const response = await harness.api('/api/v2/batches', {
       method: 'POST',
       headers: { 'content-type': 'application/xml' },
-      body: '<batch/>',
+      body: batchXml([create('a', 'Karel Havlíček')]),
     });
     expect(response.status).toBe(202);
     const { updateRequestId } = (await response.json()) as { updateRequestId: string };
@@ -44,7 +45,7 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
 
   it('answers 503 naming Temporal when it does not answer', async () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
-    const app = buildApp({ config: harness.config, orm: harness.orm, temporal: unreachable, log: createLogger('silent', 'test') });
+    const app = buildApp({ config: harness.config, orm: harness.orm, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {

@@ -8,10 +8,27 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
+import { loadTokens } from '../../api/auth/tokens.ts';
 import { loadConfig, type Config } from '../../config.ts';
 import { openOrm, type Orm } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { createWorker } from '../../worker/create-worker.ts';
+
+/** One token per permission (and an admin), so tests can act as each kind of client. */
+export const TEST_TOKENS = {
+  admin: 'test-token-admin-0000000000',
+  read: 'test-token-read-00000000000',
+  write: 'test-token-write-0000000000',
+  force: 'test-token-force-0000000000',
+  export: 'test-token-export-000000000',
+} as const;
+const TEST_TOKEN_ENTRIES = JSON.stringify([
+  { token: TEST_TOKENS.admin, name: 'test-admin', permissions: ['admin'] },
+  { token: TEST_TOKENS.read, name: 'test-reader', permissions: ['read'] },
+  { token: TEST_TOKENS.write, name: 'test-writer', permissions: ['read', 'write'] },
+  { token: TEST_TOKENS.force, name: 'test-forcer', permissions: ['read', 'write', 'force'] },
+  { token: TEST_TOKENS.export, name: 'test-exporter', permissions: ['read', 'export'] },
+]);
 
 export interface Harness {
   config: Config;
@@ -19,6 +36,8 @@ export interface Harness {
   temporal: Client;
   baseUrl: string;
   worker: Worker | undefined;
+  /** fetch against the app, as the admin unless `as` names another token. */
+  api(path: string, init?: RequestInit & { as?: keyof typeof TEST_TOKENS | null }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -26,6 +45,7 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Start without a worker to observe batches before anything runs them. */
   worker?: boolean;
+  afterWriteStep?: (batchId: string, done: number, attempt: number) => void;
 }
 
 let runtimeInstalled = false;
@@ -42,6 +62,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     DATA_DIR: inject('scratchDir'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
+    AUTH_TOKENS: TEST_TOKEN_ENTRIES,
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
@@ -60,12 +81,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       orm,
       log,
+      forceKeySecret: config.forceKeySecret,
+      afterWriteStep: options.afterWriteStep,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     workerRun = worker.run();
   }
 
-  const server = buildApp({ config, orm, temporal, log }).listen(0, '127.0.0.1');
+  const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
+  const server = buildApp({ config, orm, temporal, log, tokens }).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
 
@@ -75,6 +99,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     temporal,
     worker,
     baseUrl: `http://127.0.0.1:${port}`,
+    api(path, init = {}) {
+      const { as = 'admin', ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (as !== null) headers.set('authorization', `Bearer ${TEST_TOKENS[as]}`);
+      return fetch(`http://127.0.0.1:${port}${path}`, { ...rest, headers });
+    },
     async close() {
       server.close();
       server.closeAllConnections();

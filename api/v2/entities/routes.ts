@@ -1,0 +1,40 @@
+import Router from '@koa/router';
+import { pgPool } from '../../../db/orm.ts';
+import { serializeEntity } from '../../../domain/xml/index.ts';
+import { findCurrentRecord, findRecordAtRevision } from '../../../services/reads/entities.ts';
+import type { AppDeps } from '../../deps.ts';
+import { requirePermission } from '../../middleware/auth.ts';
+import { parseParams } from '../../params.ts';
+import { problem } from '../../problems.ts';
+import { entityPathSchema, revisionPathSchema } from './schema.ts';
+
+export function entitiesRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v2/entities' });
+
+  router.get('/:entityId', requirePermission('read'), async (ctx) => {
+    const { entityId } = parseParams(ctx, entityPathSchema);
+    const record = await findCurrentRecord(await pgPool(deps.orm), entityId);
+    if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
+    // rev alone would keep its value across metadata-only revisions, whose document differs.
+    ctx.etag = `${record.revision.rev}.${record.revision.metadataRev}`;
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.status = 200;
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/xml';
+    ctx.body = serializeEntity(record, 'v2');
+  });
+
+  router.get('/:entityId/revision/:revisionId', requirePermission('read'), async (ctx) => {
+    const { entityId, revisionId } = parseParams(ctx, revisionPathSchema);
+    const record = await findRecordAtRevision(await pgPool(deps.orm), entityId, revisionId);
+    if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
+    ctx.etag = `${record.revision.rev}.${record.revision.metadataRev}`;
+    ctx.type = 'application/xml';
+    ctx.body = serializeEntity(record, 'v2');
+  });
+
+  return router;
+}

@@ -1,0 +1,34 @@
+import type pg from 'pg';
+import Cursor from 'pg-cursor';
+
+const ROWS_PER_READ = 500;
+
+/**
+ * Streams the rows of a query through a server-side cursor on its own pooled
+ * connection, a few hundred at a time: memory stays flat whatever the row
+ * count. Stopping early (a client that hangs up) closes the cursor and
+ * returns the connection.
+ */
+export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ): AsyncGenerator<T> {
+  const client = await pool.connect();
+  // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
+  await client.query('begin isolation level repeatable read read only');
+  const cursor = client.query(new Cursor<T>(sql, params));
+  let broken = false;
+  try {
+    for (;;) {
+      const rows = await cursor.read(rowsPerRead);
+      if (rows.length === 0) return;
+      yield* rows;
+    }
+  } catch (error) {
+    broken = true;
+    throw error;
+  } finally {
+    await cursor.close().catch(() => undefined);
+    await client.query('rollback').catch(() => {
+      broken = true;
+    });
+    client.release(broken);
+  }
+}

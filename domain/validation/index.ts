@@ -1,0 +1,6 @@
+// XSD validation of the service's XML: change batches on the way in, and any
+// document of either dialect (exports, results) where tests need to check one.
+
+export { detectVersion } from './root.ts';
+export { validateBatchXml, validateDocument, type ValidateOptions } from './validate.ts';
+export type { SchemaVersion } from './versions.ts';

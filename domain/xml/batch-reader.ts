@@ -1,0 +1,66 @@
+// Streaming reader of change batches (batchUpdate in v2, bu in v1). Each
+// createEntity / updateEntity becomes one ChangeCommand the moment it closes.
+
+import type { BatchHeader, ChangeCommand } from '../model.ts';
+import { readXmlStream, xmlError, type XmlElement } from './element-stream.ts';
+import { readCreate, readHeader, readUpdate } from './read-changes.ts';
+import { invalid, newReadContext, unexpected, type ReadContext } from './read-support.ts';
+import { versionOfNamespace, vocabularyFor } from './vocabulary.ts';
+
+export interface BatchReadSummary {
+  header: BatchHeader;
+  /** Number of commands emitted (creates + updates). */
+  changes: number;
+  creates: number;
+  updates: number;
+}
+
+/**
+ * Reads a batch document and calls onCommand once per createEntity /
+ * updateEntity, in document order. The interface version comes from the root's
+ * namespace. Errors thrown by onCommand propagate unchanged and stop reading.
+ */
+export async function readBatch(
+  source: AsyncIterable<Uint8Array | string>,
+  onCommand: (command: ChangeCommand) => void,
+): Promise<BatchReadSummary> {
+  const state: { context?: ReadContext; root?: XmlElement; header?: BatchHeader } = {};
+  let creates = 0;
+  let updates = 0;
+
+  await readXmlStream(source, {
+    root(element, namespace) {
+      const version = versionOfNamespace(namespace);
+      const vocab = version === undefined ? undefined : vocabularyFor(version);
+      if (vocab === undefined || element.name !== vocab.root.batch) {
+        throw invalid(element, `expected a batch (batchUpdate or bu in its namespace), found {${namespace}}${element.name}`);
+      }
+      state.context = newReadContext(vocab);
+      state.root = element;
+    },
+    child(element) {
+      const { context, root } = state;
+      if (context === undefined || root === undefined) return;
+      const names = context.vocab.batch;
+      if (state.header === undefined) {
+        if (element.name !== names.info) throw invalid(element, `${root.name} must start with ${names.info}`);
+        state.header = readHeader(element, context);
+      } else if (element.name === names.create) {
+        const command = readCreate(element, context);
+        creates += 1;
+        onCommand(command);
+      } else if (element.name === names.update) {
+        const command = readUpdate(element, context);
+        updates += 1;
+        onCommand(command);
+      } else {
+        throw unexpected(element, root);
+      }
+    },
+  });
+
+  const { root, header } = state;
+  // readXmlStream guarantees a root; a batch without children has no header.
+  if (header === undefined) throw xmlError(root?.line ?? 1, root?.column ?? 1, 'the batch has no info element');
+  return { header, changes: creates + updates, creates, updates };
+}

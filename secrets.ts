@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/**
+ * A secret from the environment, else one generated on first use and kept in
+ * DATA_DIR, so that an embedded single-machine setup needs no configuration.
+ * Processes on several machines must share it through the environment.
+ */
+export function persistentSecret(value: string | undefined, dataDir: string, name: string): string {
+  if (value) return value;
+  const dir = resolve(dataDir, 'secrets');
+  const file = join(dir, name);
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const secret = randomBytes(32).toString('base64url');
+    try {
+      writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+      return secret;
+    } catch {
+      // Another process created it first: use theirs.
+      return readFileSync(file, 'utf8').trim();
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import type pg from 'pg';
+import type { BatchStatus } from '../../db/entities/batch.ts';
+import type { Queryable } from '../../db/sql.ts';
+import type { BatchResult, XmlVersion } from '../../domain/model.ts';
+
+// Every query on the batch tables, shared by the API and the activities.
+
+export interface BatchRow {
+  id: string;
+  bodySha256: string;
+  apiVersion: XmlVersion;
+  submittedBy: string;
+  status: BatchStatus;
+  force: boolean;
+  offeredForceKey: string | null;
+  changesTotal: number | null;
+  changesApplied: number;
+  result: BatchResult | null;
+  error: string | null;
+  attempt: number;
+  submittedAt: Date | string;
+  finishedAt: Date | string | null;
+}
+
+const BATCH_COLUMNS = `id, body_sha256 as "bodySha256", api_version as "apiVersion", submitted_by as "submittedBy", status,
+  force, offered_force_key as "offeredForceKey", changes_total as "changesTotal", changes_applied as "changesApplied",
+  result, error, attempt, submitted_at as "submittedAt", finished_at as "finishedAt"`;
+
+export async function findBatch(db: Queryable, batchId: string): Promise<BatchRow | undefined> {
+  const { rows } = await db.query<BatchRow>(`select ${BATCH_COLUMNS} from batch where id = $1`, [batchId]);
+  return rows[0];
+}
+
+/** Another batch with the same body that completed or is still running (a FAILED one may be sent again). */
+export async function findLiveBatchWithBody(db: Queryable, sha256: string, exceptId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from batch where body_sha256 = $1 and id <> $2 and status <> 'FAILED' limit 1`,
+    [sha256, exceptId],
+  );
+  return rows[0]?.id;
+}
+
+export interface NewBatch {
+  id: string;
+  sha256: string;
+  apiVersion: XmlVersion;
+  submittedBy: string;
+  force: boolean;
+  offeredForceKey?: string;
+  changesTotal: number;
+  body: Buffer;
+}
+
+/**
+ * Inserts the batch, or revives a FAILED batch of the same id for another
+ * attempt. Returns false when the id is taken by a batch that completed or is
+ * still running: the caller answers 409.
+ */
+export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promise<boolean> {
+  const inserted = await client.query(
+    `insert into batch (id, body_sha256, api_version, submitted_by, status, force, offered_force_key, changes_total)
+     values ($1, $2, $3, $4, 'ACCEPTED', $5, $6, $7)
+     on conflict (id) do update set
+       body_sha256 = excluded.body_sha256, api_version = excluded.api_version, submitted_by = excluded.submitted_by,
+       status = 'ACCEPTED', force = excluded.force, offered_force_key = excluded.offered_force_key,
+       changes_total = excluded.changes_total, changes_applied = 0, result = null, error = null,
+       attempt = batch.attempt + 1, submitted_at = now(), finished_at = null
+     where batch.status = 'FAILED'`,
+    [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal],
+  );
+  if (inserted.rowCount === 0) return false;
+  await client.query(
+    `insert into batch_body (batch_id, bytes, body) values ($1, $2, $3)
+     on conflict (batch_id) do update set bytes = excluded.bytes, body = excluded.body`,
+    [batch.id, batch.body.length, batch.body],
+  );
+  return true;
+}
+
+const BODY_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** The stored body in chunks, so a 100 MB batch never needs one 100 MB (or hex-encoded 200 MB) value. */
+export async function* readBatchBody(db: Queryable, batchId: string): AsyncGenerator<Buffer> {
+  const { rows } = await db.query<{ bytes: string }>('select bytes from batch_body where batch_id = $1', [batchId]);
+  const total = Number(rows[0]?.bytes ?? 0);
+  for (let offset = 0; offset < total; offset += BODY_CHUNK_BYTES) {
+    const chunk = await db.query<{ part: Buffer }>(
+      'select substring(body from $2 for $3) as part from batch_body where batch_id = $1',
+      [batchId, offset + 1, BODY_CHUNK_BYTES],
+    );
+    const part = chunk.rows[0]?.part;
+    if (part) yield part;
+  }
+}
+
+export async function markProcessing(db: Queryable, batchId: string): Promise<void> {
+  await db.query(`update batch set status = 'PROCESSING' where id = $1 and status = 'ACCEPTED'`, [batchId]);
+}
+
+export async function recordProgress(db: Queryable, batchId: string, changesApplied: number): Promise<void> {
+  await db.query(`update batch set changes_applied = $2 where id = $1 and status = 'PROCESSING'`, [batchId, changesApplied]);
+}
+
+export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<void> {
+  await db.query(
+    `update batch set status = $2, result = $3, error = $4, finished_at = now(),
+       changes_applied = case when $2 = 'COMPLETED' then coalesce(changes_total, changes_applied) else changes_applied end
+     where id = $1`,
+    [batchId, status, result === null ? null : JSON.stringify(result), error ?? null],
+  );
+}
+
+/** The transaction a batch committed, if it did: the marker that makes a retried apply a no-op. */
+export async function findBatchTransaction(db: Queryable, batchId: string): Promise<{ uuid: string; seq: string } | undefined> {
+  const { rows } = await db.query<{ uuid: string; seq: string }>('select uuid, seq from transaction where batch_id = $1', [batchId]);
+  return rows[0];
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { insertRows, type Column } from '../../db/sql.ts';
+import type { BatchPlan, PlannedRecord } from '../../domain/batch/index.ts';
+import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
+import { searchValues } from '../../domain/search-values.ts';
+import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
+
+export interface WriteContext {
+  batchId: string;
+  principal: string;
+  onProgress?: (done: number) => Promise<void>;
+}
+
+const ENTITY_COLUMNS: Column[] = [
+  { name: 'id', type: 'bigint' },
+  { name: 'uuid', type: 'uuid' },
+  { name: 'entity_type', type: 'text' },
+  { name: 'state', type: 'text' },
+  { name: 'rev', type: 'uuid' },
+  { name: 'metadata_rev', type: 'uuid' },
+  { name: 'last_seq', type: 'bigint' },
+  { name: 'preferred_name', type: 'text' },
+  { name: 'preferred_name_norm', type: 'text' },
+  { name: 'description', type: 'text' },
+  { name: 'record', type: 'jsonb' },
+];
+
+const REVISION_COLUMNS: Column[] = [
+  { name: 'uuid', type: 'uuid' },
+  { name: 'entity_id', type: 'bigint' },
+  { name: 'seq', type: 'bigint' },
+  { name: 'batch_id', type: 'uuid' },
+  { name: 'rev', type: 'uuid' },
+  { name: 'metadata_rev', type: 'uuid' },
+  { name: 'prev_rev', type: 'uuid' },
+  { name: 'content_changed', type: 'boolean' },
+  { name: 'created_at', type: 'timestamptz' },
+  { name: 'user_name', type: 'text' },
+  { name: 'principal', type: 'text' },
+  { name: 'changes', type: 'jsonb' },
+  { name: 'snapshot', type: 'jsonb' },
+];
+
+const SEARCH_COLUMNS: Column[] = [
+  { name: 'entity_id', type: 'bigint' },
+  { name: 'part_uuid', type: 'uuid' },
+  { name: 'part_type', type: 'text' },
+  { name: 'preferred', type: 'boolean' },
+  { name: 'kind', type: 'text' },
+  { name: 'item_type', type: 'text' },
+  { name: 'item_spec', type: 'text' },
+  { name: 'value', type: 'text' },
+  { name: 'value_norm', type: 'text' },
+];
+
+const PARTICIPANT_COLUMNS: Column[] = [
+  { name: 'entity_id', type: 'bigint' },
+  { name: 'user_id', type: 'text' },
+  { name: 'role', type: 'text' },
+  { name: 'last_change', type: 'timestamptz' },
+];
+
+/** Records written between progress reports: small enough for a lively progress bar, large enough for bulk speed. */
+const RECORDS_PER_STEP = 2000;
+
+/**
+ * Writes a plan that passed every check: one transaction row, the new current
+ * form of each touched entity, one revision per entity, and the search rows.
+ * Runs inside the caller's transaction.
+ */
+export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context: WriteContext): Promise<BatchSuccess> {
+  const transactionUuid = randomUUID();
+  const { rows } = await client.query<{ seq: string }>(
+    'insert into transaction (uuid, batch_id) values ($1, $2) returning seq',
+    [transactionUuid, context.batchId],
+  );
+  const seq = rows[0]!.seq;
+
+  for (let start = 0; start < plan.records.length; start += RECORDS_PER_STEP) {
+    const step = plan.records.slice(start, start + RECORDS_PER_STEP);
+    await writeEntities(client, step, seq);
+    await insertRows(client, 'revision', REVISION_COLUMNS, step.map((record) => revisionRow(record, seq, context)));
+    await replaceSearchRows(client, step);
+    await context.onProgress?.((start + step.length) / plan.records.length);
+  }
+
+  return {
+    outcome: 'success',
+    transactionUuid,
+    revisions: plan.records.map((record) => ({
+      localId: record.localId,
+      entityId: record.after.entityId,
+      entityUuid: record.after.entityUuid,
+      rev: record.after.revision.rev,
+      metadataRev: record.after.revision.metadataRev,
+    })),
+  };
+}
+
+function entityRow(record: EntityRecord, seq: string): unknown[] {
+  const name = preferredName(record);
+  return [
+    record.entityId,
+    record.entityUuid,
+    record.entityType,
+    record.state,
+    record.revision.rev,
+    record.revision.metadataRev,
+    seq,
+    name || null,
+    name ? normalizeForSearch(name) : null,
+    briefDescription(record) ?? null,
+    JSON.stringify(record),
+  ];
+}
+
+async function writeEntities(client: pg.PoolClient, records: readonly PlannedRecord[], seq: string): Promise<void> {
+  const created = records.filter((record) => record.isNew).map((record) => entityRow(record.after, seq));
+  const updated = records.filter((record) => !record.isNew).map((record) => entityRow(record.after, seq));
+  await insertRows(client, 'entity', ENTITY_COLUMNS, created);
+  if (updated.length === 0) return;
+  const arrays = ENTITY_COLUMNS.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
+  const names = ENTITY_COLUMNS.map((column) => column.name);
+  const assignments = names.filter((name) => name !== 'id' && name !== 'uuid').map((name) => `${name} = u.${name}`).join(', ');
+  await client.query(
+    `update entity e set ${assignments} from unnest(${arrays}) as u(${names.join(', ')}) where e.id = u.id`,
+    ENTITY_COLUMNS.map((_, index) => updated.map((row) => row[index])),
+  );
+}
+
+function revisionRow(record: PlannedRecord, seq: string, context: WriteContext): unknown[] {
+  const revision = record.after.revision;
+  return [
+    revision.metadataRev,
+    record.after.entityId,
+    seq,
+    context.batchId,
+    revision.rev,
+    revision.metadataRev,
+    revision.prevRev ?? null,
+    record.contentChanged,
+    revision.createdAt,
+    revision.user?.name ?? null,
+    context.principal,
+    JSON.stringify(record.changes),
+    JSON.stringify(record.after),
+  ];
+}
+
+async function replaceSearchRows(client: pg.PoolClient, records: readonly PlannedRecord[]): Promise<void> {
+  const existing = records.filter((record) => !record.isNew).map((record) => record.after.entityId);
+  if (existing.length > 0) {
+    await client.query('delete from search_value where entity_id = any($1::bigint[])', [existing]);
+    await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [existing]);
+  }
+  const searchRows: unknown[][] = [];
+  const participantRows: unknown[][] = [];
+  for (const { after } of records) {
+    for (const value of searchValues(after)) {
+      searchRows.push([after.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
+    }
+    const seen = new Set<string>();
+    for (const participant of after.revision.participants) {
+      const key = `${participant.user.id}\u0000${participant.role}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      participantRows.push([after.entityId, participant.user.id, participant.role, participant.lastChange]);
+    }
+  }
+  await insertRows(client, 'search_value', SEARCH_COLUMNS, searchRows);
+  await insertRows(client, 'entity_participant', PARTICIPANT_COLUMNS, participantRows);
+}

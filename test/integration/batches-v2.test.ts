@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchXml, create, update } from '../support/batches.ts';
+import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+
+type Status = { updateRequestId: string; status: string; changesTotal: number; changesApplied: number; submittedAt: string; finishedAt: string | null };
+
+describe('v2 batches', () => {
+  let harness: Harness;
+  let injectedFaults = 0;
+  beforeAll(async () => {
+    harness = await startHarness({
+      env: { TEST_BATCH_MAX_CHANGES: '3' },
+      afterWriteStep: (_batchId, _done, attempt) => {
+        // Only batches marked by the idempotency test fail, and only on their first attempt.
+        if (failNextApply.has(_batchId) && attempt === 1) {
+          injectedFaults += 1;
+          throw new Error('injected fault after rows were written');
+        }
+      },
+    });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  const failNextApply = new Set<string>();
+
+  const post = (xml: string, query = '', as: keyof typeof TEST_TOKENS = 'admin') =>
+    harness.api(`/api/v2/batches${query}`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml, as });
+
+  async function submit(xml: string, query = ''): Promise<string> {
+    const response = await post(xml, query);
+    expect(response.status, await response.clone().text()).toBe(202);
+    return ((await response.json()) as { updateRequestId: string }).updateRequestId;
+  }
+
+  async function finished(batchId: string): Promise<Status> {
+    return eventually(async () => {
+      const status = (await (await harness.api(`/api/v2/batches/${batchId}/status`)).json()) as Status;
+      return status.status === 'COMPLETED' || status.status === 'FAILED' ? status : undefined;
+    });
+  }
+
+  async function result(batchId: string): Promise<string> {
+    const response = await harness.api(`/api/v2/batches/${batchId}/result`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/xml');
+    return response.text();
+  }
+
+  async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
+    return harness.orm.em.getConnection().execute<T[]>(query, params);
+  }
+
+  async function createOne(name: string): Promise<{ entityId: number; rev: string }> {
+    const batchId = await submit(batchXml([create('n1', name, { entityType: `T-${randomUUID()}` })]));
+    expect((await finished(batchId)).status).toBe('COMPLETED');
+    const xml = await result(batchId);
+    return { entityId: Number(/entityId="(\d+)"/.exec(xml)![1]), rev: /\brev="([^"]+)"/.exec(xml)![1]! };
+  }
+
+  it('applies a batch: 202 with Location, status COMPLETED with counts, a success result, one transaction', async () => {
+    const uuid = randomUUID();
+    const response = await post(batchXml([create('a', 'Karel Čapek'), create('b', 'Božena Němcová')], { uuid }));
+    expect(response.status).toBe(202);
+    expect(response.headers.get('location')).toBe(`/api/v2/batches/${uuid}/status`);
+    expect(await response.json()).toEqual({ updateRequestId: uuid });
+
+    const status = await finished(uuid);
+    expect(status).toMatchObject({ updateRequestId: uuid, status: 'COMPLETED', changesTotal: 2, changesApplied: 2 });
+    expect(Date.parse(status.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(status.submittedAt));
+
+    const xml = await result(uuid);
+    expect(xml).toContain('batchChangeSuccess');
+    expect(xml.match(/<revision /g)).toHaveLength(2);
+    const [transaction] = await sql<{ uuid: string }>('select uuid from transaction where batch_id = ?', [uuid]);
+    expect(xml).toContain(`transaction="${transaction!.uuid}"`);
+    const revisions = await sql<{ n: string }>('select count(*) as n from revision where batch_id = ?', [uuid]);
+    expect(Number(revisions[0]!.n)).toBe(2);
+  });
+
+  it('answers 404 BatchNotFound for unknown ids and 400 for ids that are not UUIDs', async () => {
+    const unknown = await harness.api(`/api/v2/batches/${randomUUID()}/status`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toContain('application/problem+json');
+    expect(await unknown.json()).toMatchObject({ code: 'BatchNotFound', status: 404 });
+    expect((await harness.api(`/api/v2/batches/${randomUUID()}/result`)).status).toBe(404);
+    const bad = await harness.api('/api/v2/batches/not-a-uuid/status');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'BadRequest' });
+  });
+
+  it('rejects malformed XML, schema violations (with line and column), wrong media types and oversized bodies', async () => {
+    const malformed = await post('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info>');
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: 'InvalidXml' });
+
+    const invalid = await post('<?xml version="1.0"?>\n<batchUpdate xmlns="http://cam.tacr.cz/2025">\n  <bogus/>\n</batchUpdate>');
+    expect(invalid.status).toBe(400);
+    const body = (await invalid.json()) as { code: string; errors: { line: number; column: number; message: string }[] };
+    expect(body.code).toBe('SchemaViolation');
+    expect(body.errors[0]).toMatchObject({ line: expect.any(Number), message: expect.any(String) });
+    expect(body.errors[0]!.line).toBeGreaterThanOrEqual(2);
+
+    const v1 = await post(batchXml([create('a', 'Jan Neruda')], { version: 'v1' }));
+    expect(v1.status).toBe(400);
+
+    const wrongType = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(wrongType.status).toBe(415);
+    expect(await wrongType.json()).toMatchObject({ code: 'UnsupportedMediaType' });
+  });
+
+  it('refuses a body over BATCH_MAX_BYTES with 413 before reading it', async () => {
+    const small = await startHarness({ worker: false, env: { BATCH_MAX_BYTES: '100' } });
+    try {
+      const response = await small.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: 'x'.repeat(1000) });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ code: 'PayloadTooLarge' });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('refuses a batch UUID that completed (409) and a body that is already live under another id', async () => {
+    const uuid = randomUUID();
+    const xml = batchXml([create('a', 'Jan Amos Komenský')], { uuid });
+    await submit(xml);
+    expect((await finished(uuid)).status).toBe('COMPLETED');
+    const again = await post(xml);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: 'BatchAlreadyExists' });
+    const sameUuidOtherBody = await post(batchXml([create('a', 'Someone Else')], { uuid }));
+    expect(sameUuidOtherBody.status).toBe(409);
+  });
+
+  it('answers 409 for the result of a batch that has not finished, which stays ACCEPTED without a worker', async () => {
+    const idle = await startHarness({ worker: false });
+    try {
+      const response = await idle.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', 'Čekající')]) });
+      const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+      const status = (await (await idle.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as Status;
+      expect(status).toMatchObject({ status: 'ACCEPTED', changesTotal: 1, changesApplied: 0, finishedAt: null });
+      const early = await idle.api(`/api/v2/batches/${updateRequestId}/result`);
+      expect(early.status).toBe(409);
+      expect(await early.json()).toMatchObject({ code: 'BatchNotFinished' });
+      await idle.temporal.workflow.getHandle(updateRequestId).terminate('test cleanup');
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('fails a batch with errors and writes nothing', async () => {
+    const uuid = randomUUID();
+    await submit(batchXml([create('ok', 'Platný'), update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }));
+    expect((await finished(uuid)).status).toBe('FAILED');
+    const xml = await result(uuid);
+    expect(xml).toContain('batchChangeFailure');
+    expect(xml).toContain('UnknownEntity');
+    expect(xml).not.toContain('forceKey');
+    expect(await sql('select 1 from transaction where batch_id = ?', [uuid])).toHaveLength(0);
+    expect(await sql('select 1 from revision where batch_id = ?', [uuid])).toHaveLength(0);
+  });
+
+  it('fails on warnings with a forceKey; the same batch with that key writes; a wrong key fails again', async () => {
+    const entityType = `T-${randomUUID()}`;
+    const first = await submit(batchXml([create('a', 'Josef Novák', { entityType })]));
+    expect((await finished(first)).status).toBe('COMPLETED');
+
+    const uuid = randomUUID();
+    const xml = batchXml([create('b', 'Josef Novák', { entityType })], { uuid });
+    await submit(xml);
+    expect((await finished(uuid)).status).toBe('FAILED');
+    const failure = await result(uuid);
+    expect(failure).toContain('PreferredNameExists');
+    const forceKey = /<forceKey>([^<]+)<\/forceKey>/.exec(failure)?.[1];
+    expect(forceKey).toBeTruthy();
+
+    await submit(xml, `?forceKey=${encodeURIComponent('not-the-key')}`);
+    expect((await finished(uuid)).status).toBe('FAILED');
+    expect(await result(uuid)).toContain('InvalidForceKey');
+
+    await submit(xml, `?forceKey=${encodeURIComponent(forceKey!)}`);
+    expect((await finished(uuid)).status).toBe('COMPLETED');
+    const names = await sql<{ n: string }>('select count(*) as n from entity where entity_type = ?', [entityType]);
+    expect(Number(names[0]!.n)).toBe(2);
+  });
+
+  it('writes despite warnings with force=true only for a principal holding the force permission', async () => {
+    const entityType = `T-${randomUUID()}`;
+    await finished(await submit(batchXml([create('a', 'Marie Dvořáková', { entityType })])));
+    const xml = batchXml([create('b', 'Marie Dvořáková', { entityType })]);
+    const denied = await post(xml, '?force=true', 'write');
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({ code: 'Forbidden' });
+    const allowed = await post(xml, '?force=true', 'force');
+    expect(allowed.status).toBe(202);
+    const { updateRequestId } = (await allowed.json()) as { updateRequestId: string };
+    expect((await finished(updateRequestId)).status).toBe('COMPLETED');
+  });
+
+  it('runs a test batch synchronously and leaves no trace', async () => {
+    const entityType = `T-${randomUUID()}`;
+    const uuid = randomUUID();
+    const [before] = await sql<{ last_value: string }>('select last_value from entity_id_seq');
+    const response = await harness.api('/api/v2/batches/test', {
+      method: 'POST',
+      headers: { 'content-type': 'text/xml' },
+      body: batchXml([create('a', 'Zkušební', { entityType })], { uuid }),
+    });
+    expect(response.status).toBe(200);
+    const xml = await response.text();
+    expect(xml).toContain('batchChangeSuccess');
+    expect(await sql('select 1 from batch where id = ?', [uuid])).toHaveLength(0);
+    expect(await sql('select 1 from entity where entity_type = ?', [entityType])).toHaveLength(0);
+    const [after] = await sql<{ last_value: string }>('select last_value from entity_id_seq');
+    expect(after!.last_value).toBe(before!.last_value);
+    // The test batch left nothing that would stop the real one.
+    await submit(batchXml([create('a', 'Zkušební', { entityType })], { uuid }));
+    expect((await finished(uuid)).status).toBe('COMPLETED');
+  });
+
+  it('reports errors from a test batch and refuses one with too many changes (422)', async () => {
+    const failing = await harness.api('/api/v2/batches/test', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([update('x', 999_999_998, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])]),
+    });
+    expect(failing.status).toBe(200);
+    expect(await failing.text()).toContain('UnknownEntity');
+    const tooMany = await harness.api('/api/v2/batches/test', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', 'A'), create('b', 'B'), create('c', 'C'), create('d', 'D')]),
+    });
+    expect(tooMany.status).toBe(422);
+    expect(await tooMany.json()).toMatchObject({ code: 'TooManyChanges' });
+  });
+
+  it('serialises concurrent batches on one entity: one per rev succeeds, the rest are stale, the history is one chain', async () => {
+    const { entityId, rev } = await createOne('Souběžný Záznam');
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => submit(batchXml([update(`u${index}`, entityId, rev, [{ op: 'setEntityType', entityType: `TYPE-${index}` }])]))),
+    );
+    const statuses = await Promise.all(ids.map(finished));
+    expect(statuses.filter((status) => status.status === 'COMPLETED')).toHaveLength(1);
+    const stale = await Promise.all(ids.filter((_, index) => statuses[index]!.status === 'FAILED').map(result));
+    expect(stale).toHaveLength(19);
+    for (const xml of stale) expect(xml).toContain('StaleRevision');
+    const chain = await sql<{ rev: string; prev_rev: string | null }>('select rev, prev_rev from revision where entity_id = ? order by seq', [entityId]);
+    expect(chain).toHaveLength(2);
+    expect(chain[1]!.prev_rev).toBe(chain[0]!.rev);
+  });
+
+  it('retries an apply that failed after writing rows: the batch completes exactly once', async () => {
+    const uuid = randomUUID();
+    failNextApply.add(uuid);
+    const entityType = `T-${randomUUID()}`;
+    await submit(batchXml([create('a', 'Opakovaný A', { entityType }), create('b', 'Opakovaný B', { entityType })], { uuid }));
+    expect((await finished(uuid)).status).toBe('COMPLETED');
+    expect(injectedFaults).toBeGreaterThanOrEqual(1);
+    expect(await sql('select 1 from transaction where batch_id = ?', [uuid])).toHaveLength(1);
+    expect(await sql('select 1 from entity where entity_type = ?', [entityType])).toHaveLength(2);
+    expect(await sql('select 1 from revision where batch_id = ?', [uuid])).toHaveLength(2);
+  });
+
+  it('still answers status and result from the database when the workflow history is gone', async () => {
+    const uuid = await submit(batchXml([create('a', 'Trvalý Stav')]));
+    expect((await finished(uuid)).status).toBe('COMPLETED');
+    // Deleting the execution stands in for the namespace retention having passed.
+    await harness.temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: uuid } });
+    expect(((await (await harness.api(`/api/v2/batches/${uuid}/status`)).json()) as Status).status).toBe('COMPLETED');
+    expect(await result(uuid)).toContain('batchChangeSuccess');
+  });
+});
