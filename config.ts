@@ -25,12 +25,16 @@ const configSchema = z.object({
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
+  EXPORT_DIR: z.string().min(1).optional(),
+  EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
+  V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
 });
 
-export type Config = z.infer<typeof configSchema> & { temporalAddress: string; forceKeySecret: string };
+export type Config = z.infer<typeof configSchema> & { temporalAddress: string; forceKeySecret: string; exportDir: string };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -43,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...values,
     temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
     forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
+    exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
   };
 }
 
