@@ -3,6 +3,7 @@ import { pgPool } from '../../../db/orm.ts';
 import { serializeEntity } from '../../../domain/xml/index.ts';
 import { findCurrentRecord, findRecordAtRevision } from '../../../services/reads/entities.ts';
 import type { AppDeps } from '../../deps.ts';
+import { etagMatches } from '../../conditional.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { parseParams } from '../../params.ts';
 import { problem } from '../../problems.ts';
@@ -15,11 +16,9 @@ export function entitiesRouter(deps: AppDeps): Router {
     const { entityId } = parseParams(ctx, entityPathSchema);
     const record = await findCurrentRecord(await pgPool(deps.orm), entityId);
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
-    // rev alone would keep its value across metadata-only revisions, whose document differs.
-    ctx.etag = `${record.revision.rev}.${record.revision.metadataRev}`;
     ctx.set('Cache-Control', 'no-cache');
-    ctx.status = 200;
-    if (ctx.fresh) {
+    // rev alone would keep its value across metadata-only revisions, whose document differs.
+    if (etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`)) {
       ctx.status = 304;
       return;
     }
@@ -31,7 +30,7 @@ export function entitiesRouter(deps: AppDeps): Router {
     const { entityId, revisionId } = parseParams(ctx, revisionPathSchema);
     const record = await findRecordAtRevision(await pgPool(deps.orm), entityId, revisionId);
     if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
-    ctx.etag = `${record.revision.rev}.${record.revision.metadataRev}`;
+    etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`);
     ctx.type = 'application/xml';
     ctx.body = serializeEntity(record, 'v2');
   });

@@ -1,0 +1,17 @@
+import type { Context } from 'koa';
+
+/**
+ * Sets a strong ETag and tells whether the request's If-None-Match already
+ * names it. Evaluated here rather than with ctx.fresh: fetch() adds
+ * `Cache-Control: no-cache` to every conditional request, which makes Koa's
+ * cache-oriented freshness check always say stale, while an origin server
+ * should still answer 304 (RFC 9110 §13.1.2).
+ */
+export function etagMatches(ctx: Context, tag: string): boolean {
+  const etag = `"${tag}"`;
+  ctx.set('ETag', etag);
+  const header = ctx.get('if-none-match');
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
