@@ -32,6 +32,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       if (batch.status === 'COMPLETED' || batch.status === 'FAILED') return batch.status;
       await markProcessing(pool, batchId);
 
+      const started = performance.now();
       const commands: ChangeCommand[] = [];
       let summary;
       try {
@@ -42,6 +43,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
         throw error;
       }
       Context.current().heartbeat({ phase: 'read', changes: summary.changes });
+      const read = performance.now();
 
       const total = batch.changesTotal ?? summary.changes;
       const attempt = Context.current().info.attempt;
@@ -65,7 +67,10 @@ export function createBatchActivities(deps: BatchActivityDeps) {
         return outcome;
       });
       const status = result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
-      deps.log.info({ batchId, status, changes: summary.changes }, 'batch finished');
+      deps.log.info(
+        { batchId, status, changes: summary.changes, readMs: Math.round(read - started), applyMs: Math.round(performance.now() - read) },
+        'batch finished',
+      );
       return status;
     },
 

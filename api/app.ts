@@ -4,8 +4,11 @@ import { healthRouter } from './health.ts';
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { v1Routers } from './v1/routes.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
 import { entitiesRouter } from './v2/entities/routes.ts';
+import { exportsRouter } from './v2/exports/routes.ts';
+import { searchRouter } from './v2/search/routes.ts';
 import { updatesRouter } from './v2/updates/routes.ts';
 
 /** Builds the HTTP application from its dependencies; listening is the entry point's job. */
@@ -17,7 +20,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.log));
   app.use(errorHandler());
   app.use(authenticate(deps.tokens));
-  for (const router of [healthRouter(deps), batchesRouter(deps), entitiesRouter(deps), updatesRouter(deps)]) {
+  for (const router of [healthRouter(deps), batchesRouter(deps), entitiesRouter(deps), updatesRouter(deps), searchRouter(deps), exportsRouter(deps), ...v1Routers(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

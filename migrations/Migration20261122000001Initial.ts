@@ -74,7 +74,9 @@ export class Migration20261122000001Initial extends Migration {
         user_name text,
         principal text not null,
         changes jsonb not null,
-        snapshot jsonb not null
+        -- null while this is the record's current revision (entity.record is
+        -- then the snapshot); filled when the record next changes
+        snapshot jsonb
       )`);
     this.addSql(`create index revision_entity_idx on revision (entity_id, seq)`);
     this.addSql(`create index revision_seq_idx on revision (seq, entity_id)`);

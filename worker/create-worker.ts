@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
+import { createExportActivities, type ExportActivityDeps } from '../activities/exports.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 
@@ -15,6 +16,11 @@ export interface WorkerDeps {
   forceKeySecret: string;
   /** Test seam, see BatchActivityDeps. */
   afterWriteStep?: BatchActivityDeps['afterWriteStep'];
+  /** The export store's directory (config.exportDir). */
+  exportDir: string;
+  /** Test seams, see ExportActivityDeps. */
+  exportRecordsPerStep?: ExportActivityDeps['exportRecordsPerStep'];
+  afterExportStep?: ExportActivityDeps['afterExportStep'];
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -28,6 +34,13 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...workflowSource,
     activities: {
       ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),
+      ...createExportActivities({
+        orm: deps.orm,
+        log: deps.log,
+        exportDir: deps.exportDir,
+        exportRecordsPerStep: deps.exportRecordsPerStep,
+        afterExportStep: deps.afterExportStep,
+      }),
     },
   });
 }

@@ -18,6 +18,7 @@ const worker = await createWorker({
   orm,
   log,
   forceKeySecret: config.forceKeySecret,
+  exportDir: config.exportDir,
 });
 log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress }, 'worker polling');
 await runUntilSignalled(() => worker.run(), () => worker.shutdown());

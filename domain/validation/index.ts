@@ -2,5 +2,5 @@
 // document of either dialect (exports, results) where tests need to check one.
 
 export { detectVersion } from './root.ts';
-export { validateBatchXml, validateDocument, type ValidateOptions } from './validate.ts';
+export { validateBatchXml, validateDocument, type ValidatedBatch, type ValidateOptions } from './validate.ts';
 export type { SchemaVersion } from './versions.ts';

@@ -79,18 +79,21 @@ export interface Outline {
   largestChild?: Span;
   /** Offsets where a slice ends: each just after a top-level element, at least `sliceBytes` after the previous cut. */
   cuts: number[];
+  /** Number of child elements of the root (a batch's header and its changes). */
+  childCount: number;
   /** A construct that is refused outright (DTD, nesting), at a byte offset. */
   refusal?: { offset: number; message: string };
 }
 
 export function outline(bytes: Uint8Array, maxDepth: number, sliceBytes: number): Outline {
-  const result: Outline = { cuts: [] };
+  const result: Outline = { cuts: [], childCount: 0 };
   let depth = 0;
   let rootClosed = false;
   let firstChildStart = -1;
   let childStart = -1;
   let lastCut = 0;
   const topLevelEnded = (end: number): void => {
+    result.childCount += 1;
     if (result.firstChild === undefined) result.firstChild = { start: firstChildStart, end };
     const largest = result.largestChild;
     if (largest === undefined || end - childStart > largest.end - largest.start) result.largestChild = { start: childStart, end };

@@ -235,7 +235,13 @@ function planFor(xml: Uint8Array, shape: Outline, root: { span: Span; tag: Start
   };
 }
 
-async function validateXml(xml: Uint8Array, expectation: Expectation, options: ValidateOptions): Promise<SchemaVersion> {
+interface Validated {
+  version: SchemaVersion;
+  shape: Outline;
+  hasHeader: boolean;
+}
+
+async function validateXml(xml: Uint8Array, expectation: Expectation, options: ValidateOptions): Promise<Validated> {
   const { maxDepth, maxProblems, sliceBytes, maxElementBytes } = {
     maxDepth: options.maxDepth ?? DEFAULTS.maxDepth,
     maxProblems: options.maxProblems ?? DEFAULTS.maxProblems,
@@ -277,7 +283,7 @@ async function validateXml(xml: Uint8Array, expectation: Expectation, options: V
       if (slices.length > 1) await yieldToEventLoop();
     }
     if (run.problems.length > 0) throw schemaViolation(run);
-    return version;
+    return { version, shape, hasHeader };
   } finally {
     releaseEngine(loaded, from);
   }
@@ -288,8 +294,32 @@ async function validateXml(xml: Uint8Array, expectation: Expectation, options: V
  * Throws InvalidXmlError for anything that is not a well-formed UTF-8 batch without
  * a DTD, and SchemaViolationError listing the schema errors with their positions.
  */
-export async function validateBatchXml(xml: Uint8Array, options: ValidateOptions = {}): Promise<{ version: SchemaVersion }> {
-  return { version: await validateXml(xml, { kind: 'batch' }, options) };
+export interface ValidatedBatch {
+  version: SchemaVersion;
+  /** Number of changes (createEntity / updateEntity elements), counted while validating. */
+  changes: number;
+  /** The batch UUID of the header (info/@uuid in v2, inf/@bid in v1), when the sender gave one. */
+  batchUuid?: string;
+}
+
+export async function validateBatchXml(xml: Uint8Array, options: ValidateOptions = {}): Promise<ValidatedBatch> {
+  const { version, shape, hasHeader } = await validateXml(xml, { kind: 'batch' }, options);
+  const changes = shape.childCount - (hasHeader ? 1 : 0);
+  const header = hasHeader && shape.firstChild ? headerStartTag(xml, shape.firstChild) : undefined;
+  const batchUuid = header === undefined ? undefined : attributeOf(header, VERSIONS[version].batchIdAttribute);
+  return batchUuid === undefined ? { version, changes } : { version, changes, batchUuid };
+}
+
+function headerStartTag(xml: Uint8Array, header: Span): string {
+  const head = decoder.decode(xml.subarray(header.start, Math.min(header.end, header.start + 4096)));
+  const end = head.indexOf('>');
+  return end < 0 ? head : head.slice(0, end + 1);
+}
+
+/** An unprefixed attribute of a start tag; the schema has already checked its form. */
+function attributeOf(tag: string, name: string): string | undefined {
+  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 /** Validates a document with any root element of the given version's schema (exports, results, records). */

@@ -9,6 +9,8 @@ export interface VersionInfo {
   schemaFile: URL;
   /** Root of a change batch. */
   batchRoot: string;
+  /** Attribute of the batch header that carries the batch UUID. */
+  batchIdAttribute: string;
   /**
    * Roots whose children are a long list that may be validated in slices,
    * mapped to the header element that every slice must repeat (null: none).
@@ -26,6 +28,7 @@ export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
     namespace: 'http://cam.tacr.cz/2025',
     schemaFile: schemaUrl('entity-records-2025.xsd'),
     batchRoot: 'batchUpdate',
+    batchIdAttribute: 'uuid',
     sliceableRoots: new Map([
       ['batchUpdate', 'info'],
       ['entities', null],
@@ -39,6 +42,7 @@ export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
     namespace: 'http://cam.tacr.cz/2019',
     schemaFile: schemaUrl('entity-records-2019.xsd'),
     batchRoot: 'bu',
+    batchIdAttribute: 'bid',
     sliceableRoots: new Map([
       ['bu', 'inf'],
       ['ents', null],

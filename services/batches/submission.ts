@@ -4,9 +4,8 @@ import type { AppDeps } from '../../api/deps.ts';
 import { problem } from '../../api/problems.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { pgPool } from '../../db/orm.ts';
-import type { ChangeCommand, XmlVersion } from '../../domain/model.ts';
-import { validateBatchXml } from '../../domain/validation/index.ts';
-import { readBatch, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
+import type { XmlVersion } from '../../domain/model.ts';
+import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import type { BatchWorkflowInput } from '../../workflows/batch.ts';
 import { finishBatch, findLiveBatchWithBody, storeBatch } from './store.ts';
@@ -19,25 +18,17 @@ export interface BatchSubmission {
   forceKey?: string;
 }
 
-export interface ReadBatchBody {
-  summary: BatchReadSummary;
-  sha256: string;
-  commands: ChangeCommand[];
-}
-
 /**
  * Validates a batch body against the schema of the API version it was sent
- * to, then reads it. Invalid documents raise the domain's XML errors.
+ * to; the validator also counts the changes and reads the batch UUID, so the
+ * body is parsed once here (the worker reads it again to apply it).
  */
-export async function readSubmittedBatch(body: Buffer, apiVersion: XmlVersion, keepCommands: boolean): Promise<ReadBatchBody> {
-  const { version } = await validateBatchXml(body);
-  if (version !== apiVersion) {
-    throw problem(400, 'SchemaViolation', `this is the ${apiVersion} API; the document is a ${version} batch`);
+export async function validateSubmittedBatch(body: Buffer, apiVersion: XmlVersion): Promise<ValidatedBatch> {
+  const validated = await validateBatchXml(body);
+  if (validated.version !== apiVersion) {
+    throw problem(400, 'SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
   }
-  const commands: ChangeCommand[] = [];
-  const summary = await readBatch(bodySource(body), keepCommands ? (command) => commands.push(command) : () => undefined);
-  const sha256 = createHash('sha256').update(body).digest('hex');
-  return { summary, sha256, commands };
+  return validated;
 }
 
 /** A body already in memory, as the streaming reader's source. */
@@ -52,8 +43,9 @@ export async function* bodySource(body: Buffer): AsyncGenerator<Buffer> {
  * guard against duplicates.
  */
 export async function submitBatch(deps: AppDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
-  const { summary, sha256 } = await readSubmittedBatch(submission.body, submission.apiVersion, false);
-  const batchId = summary.header.batchUuid?.toLowerCase() ?? randomUUID();
+  const validated = await validateSubmittedBatch(submission.body, submission.apiVersion);
+  const sha256 = createHash('sha256').update(submission.body).digest('hex');
+  const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
   const pool = await pgPool(deps.orm);
   await inTransaction(pool, async (client) => {
     const twin = await findLiveBatchWithBody(client, sha256, batchId);
@@ -65,7 +57,7 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
       submittedBy: submission.principal,
       force: submission.force,
       offeredForceKey: submission.forceKey,
-      changesTotal: summary.changes,
+      changesTotal: validated.changes,
       body: submission.body,
     });
     if (!stored) throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);

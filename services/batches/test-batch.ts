@@ -3,14 +3,11 @@ import type { AppDeps } from '../../api/deps.ts';
 import { problem } from '../../api/problems.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { BatchResult, ChangeCommand, XmlVersion } from '../../domain/model.ts';
-import { validateBatchXml } from '../../domain/validation/index.ts';
 import { readBatch } from '../../domain/xml/batch-reader.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { applyBatchCommands } from './apply.ts';
 import { findBatch, findLiveBatchWithBody } from './store.ts';
-import { bodySource } from './submission.ts';
-
-class TooManyChanges extends Error {}
+import { bodySource, validateSubmittedBatch } from './submission.ts';
 
 /**
  * POST /batches/test: the same validation, duplicate check and rules as a
@@ -18,22 +15,13 @@ class TooManyChanges extends Error {}
  * writes nothing (not even a sequence value), answered synchronously.
  */
 export async function testBatch(deps: AppDeps, body: Buffer, apiVersion: XmlVersion, principal: string): Promise<BatchResult> {
-  const { version } = await validateBatchXml(body);
-  if (version !== apiVersion) throw problem(400, 'SchemaViolation', `this is the ${apiVersion} API; the document is a ${version} batch`);
+  const validated = await validateSubmittedBatch(body, apiVersion);
   const max = deps.config.TEST_BATCH_MAX_CHANGES;
-  const commands: ChangeCommand[] = [];
-  let summary;
-  try {
-    summary = await readBatch(bodySource(body), (command) => {
-      if (commands.length >= max) throw new TooManyChanges();
-      commands.push(command);
-    });
-  } catch (error) {
-    if (error instanceof TooManyChanges) {
-      throw problem(422, 'TooManyChanges', `a test batch may hold at most ${max} changes; this one holds more, so it was not processed`);
-    }
-    throw error;
+  if (validated.changes > max) {
+    throw problem(422, 'TooManyChanges', `a test batch may hold at most ${max} changes; this one holds ${validated.changes}, so it was not processed`);
   }
+  const commands: ChangeCommand[] = [];
+  const summary = await readBatch(bodySource(body), (command) => commands.push(command));
   const sha256 = createHash('sha256').update(body).digest('hex');
   const batchId = summary.header.batchUuid?.toLowerCase() ?? randomUUID();
   const pool = await pgPool(deps.orm);

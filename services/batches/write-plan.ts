@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { insertRows, type Column } from '../../db/sql.ts';
+import { copyRows } from '../../db/copy.ts';
 import type { BatchPlan, PlannedRecord } from '../../domain/batch/index.ts';
 import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
 import { searchValues } from '../../domain/search-values.ts';
@@ -12,53 +12,52 @@ export interface WriteContext {
   onProgress?: (done: number) => Promise<void>;
 }
 
-const ENTITY_COLUMNS: Column[] = [
-  { name: 'id', type: 'bigint' },
-  { name: 'uuid', type: 'uuid' },
-  { name: 'entity_type', type: 'text' },
-  { name: 'state', type: 'text' },
-  { name: 'rev', type: 'uuid' },
-  { name: 'metadata_rev', type: 'uuid' },
-  { name: 'last_seq', type: 'bigint' },
-  { name: 'preferred_name', type: 'text' },
-  { name: 'preferred_name_norm', type: 'text' },
-  { name: 'description', type: 'text' },
-  { name: 'record', type: 'jsonb' },
+const ENTITY_COLUMNS = [
+  'id',
+  'uuid',
+  'entity_type',
+  'state',
+  'rev',
+  'metadata_rev',
+  'last_seq',
+  'preferred_name',
+  'preferred_name_norm',
+  'description',
+  'record',
 ];
 
-const REVISION_COLUMNS: Column[] = [
-  { name: 'uuid', type: 'uuid' },
-  { name: 'entity_id', type: 'bigint' },
-  { name: 'seq', type: 'bigint' },
-  { name: 'batch_id', type: 'uuid' },
-  { name: 'rev', type: 'uuid' },
-  { name: 'metadata_rev', type: 'uuid' },
-  { name: 'prev_rev', type: 'uuid' },
-  { name: 'content_changed', type: 'boolean' },
-  { name: 'created_at', type: 'timestamptz' },
-  { name: 'user_name', type: 'text' },
-  { name: 'principal', type: 'text' },
-  { name: 'changes', type: 'jsonb' },
-  { name: 'snapshot', type: 'jsonb' },
+const REVISION_COLUMNS = [
+  'uuid',
+  'entity_id',
+  'seq',
+  'batch_id',
+  'rev',
+  'metadata_rev',
+  'prev_rev',
+  'content_changed',
+  'created_at',
+  'user_name',
+  'principal',
+  'changes',
 ];
 
-const SEARCH_COLUMNS: Column[] = [
-  { name: 'entity_id', type: 'bigint' },
-  { name: 'part_uuid', type: 'uuid' },
-  { name: 'part_type', type: 'text' },
-  { name: 'preferred', type: 'boolean' },
-  { name: 'kind', type: 'text' },
-  { name: 'item_type', type: 'text' },
-  { name: 'item_spec', type: 'text' },
-  { name: 'value', type: 'text' },
-  { name: 'value_norm', type: 'text' },
+const SEARCH_COLUMNS = [
+  'entity_id',
+  'part_uuid',
+  'part_type',
+  'preferred',
+  'kind',
+  'item_type',
+  'item_spec',
+  'value',
+  'value_norm',
 ];
 
-const PARTICIPANT_COLUMNS: Column[] = [
-  { name: 'entity_id', type: 'bigint' },
-  { name: 'user_id', type: 'text' },
-  { name: 'role', type: 'text' },
-  { name: 'last_change', type: 'timestamptz' },
+const PARTICIPANT_COLUMNS = [
+  'entity_id',
+  'user_id',
+  'role',
+  'last_change',
 ];
 
 /** Records written between progress reports: small enough for a lively progress bar, large enough for bulk speed. */
@@ -79,8 +78,9 @@ export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context:
 
   for (let start = 0; start < plan.records.length; start += RECORDS_PER_STEP) {
     const step = plan.records.slice(start, start + RECORDS_PER_STEP);
+    await keepSupersededSnapshots(client, step);
     await writeEntities(client, step, seq);
-    await insertRows(client, 'revision', REVISION_COLUMNS, step.map((record) => revisionRow(record, seq, context)));
+    await copyRows(client, 'revision', REVISION_COLUMNS, step.map((record) => revisionRow(record, seq, context)));
     await replaceSearchRows(client, step);
     await context.onProgress?.((start + step.length) / plan.records.length);
   }
@@ -118,14 +118,43 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
 async function writeEntities(client: pg.PoolClient, records: readonly PlannedRecord[], seq: string): Promise<void> {
   const created = records.filter((record) => record.isNew).map((record) => entityRow(record.after, seq));
   const updated = records.filter((record) => !record.isNew).map((record) => entityRow(record.after, seq));
-  await insertRows(client, 'entity', ENTITY_COLUMNS, created);
+  await copyRows(client, 'entity', ENTITY_COLUMNS, created);
   if (updated.length === 0) return;
-  const arrays = ENTITY_COLUMNS.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
-  const names = ENTITY_COLUMNS.map((column) => column.name);
-  const assignments = names.filter((name) => name !== 'id' && name !== 'uuid').map((name) => `${name} = u.${name}`).join(', ');
+  const arrays = ENTITY_COLUMNS.map((column, index) => `$${index + 1}::${ENTITY_COLUMN_TYPES[column]}[]`).join(', ');
+  const assignments = ENTITY_COLUMNS.filter((name) => name !== 'id' && name !== 'uuid').map((name) => `${name} = u.${name}`).join(', ');
   await client.query(
-    `update entity e set ${assignments} from unnest(${arrays}) as u(${names.join(', ')}) where e.id = u.id`,
+    `update entity e set ${assignments} from unnest(${arrays}) as u(${ENTITY_COLUMNS.join(', ')}) where e.id = u.id`,
     ENTITY_COLUMNS.map((_, index) => updated.map((row) => row[index])),
+  );
+}
+
+const ENTITY_COLUMN_TYPES: Record<string, string> = {
+  id: 'bigint',
+  uuid: 'uuid',
+  entity_type: 'text',
+  state: 'text',
+  rev: 'uuid',
+  metadata_rev: 'uuid',
+  last_seq: 'bigint',
+  preferred_name: 'text',
+  preferred_name_norm: 'text',
+  description: 'text',
+  record: 'jsonb',
+};
+
+/**
+ * The current revision of a record stores no snapshot (the record itself is
+ * that snapshot); before a record changes, its outgoing revision keeps a copy.
+ * A bulk create thus writes each record once, not twice.
+ */
+async function keepSupersededSnapshots(client: pg.PoolClient, records: readonly PlannedRecord[]): Promise<void> {
+  const existing = records.filter((record) => !record.isNew).map((record) => record.after.entityId);
+  if (existing.length === 0) return;
+  await client.query(
+    `update revision r set snapshot = e.record
+       from entity e
+      where e.id = any($1::bigint[]) and r.entity_id = e.id and r.uuid = e.metadata_rev and r.snapshot is null`,
+    [existing],
   );
 }
 
@@ -144,7 +173,6 @@ function revisionRow(record: PlannedRecord, seq: string, context: WriteContext):
     revision.user?.name ?? null,
     context.principal,
     JSON.stringify(record.changes),
-    JSON.stringify(record.after),
   ];
 }
 
@@ -168,6 +196,6 @@ async function replaceSearchRows(client: pg.PoolClient, records: readonly Planne
       participantRows.push([after.entityId, participant.user.id, participant.role, participant.lastChange]);
     }
   }
-  await insertRows(client, 'search_value', SEARCH_COLUMNS, searchRows);
-  await insertRows(client, 'entity_participant', PARTICIPANT_COLUMNS, participantRows);
+  await copyRows(client, 'search_value', SEARCH_COLUMNS, searchRows);
+  await copyRows(client, 'entity_participant', PARTICIPANT_COLUMNS, participantRows);
 }

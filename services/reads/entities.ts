@@ -18,7 +18,7 @@ export async function findCurrentRecord(pool: pg.Pool, ref: EntityRef): Promise<
 export async function findRecordAtRevision(pool: pg.Pool, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
   const entityFilter = ref.entityId !== undefined ? 'e.id = $1' : 'e.uuid = $1';
   const { rows } = await pool.query<{ snapshot: EntityRecord }>(
-    `select r.snapshot from revision r join entity e on e.id = r.entity_id
+    `select coalesce(r.snapshot, e.record) as snapshot from revision r join entity e on e.id = r.entity_id
       where ${entityFilter} and (r.uuid = $2 or r.rev = $2)
       order by r.seq desc limit 1`,
     [ref.entityId ?? ref.entityUuid, revisionId],

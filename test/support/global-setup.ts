@@ -2,7 +2,6 @@
 // fresh PostgreSQL database per test run, shared by the integration tests.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -10,6 +9,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
+import { freePort } from '../../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, type DevServer } from '../../scripts/lib/temporal-server.ts';
 import { WORKFLOWS_PATH } from '../../worker/create-worker.ts';
@@ -21,17 +21,6 @@ declare module 'vitest' {
     workflowBundlePath: string;
     scratchDir: string;
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

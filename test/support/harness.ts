@@ -46,6 +46,9 @@ export interface HarnessOptions {
   /** Start without a worker to observe batches before anything runs them. */
   worker?: boolean;
   afterWriteStep?: (batchId: string, done: number, attempt: number) => void;
+  /** Records per export progress step, and a hook after each step (throw to crash the attempt). */
+  exportRecordsPerStep?: number;
+  afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void;
 }
 
 let runtimeInstalled = false;
@@ -83,6 +86,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       log,
       forceKeySecret: config.forceKeySecret,
       afterWriteStep: options.afterWriteStep,
+      exportDir: config.exportDir,
+      exportRecordsPerStep: options.exportRecordsPerStep,
+      afterExportStep: options.afterExportStep,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     workerRun = worker.run();

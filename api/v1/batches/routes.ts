@@ -1,0 +1,49 @@
+import Router from '@koa/router';
+import { pgPool } from '../../../db/orm.ts';
+import { serializeBatchResult } from '../../../domain/xml/index.ts';
+import { batchOutcome } from '../../../services/batches/status.ts';
+import { findBatch } from '../../../services/batches/store.ts';
+import { submitBatch } from '../../../services/batches/submission.ts';
+import { awaitBatch, isFinished } from '../../../services/v1/await-batch.ts';
+import { readXmlBody } from '../../body.ts';
+import type { AppDeps } from '../../deps.ts';
+import { requirePermission } from '../../middleware/auth.ts';
+import { parseParams } from '../../params.ts';
+import { problem } from '../../problems.ts';
+import { respondProcessing } from '../processing.ts';
+import { setV1XmlType } from '../xml.ts';
+import { bidPathSchema } from './schema.ts';
+
+export function v1BatchesRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v1/batches' });
+
+  // Synchronous in v1: the same workflow as v2, awaited. v1 has no force, so
+  // warnings fail the batch (ET_PREF_NAME_EXIST) and the v1 document has no
+  // forceKey. A batch still running at the deadline is answered as
+  // GET /response answers it: a final 102, to be polled there.
+  router.post('/', requirePermission('write'), async (ctx) => {
+    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
+    const { batchId } = await submitBatch(deps, { body, apiVersion: 'v1', principal: ctx.state.principal.name, force: false });
+    const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
+    if (!batch || !isFinished(batch)) {
+      respondProcessing(ctx, { Location: `/api/v1/batches/${batchId}/response` });
+      return;
+    }
+    setV1XmlType(ctx);
+    ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
+  });
+
+  router.get('/:bid/response', requirePermission('read'), async (ctx) => {
+    const { bid } = parseParams(ctx, bidPathSchema);
+    const batch = await findBatch(await pgPool(deps.orm), bid);
+    if (!batch) throw problem(404, 'BatchNotFound', `no batch ${bid}`);
+    if (!isFinished(batch)) {
+      respondProcessing(ctx);
+      return;
+    }
+    setV1XmlType(ctx);
+    ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
+  });
+
+  return router;
+}

@@ -1,0 +1,48 @@
+import { Readable } from 'node:stream';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { pgPool } from '../../../db/orm.ts';
+import type { EntityRecord } from '../../../domain/model.ts';
+import { writeEntities, writeRevisions } from '../../../domain/xml/index.ts';
+import { streamCurrentRecords, streamRevisionChanges } from '../../../services/reads/exports-stream.ts';
+import { findTransaction } from '../../../services/reads/updates.ts';
+import type { AppDeps } from '../../deps.ts';
+import { requirePermission } from '../../middleware/auth.ts';
+import { parseQuery, parseWith } from '../../params.ts';
+import { problem } from '../../problems.ts';
+import { readJsonBody } from '../../v2/exports/body.ts';
+import { setV1XmlType } from '../xml.ts';
+import { idListSchema, revisionsQuerySchema } from './schema.ts';
+
+/** Room for the longest id list: a quoted UUID and a comma per id. */
+const BYTES_PER_ID = 48;
+
+// v1 exports are synchronous: the XML is streamed from a cursor into the
+// response as it is read, so memory does not grow with the export.
+export function v1ExportRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v1/export' });
+  const maxIds = deps.config.EXPORT_MAX_IDS;
+  const readIds = async (ctx: Context) => parseWith(idListSchema(maxIds), await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), 'body');
+
+  router.post('/snapshots', requirePermission('export'), async (ctx) => {
+    const refs = await readIds(ctx);
+    // v1 asks for named records: an empty list names none (v2's asynchronous export takes it as "all").
+    const records = refs.length === 0 ? noRecords() : streamCurrentRecords(await pgPool(deps.orm), refs);
+    setV1XmlType(ctx);
+    ctx.body = Readable.from(writeEntities(records, 'v1'));
+  });
+
+  router.post('/revisions', requirePermission('export'), async (ctx) => {
+    const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
+    const refs = await readIds(ctx);
+    const pool = await pgPool(deps.orm);
+    const from = await findTransaction(pool, fromTransId);
+    if (!from) throw problem(404, 'TransactionNotFound', `no transaction ${fromTransId}`);
+    setV1XmlType(ctx);
+    ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.seq, refs), 'v1'));
+  });
+
+  return router;
+}
+
+async function* noRecords(): AsyncGenerator<EntityRecord> {}

@@ -1,0 +1,73 @@
+import { pipeline } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { pgPool } from '../../../db/orm.ts';
+import { openExportDownload } from '../../../services/exports/download.ts';
+import { directoryExportStore } from '../../../services/exports/files.ts';
+import { findExport } from '../../../services/exports/requests.ts';
+import { startExport } from '../../../services/exports/start.ts';
+import { exportStatusView } from '../../../services/exports/status.ts';
+import type { AppDeps } from '../../deps.ts';
+import { requirePermission } from '../../middleware/auth.ts';
+import { parseParams, parseQuery } from '../../params.ts';
+import { problem } from '../../problems.ts';
+import { readJsonBody } from './body.ts';
+import { exportPathSchema, parseRequestedIds, revisionsQuerySchema } from './schema.ts';
+
+/** Room for the longest list: a quoted UUID and a comma per identifier, with whitespace to spare. */
+const BYTES_PER_ID = 64;
+
+export function exportsRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v2/export' });
+  const store = directoryExportStore(deps.config.exportDir);
+  const maxIds = deps.config.EXPORT_MAX_IDS;
+  const readIds = async (ctx: Context) => parseRequestedIds(await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), maxIds);
+
+  const accepted = (ctx: Context, id: string) => {
+    ctx.set('Location', `/api/v2/export/status/${id}`);
+    ctx.body = { id, status: 'ACCEPTED' };
+  };
+
+  router.post('/snapshots', requirePermission('export'), async (ctx) => {
+    const requestedIds = await readIds(ctx);
+    const { id } = await startExport(deps, { kind: 'snapshot', requestedIds, principal: ctx.state.principal.name });
+    accepted(ctx, id);
+  });
+
+  router.post('/revisions', requirePermission('export'), async (ctx) => {
+    const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
+    const requestedIds = await readIds(ctx);
+    const { id } = await startExport(deps, { kind: 'revisions', requestedIds, fromTransId, principal: ctx.state.principal.name });
+    accepted(ctx, id);
+  });
+
+  router.get('/status/:id', requirePermission('read'), async (ctx) => {
+    const { id } = parseParams(ctx, exportPathSchema);
+    const row = await findExport(await pgPool(deps.orm), id);
+    if (!row) throw problem(404, 'ExportNotFound', `no export ${id}`);
+    ctx.body = exportStatusView(row);
+  });
+
+  // The file as stored, or gzip-encoded for clients that accept it. The
+  // SHA-256 is of the file itself: X-Content-SHA256 (hex) always, Digest
+  // (base64) only on the unencoded answer, whose bytes it describes.
+  router.get('/download/:id', requirePermission('export'), async (ctx) => {
+    const { id } = parseParams(ctx, exportPathSchema);
+    const download = await openExportDownload(await pgPool(deps.orm), store, id);
+    ctx.attachment(download.filename, { type: 'attachment' });
+    ctx.type = 'application/xml';
+    ctx.set('X-Content-SHA256', download.sha256);
+    ctx.vary('Accept-Encoding');
+    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = pipeline(download.file.stream(), createGzip(), () => undefined);
+    } else {
+      ctx.set('Digest', `sha-256=${Buffer.from(download.sha256, 'hex').toString('base64')}`);
+      ctx.body = download.file.stream();
+      ctx.length = download.file.size;
+    }
+  });
+
+  return router;
+}

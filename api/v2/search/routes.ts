@@ -1,0 +1,23 @@
+import Router from '@koa/router';
+import { pgPool } from '../../../db/orm.ts';
+import { serializeQueryResult } from '../../../domain/xml/index.ts';
+import { searchEntities } from '../../../services/search/index.ts';
+import type { AppDeps } from '../../deps.ts';
+import { requirePermission } from '../../middleware/auth.ts';
+import { checkPageSize, parseQuery, parseWith } from '../../params.ts';
+import { readJsonBody, SEARCH_BODY_MAX_BYTES, searchBodySchema, searchQuerySchema } from './schema.ts';
+
+export function searchRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v2/search' });
+
+  router.post('/', requirePermission('read'), async (ctx) => {
+    const { page, pageSize, searchType } = parseQuery(ctx, searchQuerySchema);
+    checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
+    const body = parseWith(searchBodySchema, await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
+    const result = await searchEntities(await pgPool(deps.orm), body, { page, pageSize }, searchType);
+    ctx.type = 'application/xml';
+    ctx.body = serializeQueryResult(result, 'v2');
+  });
+
+  return router;
+}

@@ -1,0 +1,301 @@
+// Benchmark of the snapshot export against PostgreSQL's own COPY.
+//
+//   npm run bench:export [-- --entities 100000 --runs 1 --validate --keep]
+//   npm run bench:export -- --entities 100000,1000000
+//   (--database NAME: another scratch database; --keep: do not drop it)
+//
+// Creates a scratch database (er_bench_export), fills `entity` with N
+// records in a few set-based INSERT … SELECT FROM generate_series statements
+// (a realistic record template, three parts of eight items, fresh UUIDs per
+// row), then times, in the same run:
+//  - the export path of the activity (services/exports/write.ts: cursor →
+//    XML writer → SHA-256 → temporary file → fsync → rename), called directly
+//    in a child process so that its peak RSS (maxRSS) is its own;
+//  - `COPY (SELECT record FROM entity) TO STDOUT` through psql into /dev/null.
+// Several sizes (comma-separated) are loaded and measured one after the
+// other, and the peak RSS of the smallest and largest compared. Targets:
+// >= 20k entities/s, peak RSS <= 300 MB, RSS within 20% across sizes.
+// Exits 1 when a target is missed. The database is dropped unless --keep.
+
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { withDatabaseUser } from '../db/mikro-orm.config.ts';
+import { ensureDatabase, migrate, openOrm, pgPool } from '../db/orm.ts';
+import type { EntityRecord } from '../domain/model.ts';
+
+const DATABASE = 'er_bench_export';
+const MB = 1024 * 1024;
+const LOAD_CHUNK = 100_000;
+
+// ---- data ----
+
+// Placeholders replaced per row in SQL; numbers stay JSON numbers.
+const TEMPLATE: EntityRecord = {
+  entityId: -1,
+  entityUuid: '@UUID@',
+  entityType: 'PERSON_INDIVIDUAL',
+  state: 'ERS_APPROVED',
+  revision: {
+    rev: '@REV@',
+    metadataRev: '@MREV@',
+    createdAt: '2025-03-04T12:00:00.000Z',
+    user: { id: 'bench', name: 'Zkušební Uživatel' },
+    participants: [{ role: 'EDITOR', lastChange: '2025-03-04T12:00:00.000Z', user: { id: 'bench', name: 'Zkušební Uživatel' } }],
+  },
+  parts: [
+    {
+      partUuid: '@P1@',
+      type: 'PT_NAME',
+      items: [
+        { kind: 'string', type: 'NM_MAIN', value: '@SURNAME@' },
+        { kind: 'string', type: 'NM_MINOR', value: '@FIRST@' },
+        { kind: 'enum', type: 'NM_TYPE', spec: 'NT_ACTUAL' },
+        { kind: 'string', type: 'NM_SUP_GEN', value: '@FIRST@ @SURNAME@ (@YEAR@)' },
+        { kind: 'int', type: 'NM_ORDER', value: '@YEAR@' },
+        { kind: 'boolean', type: 'NM_PREFERRED', value: true },
+        { kind: 'unitDate', type: 'NM_VALID', from: '@YEAR@-01-01T00:00:00', to: '@YEAR@-12-31T23:59:59', format: 'Y' },
+        { kind: 'link', type: 'SRC_LINK', url: 'https://example.cz/osoby/@N@', name: 'Záznam č. @N@' },
+      ],
+    },
+    {
+      partUuid: '@P2@',
+      type: 'PT_BODY',
+      items: [
+        { kind: 'string', type: 'BRIEF_DESC', value: 'Český malíř a grafik, žák Akademie výtvarných umění v Praze.' },
+        { kind: 'enum', type: 'GENDER', spec: 'GT_MALE' },
+        { kind: 'string', type: 'NOTE', value: 'Poznámka k záznamu @N@: působil v obci @PLACE@ & okolí <Čechy>.' },
+        { kind: 'int', type: 'SORT_KEY', value: '@N@' },
+        { kind: 'boolean', type: 'IS_PUBLIC', value: false },
+        { kind: 'string', type: 'HISTORY', value: 'Narodil se v obci @PLACE@, studoval v Praze a ve Vídni.' },
+        { kind: 'string', type: 'SOURCE_INFO', value: 'Biografický slovník českých zemí.' },
+        { kind: 'enum', type: 'LANGUAGE', spec: 'LNG_cze' },
+      ],
+    },
+    {
+      partUuid: '@P3@',
+      type: 'PT_CRE',
+      items: [
+        { kind: 'unitDate', type: 'CRE_DATE', from: '@YEAR@-09-08T00:00:00', to: '@YEAR@-09-08T23:59:59', format: 'D' },
+        { kind: 'enum', type: 'CRE_CLASS', spec: 'CRC_BIRTH' },
+        { kind: 'string', type: 'CRE_PLACE', value: '@PLACE@' },
+        { kind: 'binary', type: 'CRE_SCAN', base64: 'UEsDBBQAAAAIAGZ3TVcAAAAA' },
+        { kind: 'int', type: 'CRE_YEAR', value: '@YEAR@' },
+        { kind: 'boolean', type: 'CRE_CERTAIN', value: true },
+        { kind: 'link', type: 'CRE_LINK', url: 'https://example.cz/matriky/@N@' },
+        { kind: 'string', type: 'CRE_NOTE', value: 'Křest v kostele sv. Ondřeje.' },
+      ],
+    },
+  ],
+  issues: [],
+};
+
+const FIRST_NAMES = ['Antonín', 'Božena', 'Jiří', 'Květoslava', 'Přemysl', 'Šárka', 'Čeněk', 'Žofie', 'Ludmila', 'Vojtěch'];
+const SURNAMES = ['Dvořák', 'Němcová', 'Čapek', 'Hašek', 'Štěpánek', 'Řezníček', 'Žižka', 'Kočí', 'Procházková', 'Veselý'];
+const PLACES = ['Nelahozeves', 'Česká Skalice', 'Malé Svatoňovice', 'Lipnice nad Sázavou', 'Třeboň', 'Žďár nad Sázavou'];
+
+const sqlArray = (values: string[]) => `array[${values.map((value) => `'${value}'`).join(', ')}]`;
+
+/** One set-based statement per chunk: every value is computed by PostgreSQL. */
+const LOAD_SQL = `
+  insert into entity (id, uuid, entity_type, state, rev, metadata_rev, last_seq, preferred_name, preferred_name_norm, description, record)
+  select g, u, 'PERSON_INDIVIDUAL', 'ERS_APPROVED', rev, mrev, 1, surname, lower(surname), null,
+    replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace($1::text,
+      '"entityId":-1', '"entityId":' || g), '@UUID@', u::text), '@REV@', rev::text), '@MREV@', mrev::text),
+      '@P1@', p1::text), '@P2@', p2::text), '@P3@', p3::text),
+      '@SURNAME@', surname), '@FIRST@', first), '@PLACE@', place), '@YEAR@', (1800 + g % 200)::text), '@N@', g::text)::jsonb
+  from (
+    select g, gen_random_uuid() as u, gen_random_uuid() as rev, gen_random_uuid() as mrev,
+      gen_random_uuid() as p1, gen_random_uuid() as p2, gen_random_uuid() as p3,
+      (${sqlArray(SURNAMES)})[1 + (g * 7) % ${SURNAMES.length}] as surname,
+      (${sqlArray(FIRST_NAMES)})[1 + g % ${FIRST_NAMES.length}] as first,
+      (${sqlArray(PLACES)})[1 + g % ${PLACES.length}] as place
+    from generate_series($2::bigint, $3::bigint) as g
+  ) as s`;
+
+async function loadEntities(url: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('truncate entity, export_request cascade');
+    const template = JSON.stringify(TEMPLATE);
+    for (let start = 1; start <= count; start += LOAD_CHUNK) {
+      await client.query(LOAD_SQL, [template, start, Math.min(count, start + LOAD_CHUNK - 1)]);
+    }
+    await client.query('vacuum analyze entity');
+  } finally {
+    await client.end();
+  }
+}
+
+// ---- measurement ----
+
+interface ExportMeasurement {
+  seconds: number;
+  entities: number;
+  bytes: number;
+  peakRssBytes: number;
+  file: string;
+}
+
+/** Child mode: one snapshot export of every record, timed, with this process's peak RSS. */
+async function child(url: string, dir: string): Promise<void> {
+  const { randomUUID } = await import('node:crypto');
+  const { insertExport } = await import('../services/exports/requests.ts');
+  const { directoryExportStore } = await import('../services/exports/files.ts');
+  const { writeExportFile } = await import('../services/exports/write.ts');
+  const orm = await openOrm(url);
+  const pool = await pgPool(orm);
+  const id = randomUUID();
+  await insertExport(pool, { id, kind: 'snapshot', requestedIds: [], requestedBy: 'bench' });
+  const started = performance.now();
+  const summary = await writeExportFile(pool, directoryExportStore(dir), { id, kind: 'snapshot', requestedIds: [], fromSeq: null }, { attempt: 1 });
+  const seconds = (performance.now() - started) / 1000;
+  await orm.close();
+  const result: ExportMeasurement = {
+    seconds,
+    entities: summary.entitiesWritten,
+    bytes: summary.bytes,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    file: join(dir, summary.fileKey),
+  };
+  process.stdout.write(JSON.stringify(result));
+}
+
+function measureExport(url: string, dir: string): ExportMeasurement {
+  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', url, dir], { encoding: 'utf8', maxBuffer: 16 * MB });
+  if (run.status !== 0) throw new Error(`export failed: ${run.stderr}`);
+  return JSON.parse(run.stdout) as ExportMeasurement;
+}
+
+function measureCopy(url: string): number {
+  const devNull = openSync('/dev/null', 'w');
+  try {
+    const started = performance.now();
+    const run = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', 'COPY (SELECT record FROM entity) TO STDOUT'], {
+      stdio: ['ignore', devNull, 'pipe'],
+      encoding: 'utf8',
+    });
+    if (run.status !== 0) throw new Error(`psql COPY failed: ${run.stderr}`);
+    return (performance.now() - started) / 1000;
+  } finally {
+    closeSync(devNull);
+  }
+}
+
+/** The scratch database, created (or, left over from an earlier --keep run, reused) and migrated. */
+async function scratchDatabase(name: string): Promise<string> {
+  const url = new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
+  url.pathname = `/${name}`;
+  await ensureDatabase(url.toString());
+  const orm = await openOrm(url.toString());
+  await migrate(orm);
+  await orm.close();
+  return url.toString();
+}
+
+/** A DROP DATABASE waits for every backend of the server to absorb a barrier; a bounded wait fails loudly instead of hanging. */
+async function dropDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  const name = decodeURIComponent(admin.pathname.slice(1));
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString(), statement_timeout: 120_000 });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  } catch (error) {
+    console.error(`could not drop ${name}: ${(error as Error).message}; drop it by hand`);
+  } finally {
+    await client.end();
+  }
+}
+
+interface SizeResult {
+  entities: number;
+  exportSeconds: number[];
+  copySeconds: number[];
+  bytes: number;
+  peakRssBytes: number;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      entities: { type: 'string', default: '100000' },
+      runs: { type: 'string', default: '1' },
+      validate: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      database: { type: 'string', default: DATABASE },
+    },
+  });
+  const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
+  const runs = Number(values.runs);
+  const url = await scratchDatabase(values.database);
+  const dir = mkdtempSync(join(tmpdir(), 'ers-bench-export-'));
+  const results: SizeResult[] = [];
+  try {
+    for (const size of sizes) {
+      const loadStarted = performance.now();
+      await loadEntities(url, size);
+      console.log(`loaded ${size} entities in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
+      const result: SizeResult = { entities: size, exportSeconds: [], copySeconds: [], bytes: 0, peakRssBytes: 0 };
+      // Alternate, so that both see the same cache state on average.
+      for (let run = 0; run < runs; run += 1) {
+        result.copySeconds.push(measureCopy(url));
+        const measured = measureExport(url, dir);
+        if (measured.entities !== size) throw new Error(`export wrote ${measured.entities} entities, expected ${size}`);
+        result.exportSeconds.push(measured.seconds);
+        result.bytes = measured.bytes;
+        result.peakRssBytes = Math.max(result.peakRssBytes, measured.peakRssBytes);
+        if (values.validate && run === 0) {
+          const { validateDocument } = await import('../domain/validation/index.ts');
+          const started = performance.now();
+          await validateDocument(readFileSync(measured.file), 'v2');
+          console.log(`export file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+        }
+        rmSync(measured.file, { force: true });
+      }
+      results.push(result);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (!values.keep) await dropDatabase(url);
+  }
+
+  const best = (list: number[]) => Math.min(...list);
+  const spread = (list: number[]) => (list.length > 1 ? ` (${list.map((value) => value.toFixed(2)).join(' / ')})` : '');
+  console.table(
+    results.map((result) => ({
+      entities: result.entities,
+      'export s': best(result.exportSeconds).toFixed(2) + spread(result.exportSeconds),
+      'entities/s': Math.round(result.entities / best(result.exportSeconds)),
+      'file MB': (result.bytes / MB).toFixed(0),
+      'peak RSS MB': (result.peakRssBytes / MB).toFixed(0),
+      'COPY s': best(result.copySeconds).toFixed(2) + spread(result.copySeconds),
+      'export / COPY': `${(best(result.exportSeconds) / best(result.copySeconds)).toFixed(2)}x`,
+    })),
+  );
+
+  const checks: [string, boolean][] = [];
+  for (const result of results) {
+    const rate = result.entities / best(result.exportSeconds);
+    checks.push([`${result.entities}: ${Math.round(rate)} entities/s (target >= 20000)`, rate >= 20_000]);
+    checks.push([`${result.entities}: peak RSS ${(result.peakRssBytes / MB).toFixed(0)} MB (target <= 300 MB)`, result.peakRssBytes <= 300 * MB]);
+  }
+  if (results.length > 1) {
+    const small = results[0]!;
+    const large = results.at(-1)!;
+    const growth = large.peakRssBytes / small.peakRssBytes - 1;
+    checks.push([`peak RSS ${large.entities} vs ${small.entities}: ${(growth * 100).toFixed(1)}% (target within 20%)`, Math.abs(growth) <= 0.2]);
+  }
+  for (const [text, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${text}`);
+  if (checks.some(([, ok]) => !ok)) process.exitCode = 1;
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3] as string, process.argv[4] as string);
+else await main();

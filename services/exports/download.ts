@@ -1,0 +1,34 @@
+import type pg from 'pg';
+import { problem } from '../../api/problems.ts';
+import type { ExportFileStore, StoredFile } from './files.ts';
+import { findExport, type ExportRow } from './requests.ts';
+import { effectiveStatus } from './status.ts';
+
+export interface ExportDownload {
+  row: ExportRow;
+  file: StoredFile;
+  /** SHA-256 of the file, hex. */
+  sha256: string;
+  filename: string;
+}
+
+/**
+ * The finished file of an export, opened. An export that has not finished is
+ * 409 ExportNotReady; a FAILED one is 409 too (its state, not its age, is the
+ * conflict: the status names the error and no file will ever come); an
+ * expired (or vanished) file is 410 ExportExpired.
+ */
+export async function openExportDownload(pool: pg.Pool, store: ExportFileStore, id: string): Promise<ExportDownload> {
+  const row = await findExport(pool, id);
+  if (!row) throw problem(404, 'ExportNotFound', `no export ${id}`);
+  const status = effectiveStatus(row);
+  if (status === 'ACCEPTED' || status === 'RUNNING') throw problem(409, 'ExportNotReady', `export ${id} is ${status}; poll its status`);
+  if (status === 'FAILED') {
+    throw problem(409, 'ExportNotReady', `export ${id} FAILED and has no file; start a new export`, [{ message: row.error ?? 'the export failed' }]);
+  }
+  const gone = () => problem(410, 'ExportExpired', `the file of export ${id} expired${row.expiresAt ? ` at ${new Date(row.expiresAt).toISOString()}` : ''} and was deleted`);
+  if (status === 'EXPIRED' || row.filePath === null || row.sha256 === null) throw gone();
+  const file = await store.open(row.filePath);
+  if (!file) throw gone();
+  return { row, file, sha256: row.sha256, filename: `${row.kind}-${row.id}.xml` };
+}

@@ -1,0 +1,124 @@
+import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { basename, join, resolve } from 'node:path';
+
+// The export store (DESIGN §7): finished files under a key, shared by the
+// workers that write them and the APIs that serve them. This one is a
+// directory (a shared volume in a multi-machine setup); object storage would
+// implement the same small interface.
+
+export interface ExportFileStore {
+  /**
+   * A new, empty temporary file for one attempt at export `id`. Leftovers of
+   * earlier attempts are removed first, so a retry never continues or
+   * appends to a file a crashed attempt left behind.
+   */
+  create(id: string, attempt: number): Promise<ExportFileWriter>;
+  /** The finished file under `key`, or undefined when it is gone. */
+  open(key: string): Promise<StoredFile | undefined>;
+  /** Deletes the finished file of export `id` and any temporary files. Missing files are fine. */
+  remove(id: string): Promise<void>;
+}
+
+export interface ExportFileWriter {
+  write(bytes: Buffer): Promise<void>;
+  /** Makes the file durable and publishes it under its key, atomically; returns the key. */
+  commit(): Promise<string>;
+  /** Drops the temporary file. */
+  abort(): Promise<void>;
+}
+
+export interface StoredFile {
+  size: number;
+  stream(): Readable;
+  close(): Promise<void>;
+}
+
+export function exportFileKey(id: string): string {
+  return `${id}.xml`;
+}
+
+export function directoryExportStore(directory: string): ExportFileStore {
+  const dir = resolve(directory);
+  const temporaryPrefix = (id: string) => `.${id}.attempt-`;
+  const removeTemporaries = async (id: string) => {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    await Promise.all(names.filter((name) => name.startsWith(temporaryPrefix(id))).map((name) => unlinkIfPresent(join(dir, name))));
+  };
+
+  return {
+    async create(id, attempt) {
+      await mkdir(dir, { recursive: true });
+      await removeTemporaries(id);
+      const temporary = join(dir, `${temporaryPrefix(id)}${attempt}.tmp`);
+      // 'w' truncates: even a file of the same attempt number starts empty.
+      const handle = await open(temporary, 'w');
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        await handle.close();
+      };
+      return {
+        async write(bytes) {
+          let offset = 0;
+          while (offset < bytes.length) offset += (await handle.write(bytes, offset)).bytesWritten;
+        },
+        async commit() {
+          await handle.sync();
+          await close();
+          const key = exportFileKey(id);
+          await rename(temporary, join(dir, key));
+          await syncDirectory(dir);
+          return key;
+        },
+        async abort() {
+          await close().catch(() => undefined);
+          await unlinkIfPresent(temporary);
+        },
+      };
+    },
+
+    async open(key) {
+      let handle: FileHandle;
+      try {
+        handle = await open(join(dir, basename(key)), 'r');
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+      const { size } = await handle.stat();
+      return {
+        size,
+        // The stream closes the handle when it ends or is destroyed.
+        stream: () => handle.createReadStream({ autoClose: true }),
+        close: () => handle.close(),
+      };
+    },
+
+    async remove(id) {
+      await unlinkIfPresent(join(dir, exportFileKey(id)));
+      await removeTemporaries(id);
+    },
+  };
+}
+
+/** A rename is durable only once the directory entry is on disk too. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function unlinkIfPresent(path: string): Promise<void> {
+  await unlink(path).catch((error: unknown) => {
+    if (!isMissing(error)) throw error;
+  });
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}

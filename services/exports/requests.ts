@@ -1,0 +1,95 @@
+import type { ExportKind, ExportStatus } from '../../db/entities/export-request.ts';
+import type { Queryable } from '../../db/sql.ts';
+import type { RequestedId } from './ids.ts';
+
+// Every query on export_request, shared by the API and the activities.
+
+export interface ExportRow {
+  id: string;
+  kind: ExportKind;
+  requestedIds: RequestedId[];
+  /** Revisions exports: the seq of fromTransId; revisions with a greater seq are exported. */
+  fromSeq: string | null;
+  fromTransId: string | null;
+  status: ExportStatus;
+  requestedBy: string;
+  /** Key of the finished file in the export store. */
+  filePath: string | null;
+  entitiesWritten: string | number;
+  bytes: string | number;
+  sha256: string | null;
+  missing: string[];
+  error: string | null;
+  createdAt: Date | string;
+  finishedAt: Date | string | null;
+  expiresAt: Date | string | null;
+}
+
+const EXPORT_COLUMNS = `id, kind, requested_ids as "requestedIds", from_seq as "fromSeq", from_trans_id as "fromTransId",
+  status, requested_by as "requestedBy", file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256,
+  missing, error, created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt"`;
+
+export async function findExport(db: Queryable, id: string): Promise<ExportRow | undefined> {
+  const { rows } = await db.query<ExportRow>(`select ${EXPORT_COLUMNS} from export_request where id = $1`, [id]);
+  return rows[0];
+}
+
+export interface NewExport {
+  id: string;
+  kind: ExportKind;
+  requestedIds: readonly RequestedId[];
+  fromSeq?: string;
+  fromTransId?: string;
+  requestedBy: string;
+}
+
+export async function insertExport(db: Queryable, request: NewExport): Promise<void> {
+  await db.query(
+    `insert into export_request (id, kind, requested_ids, from_seq, from_trans_id, status, requested_by)
+     values ($1, $2, $3, $4, $5, 'ACCEPTED', $6)`,
+    [request.id, request.kind, JSON.stringify(request.requestedIds), request.fromSeq ?? null, request.fromTransId ?? null, request.requestedBy],
+  );
+}
+
+/** Starts (or restarts, on a retried attempt) the run: progress goes back to zero with the file. */
+export async function markRunning(db: Queryable, id: string, missing: readonly string[]): Promise<boolean> {
+  const updated = await db.query(
+    `update export_request set status = 'RUNNING', entities_written = 0, bytes = 0, missing = $2, error = null
+      where id = $1 and status in ('ACCEPTED', 'RUNNING')`,
+    [id, JSON.stringify(missing)],
+  );
+  return updated.rowCount === 1;
+}
+
+export async function recordProgress(db: Queryable, id: string, entitiesWritten: number, bytes: number): Promise<void> {
+  await db.query(`update export_request set entities_written = $2, bytes = $3 where id = $1 and status = 'RUNNING'`, [id, entitiesWritten, bytes]);
+}
+
+export interface FinishedExport {
+  filePath: string;
+  entitiesWritten: number;
+  bytes: number;
+  sha256: string;
+  finishedAt: Date;
+  expiresAt: Date;
+}
+
+export async function completeExport(db: Queryable, id: string, done: FinishedExport): Promise<void> {
+  await db.query(
+    `update export_request set status = 'COMPLETED', file_path = $2, entities_written = $3, bytes = $4, sha256 = $5,
+       finished_at = $6, expires_at = $7, error = null
+      where id = $1 and status in ('ACCEPTED', 'RUNNING')`,
+    [id, done.filePath, done.entitiesWritten, done.bytes, done.sha256, done.finishedAt, done.expiresAt],
+  );
+}
+
+export async function failExport(db: Queryable, id: string, error: string): Promise<void> {
+  await db.query(
+    `update export_request set status = 'FAILED', error = $2, finished_at = now() where id = $1 and status in ('ACCEPTED', 'RUNNING')`,
+    [id, error],
+  );
+}
+
+export async function markExpired(db: Queryable, id: string): Promise<void> {
+  await db.query(`update export_request set status = 'EXPIRED' where id = $1 and status = 'COMPLETED'`, [id]);
+}

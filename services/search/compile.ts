@@ -1,0 +1,311 @@
+import { normalizeForSearch } from '../../domain/text.ts';
+import type { Comparator, Condition, Paging, SearchPartType, SearchQuery, SearchType } from './query.ts';
+
+// Compiles a validated search into parameterised SQL over entity (alias e),
+// search_value and entity_participant. Every user value travels as a $n
+// parameter; only fixed SQL fragments are concatenated. Each condition is an
+// EXISTS over the search rows of the entity, so an entity counts once however
+// many of its values match. Text is compared in its normalised form
+// (domain/text.ts normalizeForSearch), which is what search_value.value_norm
+// holds: LIKE forms use the pg_trgm GIN index, = and the order comparators
+// the text_pattern_ops btree (the ~<~ family compares code points, whatever
+// the database collation).
+
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
+
+/** Which search rows a condition looks at, and how it compares their text. */
+export interface RowTest {
+  kind: 'item' | 'name';
+  preferred?: boolean;
+  partType?: string;
+  itemTypes?: string[];
+  itemSpecs?: string[];
+  comparator?: Comparator;
+  /** The normalised value compared with value_norm. */
+  needle?: string;
+}
+
+/** A text condition that did not sit under a `not`: its matched value becomes the lookup of a result. */
+export interface LookupMatcher {
+  test: RowTest & { comparator: Comparator; needle: string };
+  partTypes: SearchPartType[];
+}
+
+export interface CompiledSearch {
+  /** One page; each row carries the total as `total` (count(*) over ()). */
+  page: SqlQuery;
+  /** The total alone, for a page past the end, where no row carries it. */
+  count: SqlQuery;
+  matchers: LookupMatcher[];
+}
+
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown, type: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::${type}`;
+  }
+}
+
+/** The restriction `part` conditions put on the rows of the conditions inside them. */
+interface Scope {
+  partTypes: SearchPartType[];
+  /** Alias of the search row whose part a onePart condition is bound to. */
+  partAlias?: string;
+}
+
+const ORDER_OPERATORS: Partial<Record<Comparator, string>> = {
+  CT_GT: '~>~',
+  CT_GTE: '~>=~',
+  CT_LT: '~<~',
+  CT_LTE: '~<=~',
+};
+
+const NUMERIC_OPERATORS: Partial<Record<Comparator, string>> = {
+  CT_EQ: '=',
+  CT_GT: '>',
+  CT_GTE: '>=',
+  CT_LT: '<',
+  CT_LTE: '<=',
+};
+
+/** A LIKE pattern matching `text` literally: the backslash is LIKE's default escape. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+function compareText(expression: string, comparator: Comparator, needle: string, params: Params): string {
+  switch (comparator) {
+    case 'CT_EQ':
+      return `${expression} = ${params.add(needle, 'text')}`;
+    case 'CT_START_WITH':
+      return `${expression} like ${params.add(`${escapeLike(needle)}%`, 'text')}`;
+    case 'CT_END_WITH':
+      return `${expression} like ${params.add(`%${escapeLike(needle)}`, 'text')}`;
+    case 'CT_CONTAIN':
+      return `${expression} like ${params.add(`%${escapeLike(needle)}%`, 'text')}`;
+    default:
+      return `${expression} ${ORDER_OPERATORS[comparator]} ${params.add(needle, 'text')}`;
+  }
+}
+
+function partTypeTest(alias: string, partType: SearchPartType, params: Params): string {
+  return partType === 'PT_PREF_NAME' ? `${alias}.preferred` : `${alias}.part_type = ${params.add(partType, 'text')}`;
+}
+
+/** The predicates a search row `alias` of entity e must meet for `test` within `scope`. */
+function rowPredicates(alias: string, test: RowTest, partTypes: readonly SearchPartType[], params: Params): string[] {
+  const predicates = [`${alias}.kind = '${test.kind}'`];
+  if (test.preferred) predicates.push(`${alias}.preferred`);
+  for (const partType of partTypes) predicates.push(partTypeTest(alias, partType, params));
+  if (test.partType !== undefined) predicates.push(`${alias}.part_type = ${params.add(test.partType, 'text')}`);
+  if (test.itemTypes) predicates.push(`${alias}.item_type = any(${params.add(test.itemTypes, 'text[]')})`);
+  if (test.itemSpecs) predicates.push(`${alias}.item_spec = any(${params.add(test.itemSpecs, 'text[]')})`);
+  if (test.comparator !== undefined && test.needle !== undefined) {
+    predicates.push(compareText(`${alias}.value_norm`, test.comparator, test.needle, params));
+  }
+  return predicates;
+}
+
+class ConditionCompiler {
+  readonly params: Params;
+  readonly matchers: LookupMatcher[] = [];
+  private aliases = 0;
+
+  constructor(params: Params) {
+    this.params = params;
+  }
+
+  private alias(prefix: string): string {
+    this.aliases += 1;
+    return `${prefix}${this.aliases}`;
+  }
+
+  private addMatcher(test: RowTest, scope: Scope, positive: boolean): void {
+    if (positive && test.comparator !== undefined && test.needle !== undefined) {
+      this.matchers.push({ test: { ...test, comparator: test.comparator, needle: test.needle }, partTypes: scope.partTypes });
+    }
+  }
+
+  private existsRow(test: RowTest, scope: Scope, positive: boolean): string {
+    const alias = this.alias('sv');
+    const predicates = [`${alias}.entity_id = e.id`];
+    if (scope.partAlias) predicates.push(`${alias}.part_uuid = ${scope.partAlias}.part_uuid`);
+    predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
+    this.addMatcher(test, scope, positive);
+    return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')})`;
+  }
+
+  compile(cond: Condition, scope: Scope, positive: boolean): string {
+    switch (cond.condType) {
+      case 'and':
+      case 'or':
+        return `(${cond.conds.map((child) => this.compile(child, scope, positive)).join(` ${cond.condType} `)})`;
+      case 'not':
+        return `not ${this.compile(cond.cond, scope, !positive)}`;
+      case 'part':
+        return this.compilePart(cond, scope, positive);
+      case 'value':
+      case 'index': {
+        const test = rowTest(cond);
+        return test ? this.existsRow(test, scope, positive) : this.compileEntityIndex(cond as EntityIndexCondition);
+      }
+    }
+  }
+
+  private compilePart(cond: Extract<Condition, { condType: 'part' }>, scope: Scope, positive: boolean): string {
+    const inner: Scope = { partTypes: cond.partType ? [...scope.partTypes, cond.partType] : scope.partTypes, partAlias: scope.partAlias };
+    if (!cond.onePart) return cond.cond ? this.compile(cond.cond, inner, positive) : this.existsPart(inner);
+    // onePart: one part of the entity satisfies the whole nested condition. A
+    // search row of the first row test of a conjunction anchors that part, so
+    // the part is found through the value indexes, not by visiting every part.
+    const conjuncts = cond.cond === undefined ? [] : cond.cond.condType === 'and' ? cond.cond.conds : [cond.cond];
+    const anchorIndex = conjuncts.findIndex((conjunct) => rowTest(conjunct) !== undefined);
+    const anchor = anchorIndex === -1 ? undefined : rowTest(conjuncts[anchorIndex]!);
+    const rest = conjuncts.filter((_, index) => index !== anchorIndex);
+    return this.existsPart(inner, anchor, positive, (bound) => rest.map((conjunct) => this.compile(conjunct, bound, positive)));
+  }
+
+  /**
+   * A search row of e in `scope` (meeting `anchor` when given): the entity
+   * has such a part; with `bind`, that same part also meets the conditions
+   * `bind` compiles against it.
+   */
+  private existsPart(scope: Scope, anchor?: RowTest, positive = true, bind?: (bound: Scope) => string[]): string {
+    const row = this.alias('p');
+    const predicates = [`${row}.entity_id = e.id`];
+    if (scope.partAlias) predicates.push(`${row}.part_uuid = ${scope.partAlias}.part_uuid`);
+    if (anchor) {
+      predicates.push(...rowPredicates(row, anchor, scope.partTypes, this.params));
+      this.addMatcher(anchor, scope, positive);
+    } else {
+      for (const partType of scope.partTypes) predicates.push(partTypeTest(row, partType, this.params));
+    }
+    if (bind) predicates.push(...bind({ partTypes: scope.partTypes, partAlias: row }));
+    return `exists (select 1 from search_value ${row} where ${predicates.join(' and ')})`;
+  }
+
+  private compileEntityIndex(cond: EntityIndexCondition): string {
+    if (cond.name === 'entityId') {
+      const operator = NUMERIC_OPERATORS[cond.comparator];
+      if (operator) return `e.id ${operator} ${this.params.add(cond.value.trim(), 'bigint')}`;
+      return compareText('e.id::text', cond.comparator, cond.value.trim(), this.params);
+    }
+    const text = cond.value.trim().toLowerCase();
+    if (cond.comparator === 'CT_EQ') return `e.uuid = ${this.params.add(text, 'uuid')}`;
+    return compareText('e.uuid::text', cond.comparator, text, this.params);
+  }
+}
+
+type EntityIndexCondition = Extract<Condition, { condType: 'index' }> & { name: 'entityId' | 'entityUuid' };
+
+/** The search rows a value condition, or an index held in search_value, looks for; undefined for other conditions. */
+function rowTest(cond: Condition): RowTest | undefined {
+  if (cond.condType === 'value') {
+    const test: RowTest = { kind: 'item', itemTypes: cond.itemTypes, itemSpecs: cond.itemSpecs };
+    if (cond.value !== undefined) {
+      test.comparator = cond.comparator ?? 'CT_EQ';
+      test.needle = normalizeForSearch(cond.value);
+    }
+    return test;
+  }
+  if (cond.condType !== 'index') return undefined;
+  const compared = { comparator: cond.comparator, needle: normalizeForSearch(cond.value) };
+  switch (cond.name) {
+    case 'name':
+      return { kind: 'name', ...compared };
+    case 'prefName':
+      return { kind: 'name', preferred: true, ...compared };
+    case 'description':
+      return { kind: 'item', partType: 'PT_BODY', itemTypes: ['BRIEF_DESC'], ...compared };
+    default:
+      return undefined;
+  }
+}
+
+/** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
+function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[] {
+  const params = compiler.params;
+  const filters: string[] = [];
+  if (query.types) filters.push(`e.entity_type = any(${params.add(query.types, 'text[]')})`);
+  if (query.state) filters.push(`e.state = any(${params.add(query.state, 'text[]')})`);
+  if (query.user !== undefined || query.userRole !== undefined) {
+    const participant = ['ep.entity_id = e.id'];
+    if (query.user !== undefined) participant.push(`ep.user_id = ${params.add(query.user, 'text')}`);
+    if (query.userRole !== undefined) participant.push(`ep.role = ${params.add(query.userRole, 'text')}`);
+    filters.push(`exists (select 1 from entity_participant ep where ${participant.join(' and ')})`);
+  }
+  if (query.codes) {
+    const ids = query.codes.flatMap((ref) => (ref.entityId !== undefined ? [String(ref.entityId)] : []));
+    const uuids = query.codes.flatMap((ref) => (ref.entityId === undefined && ref.entityUuid !== undefined ? [ref.entityUuid] : []));
+    filters.push(`(e.id = any(${params.add(ids, 'bigint[]')}) or e.uuid = any(${params.add(uuids, 'uuid[]')}))`);
+  }
+  if (query.cond) filters.push(compiler.compile(query.cond, { partTypes: [] }, true));
+  return filters;
+}
+
+const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.description';
+
+/**
+ * DEFAULT: every entity meeting all filters, by entityId. FULLTEXT: entities
+ * with a name similar to `query.text` (pg_trgm word similarity at or above
+ * pg_trgm.word_similarity_threshold, 0.6 unless configured), that also meet
+ * all filters, best match first; each row carries its best name as lookup.
+ */
+export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType): CompiledSearch {
+  const params = new Params();
+  const compiler = new ConditionCompiler(params);
+  let from = 'entity e';
+  let order = 'e.id';
+  let columns = RESULT_COLUMNS;
+  let prefix = '';
+  if (searchType === 'FULLTEXT') {
+    const text = params.add(normalizeForSearch(query.text ?? ''), 'text');
+    prefix = `with hits as (
+      select distinct on (sv.entity_id) sv.entity_id, sv.value, sv.part_type,
+             word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
+        from search_value sv
+       where sv.kind = 'name' and ${text} <% sv.value_norm
+       order by sv.entity_id, word_rank desc, rank desc, sv.preferred desc, sv.value
+    ) `;
+    from = 'hits h join entity e on e.id = h.entity_id';
+    order = 'h.word_rank desc, h.rank desc, e.id';
+    columns = `${RESULT_COLUMNS}, h.value as lookup_value, h.part_type as lookup_part_type`;
+  }
+  const filters = entityFilters(query, compiler);
+  const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
+  const countValues = [...params.values];
+  const offset = params.add(paging.page * paging.pageSize, 'bigint');
+  const limit = params.add(paging.pageSize, 'bigint');
+  return {
+    page: {
+      text: `${prefix}select ${columns}, count(*) over () as total from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
+      values: params.values,
+    },
+    count: { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
+    matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,
+  };
+}
+
+/**
+ * The best matched value of each listed entity: the rows meeting the first
+ * matcher (in the order of the conditions) that any row meets, a preferred
+ * name before other parts. onePart bindings are not repeated here: the
+ * lookup shows a value that met its condition, not the proof of the match.
+ */
+export function compileLookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): SqlQuery {
+  const params = new Params();
+  const ids = params.add(entityIds.map(String), 'bigint[]');
+  const cases = matchers.map((matcher, index) => `when ${rowPredicates('sv', matcher.test, matcher.partTypes, params).join(' and ')} then ${index}`);
+  return {
+    text: `select distinct on (m.entity_id) m.entity_id, m.value, m.part_type, m.matcher from (
+        select sv.entity_id, sv.value, sv.part_type, sv.preferred, case ${cases.join(' ')} end as matcher
+          from search_value sv where sv.entity_id = any(${ids})
+      ) m where m.matcher is not null
+      order by m.entity_id, m.matcher, m.preferred desc, m.value`,
+    values: params.values,
+  };
+}

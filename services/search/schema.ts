@@ -1,0 +1,198 @@
+import { z } from 'zod';
+import { ENTITY_STATES, PARTICIPANT_ROLES, type EntityRef, type EntityState, type XmlVersion } from '../../domain/model.ts';
+import { normalizeForSearch } from '../../domain/text.ts';
+import {
+  COMPARATORS,
+  INDEX_NAMES,
+  MAX_CONDITION_DEPTH,
+  MAX_CONDITION_NODES,
+  MAX_TEXT_LENGTH,
+  SEARCH_PART_TYPES,
+  type Condition,
+  type SearchQuery,
+} from './query.ts';
+
+// The request body of POST /search (QueryParamsDef) as a zod schema, shared
+// by v2 and v1. The condition tree is recursive, so its size is checked on
+// the raw JSON first: zod then never recurses deeper than MAX_CONDITION_DEPTH.
+
+export interface QueryParamsSchemaOptions {
+  version: XmlVersion;
+  /** Accept `codes` (entity ids or UUIDs restricting the search); v2 removed it. Default: version 'v1'. */
+  allowCodes?: boolean;
+}
+
+const V1_STATES: Readonly<Record<string, EntityState>> = {
+  RS_NEW: 'ERS_NEW',
+  RS_APPROVED: 'ERS_APPROVED',
+  RS_INVALID: 'ERS_INVALID',
+  RS_REPLACED: 'ERS_REPLACED',
+};
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ENTITY_ID_PATTERN = /^[1-9][0-9]{0,15}$/;
+const MAX_LIST = 1000;
+const MAX_CODES = 10_000;
+
+const searchText = z
+  .string()
+  .max(MAX_TEXT_LENGTH)
+  .refine((value) => normalizeForSearch(value) !== '', { message: 'must contain a character other than white space' });
+
+const code = z.string().min(1).max(200);
+/** An empty list restricts nothing, as if it were absent. */
+const codeList = z
+  .array(code)
+  .max(MAX_LIST)
+  .transform((values) => (values.length === 0 ? undefined : values));
+
+function conditionSchema(strict: boolean): z.ZodType<Condition> {
+  const object = strict ? z.strictObject : z.object;
+  const comparator = z.enum(COMPARATORS);
+  const nested: z.ZodType<Condition> = z.lazy(() => condition);
+  const list = z.array(nested).min(1).max(MAX_CONDITION_NODES);
+
+  const value = object({
+    condType: z.literal('value'),
+    itemTypes: codeList.optional(),
+    itemSpecs: codeList.optional(),
+    value: searchText.optional(),
+    comparator: comparator.optional(),
+  })
+    .superRefine((cond, ctx) => {
+      if (cond.comparator !== undefined && cond.value === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['value'], message: 'a comparator needs a value' });
+      }
+    })
+    .transform((cond): Condition => {
+      const out: Condition = { condType: 'value' };
+      if (cond.itemTypes) out.itemTypes = cond.itemTypes;
+      if (cond.itemSpecs) out.itemSpecs = cond.itemSpecs;
+      if (cond.value !== undefined) {
+        out.value = cond.value;
+        out.comparator = cond.comparator ?? 'CT_EQ';
+      }
+      return out;
+    });
+
+  const index = object({
+    condType: z.literal('index'),
+    name: z.enum(INDEX_NAMES),
+    comparator,
+    value: searchText,
+  }).superRefine((cond, ctx) => {
+    const text = cond.value.trim();
+    const ordered = cond.comparator === 'CT_EQ' || cond.comparator.startsWith('CT_GT') || cond.comparator.startsWith('CT_LT');
+    if (cond.name === 'entityId' && ordered && !ENTITY_ID_PATTERN.test(text)) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `entityId with ${cond.comparator} needs a positive integer` });
+    }
+    if (cond.name === 'entityUuid' && cond.comparator === 'CT_EQ' && !UUID_PATTERN.test(text)) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'entityUuid with CT_EQ needs a UUID' });
+    }
+  });
+
+  const condition: z.ZodType<Condition> = z.discriminatedUnion('condType', [
+    object({ condType: z.literal('and'), conds: list }),
+    object({ condType: z.literal('or'), conds: list }),
+    object({ condType: z.literal('not'), cond: nested }),
+    value,
+    object({
+      condType: z.literal('part'),
+      partType: z.enum(SEARCH_PART_TYPES).optional(),
+      onePart: z.boolean().optional(),
+      cond: nested.optional(),
+    }),
+    index,
+  ]);
+  return condition;
+}
+
+function parseCode(value: string | number, ctx: z.RefinementCtx): EntityRef {
+  const text = String(value).trim();
+  if (ENTITY_ID_PATTERN.test(text)) return { entityId: Number(text) };
+  if (UUID_PATTERN.test(text)) return { entityUuid: text.toLowerCase() };
+  ctx.addIssue({ code: 'custom', message: 'must be an entity id (number) or a UUID' });
+  return z.NEVER;
+}
+
+/**
+ * The body schema for one API version: v2 is strict (unknown fields, `codes`
+ * and v1 state names are errors); v1 accepts `codes` and RS_* states (mapped
+ * to ERS_*) and ignores fields it does not know, as the legacy API did.
+ */
+export function queryParamsSchema(options: QueryParamsSchemaOptions): z.ZodType<SearchQuery> {
+  const v1 = options.version === 'v1';
+  const allowCodes = options.allowCodes ?? v1;
+  const object = v1 ? z.object : z.strictObject;
+  const state = v1
+    ? z.enum(['RS_NEW', 'RS_APPROVED', 'RS_INVALID', 'RS_REPLACED', ...ENTITY_STATES]).transform((name) => V1_STATES[name] ?? (name as EntityState))
+    : z.enum(ENTITY_STATES);
+  const codes = allowCodes
+    ? z
+        .array(z.union([code, z.number().int().positive()]).transform(parseCode))
+        .max(MAX_CODES)
+        .optional()
+    : z.never({ error: 'codes is not supported by this API version' }).optional();
+
+  const body = object({
+    types: codeList.optional(),
+    state: z
+      .array(state)
+      .max(ENTITY_STATES.length * 2)
+      .transform((values) => (values.length === 0 ? undefined : [...new Set(values)]))
+      .optional(),
+    user: z.string().min(1).max(200).optional(),
+    userRole: z.enum(PARTICIPANT_ROLES).optional(),
+    codes,
+    cond: conditionSchema(!v1).optional(),
+    text: searchText.optional(),
+  }).transform((parsed): SearchQuery => {
+    const query: SearchQuery = {};
+    if (parsed.types) query.types = parsed.types;
+    if (parsed.state) query.state = parsed.state;
+    if (parsed.user !== undefined) query.user = parsed.user;
+    if (parsed.userRole !== undefined) query.userRole = parsed.userRole;
+    if (parsed.codes !== undefined) query.codes = parsed.codes as EntityRef[];
+    if (parsed.cond !== undefined) query.cond = parsed.cond;
+    if (parsed.text !== undefined) query.text = parsed.text;
+    return query;
+  });
+
+  return z
+    .unknown()
+    .superRefine((raw, ctx) => checkConditionTree(raw, ctx))
+    .pipe(body);
+}
+
+/**
+ * Walks the raw condition tree without recursion and reports the first node
+ * deeper than MAX_CONDITION_DEPTH, or the tree exceeding MAX_CONDITION_NODES,
+ * with its path.
+ */
+function checkConditionTree(raw: unknown, ctx: z.RefinementCtx): void {
+  if (typeof raw !== 'object' || raw === null || !('cond' in raw)) return;
+  const stack: Array<{ node: unknown; path: (string | number)[]; depth: number }> = [{ node: raw.cond, path: ['cond'], depth: 1 }];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const { node, path, depth } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > MAX_CONDITION_DEPTH) {
+      ctx.addIssue({ code: 'custom', path, message: `conditions may nest at most ${MAX_CONDITION_DEPTH} levels deep` });
+      return;
+    }
+    nodes += 1;
+    if (nodes > MAX_CONDITION_NODES) {
+      ctx.addIssue({ code: 'custom', path, message: `a query may hold at most ${MAX_CONDITION_NODES} conditions` });
+      return;
+    }
+    const children = node as { cond?: unknown; conds?: unknown };
+    if (Array.isArray(children.conds)) {
+      if (nodes + children.conds.length > MAX_CONDITION_NODES) {
+        ctx.addIssue({ code: 'custom', path: [...path, 'conds'], message: `a query may hold at most ${MAX_CONDITION_NODES} conditions` });
+        return;
+      }
+      children.conds.forEach((child, index) => stack.push({ node: child, path: [...path, 'conds', index], depth: depth + 1 }));
+    }
+    if (children.cond !== undefined) stack.push({ node: children.cond, path: [...path, 'cond'], depth: depth + 1 });
+  }
+}

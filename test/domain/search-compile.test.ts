@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { compileSearch, escapeLike } from '../../services/search/index.ts';
+
+describe('compileSearch', () => {
+  it('passes every user value as a parameter', () => {
+    const hostile = "x'; drop table entity; --";
+    const compiled = compileSearch(
+      {
+        types: [hostile],
+        user: hostile,
+        cond: {
+          condType: 'or',
+          conds: [
+            { condType: 'value', itemTypes: [hostile], value: hostile, comparator: 'CT_CONTAIN' },
+            { condType: 'part', partType: 'PT_PREF_NAME', onePart: true, cond: { condType: 'index', name: 'name', comparator: 'CT_EQ', value: hostile } },
+          ],
+        },
+      },
+      { page: 2, pageSize: 10 },
+      'DEFAULT',
+    );
+    expect(compiled.page.text).not.toContain('drop table');
+    expect(compiled.count.text).not.toContain('drop table');
+    expect(compiled.page.values).toContain(hostile);
+    expect(compiled.page.values.slice(-2)).toEqual([20, 10]);
+    expect(compiled.count.values).toEqual(compiled.page.values.slice(0, -2));
+    expect(compiled.matchers).toHaveLength(2);
+  });
+
+  it('escapes LIKE wildcards and normalises the value', () => {
+    expect(escapeLike('50%_a\\b')).toBe('50\\%\\_a\\\\b');
+    const compiled = compileSearch({ cond: { condType: 'value', value: ' Nová_K% ', comparator: 'CT_START_WITH' } }, { page: 0, pageSize: 1 }, 'DEFAULT');
+    expect(compiled.page.values).toContain('nova\\_k\\%%');
+  });
+
+  it('keeps negated conditions out of the lookups', () => {
+    const compiled = compileSearch(
+      { cond: { condType: 'and', conds: [{ condType: 'not', cond: { condType: 'value', value: 'a' } }, { condType: 'not', cond: { condType: 'not', cond: { condType: 'value', value: 'b' } } }] } },
+      { page: 0, pageSize: 1 },
+      'DEFAULT',
+    );
+    expect(compiled.matchers.map((matcher) => matcher.test.needle)).toEqual(['b']);
+  });
+});

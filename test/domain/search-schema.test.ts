@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_CONDITION_DEPTH, queryParamsSchema } from '../../services/search/index.ts';
+
+const v2 = queryParamsSchema({ version: 'v2' });
+const v1 = queryParamsSchema({ version: 'v1' });
+const paths = (result: { success: boolean; error?: { issues: Array<{ path: PropertyKey[] }> } }) =>
+  result.error?.issues.map((issue) => issue.path.join('.'));
+
+describe('queryParamsSchema', () => {
+  it('accepts a full v2 query and fills the default comparator', () => {
+    const parsed = v2.parse({
+      types: ['PERSON'],
+      state: ['ERS_NEW'],
+      user: 'u-1',
+      userRole: 'EDITOR',
+      cond: { condType: 'and', conds: [{ condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák' }, { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: 'x' }] },
+    });
+    expect(parsed.cond).toEqual({
+      condType: 'and',
+      conds: [
+        { condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák', comparator: 'CT_EQ' },
+        { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: 'x' },
+      ],
+    });
+  });
+
+  it('treats empty lists as absent', () => {
+    expect(v2.parse({ types: [], state: [] })).toEqual({});
+  });
+
+  it('refuses codes, v1 states and unknown fields in v2', () => {
+    expect(paths(v2.safeParse({ codes: ['1'] }))).toEqual(['codes']);
+    expect(paths(v2.safeParse({ state: ['RS_NEW'] }))).toEqual(['state.0']);
+    expect(paths(v2.safeParse({ cond: { condType: 'value', valeu: 'x' } }))).toEqual(['cond']);
+  });
+
+  it('accepts codes and RS_* states in v1', () => {
+    const parsed = v1.parse({ codes: ['12', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 7], state: ['RS_APPROVED', 'ERS_NEW'], extra: true });
+    expect(parsed).toEqual({
+      codes: [{ entityId: 12 }, { entityUuid: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' }, { entityId: 7 }],
+      state: ['ERS_APPROVED', 'ERS_NEW'],
+    });
+    expect(paths(v1.safeParse({ codes: ['nope'] }))).toEqual(['codes.0']);
+  });
+
+  it('names the bad field of a nested condition', () => {
+    expect(paths(v2.safeParse({ cond: { condType: 'or', conds: [{ condType: 'value' }, { condType: 'bogus' }] } }))).toEqual(['cond.conds.1.condType']);
+    expect(paths(v2.safeParse({ cond: { condType: 'value', comparator: 'CT_EQ' } }))).toEqual(['cond.value']);
+    expect(paths(v2.safeParse({ cond: { condType: 'index', name: 'entityId', comparator: 'CT_GT', value: 'abc' } }))).toEqual(['cond.value']);
+    expect(paths(v2.safeParse({ cond: { condType: 'index', name: 'nope', comparator: 'CT_EQ', value: 'a' } }))).toEqual(['cond.name']);
+    expect(paths(v2.safeParse({ cond: { condType: 'and', conds: [] } }))).toEqual(['cond.conds']);
+    expect(paths(v2.safeParse({ text: '   ' }))).toEqual(['text']);
+  });
+
+  it('limits the depth and size of the condition tree before parsing it', () => {
+    let deep: unknown = { condType: 'value' };
+    for (let level = 0; level < MAX_CONDITION_DEPTH - 1; level += 1) deep = { condType: 'not', cond: deep };
+    expect(v2.safeParse({ cond: deep }).success).toBe(true);
+    const tooDeep = v2.safeParse({ cond: { condType: 'not', cond: deep } });
+    expect(tooDeep.error?.issues[0]?.message).toMatch(/nest/);
+    expect(paths(tooDeep)![0]).toBe(['cond', ...Array<string>(MAX_CONDITION_DEPTH).fill('cond')].join('.'));
+
+    let veryDeep: unknown = { condType: 'value' };
+    for (let level = 0; level < 100_000; level += 1) veryDeep = { condType: 'not', cond: veryDeep };
+    expect(v2.safeParse({ cond: veryDeep }).success).toBe(false);
+
+    const wide = { condType: 'or', conds: Array.from({ length: 1001 }, () => ({ condType: 'value' })) };
+    expect(v2.safeParse({ cond: wide }).error?.issues[0]?.message).toMatch(/at most/);
+  });
+});

@@ -1,0 +1,402 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Item, Part, Participant, RecordChange } from '../../domain/model.ts';
+import { pgPool } from '../../db/orm.ts';
+import { inTransaction } from '../../db/sql.ts';
+import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
+import { batchXml, create, update } from '../support/batches.ts';
+import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+
+// Entities of this file carry entity types of their own, and every search
+// names them, so that data of other test files never shows up here.
+const run = randomUUID().slice(0, 8);
+const TYPE_A = `SA-${run}`;
+const TYPE_B = `SB-${run}`;
+const TYPE_C = `SC-${run}`;
+const OURS = { types: [TYPE_A, TYPE_B] };
+const EDITOR = `editor-${run}`;
+const APPROVER = `approver-${run}`;
+const NO_READ_TOKEN = 'test-token-search-no-read-0000';
+
+interface Found {
+  entityId: number;
+  entityUuid: string;
+  entityType: string;
+  name: string;
+  description?: string;
+  lookup?: { value: string; partType?: string; highlights: Array<[number, number]> };
+}
+
+const unescape = (text: string) =>
+  text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+
+function parseResult(xml: string): { count: number; entities: Found[] } {
+  const count = Number(/<count>(\d+)<\/count>/.exec(xml)![1]);
+  const entities = [...xml.matchAll(/<entityInfo ([^>]*)>(.*?)<\/entityInfo>/gs)].map(([, attributes, body]) => {
+    const attribute = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes!)?.[1];
+    const element = (name: string, within = body!) => {
+      const text = new RegExp(`<${name}>(.*?)</${name}>`, 's').exec(within)?.[1];
+      return text === undefined ? undefined : unescape(text);
+    };
+    const found: Found = { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid')!, entityType: attribute('et')!, name: element('name') ?? '' };
+    const description = element('description');
+    if (description !== undefined) found.description = description;
+    const lookup = /<lookup( pt="([^"]*)")?>(.*?)<\/lookup>/s.exec(body!);
+    if (lookup) {
+      found.lookup = {
+        value: element('value', lookup[3])!,
+        partType: lookup[2],
+        highlights: [...lookup[3]!.matchAll(/<highlightPos spos="(\d+)" epos="(\d+)"\/>/g)].map(([, start, end]) => [Number(start), Number(end)]),
+      };
+    }
+    return found;
+  });
+  return { count, entities };
+}
+
+const str = (type: string, value: string, spec?: string): Item => ({ kind: 'string', type, value, ...(spec ? { spec } : {}) });
+const part = (type: Part['type'], items: Item[]): Part => ({ partUuid: randomUUID(), type, items });
+const name = (main: string, minor: string): Part => part('PT_NAME', [str('NM_MAIN', main), str('NM_MINOR', minor)]);
+const participant = (id: string, role: Participant['role']): RecordChange => ({
+  op: 'addParticipant',
+  participant: { role, lastChange: '2026-01-02T03:04:05Z', user: { id, name: id } },
+});
+
+describe('POST /api/v2/search', () => {
+  let harness: Harness;
+  const ids: Record<string, number> = {};
+  const uuids: Record<string, string> = {};
+
+  async function apply(xml: string): Promise<Map<string, { entityId: number; entityUuid: string; rev: string }>> {
+    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
+    expect(response.status, await response.clone().text()).toBe(202);
+    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+    await eventually(async () => {
+      const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
+      return status.status === 'COMPLETED' || status.status === 'FAILED' ? status.status : undefined;
+    });
+    const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
+    expect(result).toContain('batchChangeSuccess');
+    const revisions = new Map<string, { entityId: number; entityUuid: string; rev: string }>();
+    for (const [, attributes] of result.matchAll(/<revision ([^>]*)\/>/g)) {
+      const attribute = (key: string) => new RegExp(`\\b${key}="([^"]*)"`).exec(attributes!)![1]!;
+      revisions.set(attribute('localId'), { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid'), rev: attribute('rev') });
+    }
+    return revisions;
+  }
+
+  beforeAll(async () => {
+    harness = await startHarness({
+      env: {
+        AUTH_TOKENS: JSON.stringify([
+          { token: TEST_TOKENS.admin, name: 'test-admin', permissions: ['admin'] },
+          { token: TEST_TOKENS.read, name: 'test-reader', permissions: ['read'] },
+          { token: NO_READ_TOKEN, name: 'exporter-only', permissions: ['export'] },
+        ]),
+      },
+    });
+    const created = await apply(
+      batchXml([
+        create('novak', '', {
+          entityType: TYPE_A,
+          parts: [
+            name('Novák', 'Jan'),
+            name('Nowak', 'Johann'),
+            part('PT_BODY', [str('BRIEF_DESC', 'Malíř a grafik')]),
+            part('PT_IDENT', [str('ID_VALUE', 'ABC-100%_x', 'IS_LOCAL')]),
+            part('PT_EVENT', [{ kind: 'int', type: 'EV_YEAR', value: '1850' }]),
+          ],
+        }),
+        create('dvorak', '', {
+          entityType: TYPE_A,
+          parts: [name('Dvořák', 'Antonín'), part('PT_BODY', [str('BRIEF_DESC', 'skladatel')]), part('PT_EVENT', [{ kind: 'int', type: 'EV_YEAR', value: '1841' }])],
+        }),
+        create('svoboda', '', { entityType: TYPE_B, parts: [name('Svoboda', 'Petr'), name('Novák', 'Karel')] }),
+        create('kafka', '', { entityType: TYPE_B, parts: [name('Kafka', 'Franz'), part('PT_IDENT', [str('ID_VALUE', 'ABC-1000x', 'IS_OTHER')])] }),
+        create('dvorakova', '', { entityType: TYPE_A, parts: [name('Dvořáková', 'Anna')] }),
+        // Decomposed accent (NFD): the normalised text is one code unit shorter than the original.
+        create('jirasek', '', { entityType: TYPE_C, parts: [name('Jira\u0301sek', 'Alois')] }),
+      ]),
+    );
+    for (const [localId, revision] of created) {
+      ids[localId] = revision.entityId;
+      uuids[localId] = revision.entityUuid;
+    }
+    const rev = (localId: string) => created.get(localId)!.rev;
+    await apply(
+      batchXml([
+        update('kafka', ids.kafka!, rev('kafka'), [{ op: 'setState', state: 'ERS_APPROVED' }, participant(APPROVER, 'APPROVER')]),
+        update('dvorakova', ids.dvorakova!, rev('dvorakova'), [participant(EDITOR, 'EDITOR')]),
+        update('novak', ids.novak!, rev('novak'), [participant(APPROVER, 'EDITOR')]),
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const displayNames: Record<string, string> = {
+    novak: 'Novák, Jan',
+    dvorak: 'Dvořák, Antonín',
+    svoboda: 'Svoboda, Petr',
+    kafka: 'Kafka, Franz',
+    dvorakova: 'Dvořáková, Anna',
+    jirasek: 'Jira\u0301sek, Alois',
+  };
+  /** The preferred names of these entities in entityId order: the order of a DEFAULT search. */
+  const byId = (...localIds: string[]) => [...localIds].sort((a, b) => ids[a]! - ids[b]!).map((localId) => displayNames[localId]);
+
+  function post(body: unknown, query = 'page=0&pageSize=50', init: { as?: keyof typeof TEST_TOKENS | null; contentType?: string } = {}) {
+    return harness.api(`/api/v2/search?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': init.contentType ?? 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      as: init.as,
+    });
+  }
+
+  async function search(body: object, query?: string): Promise<{ count: number; entities: Found[] }> {
+    const response = await post(body, query);
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/xml');
+    return parseResult(await response.text());
+  }
+
+  async function names(cond: object, extra: object = {}): Promise<string[]> {
+    const result = await search({ ...OURS, cond, ...extra });
+    expect(result.count).toBe(result.entities.length);
+    return result.entities.map((entity) => entity.name);
+  }
+
+  const value = (itemTypes: string[] | undefined, comparator: string, text: string) => ({ condType: 'value', ...(itemTypes ? { itemTypes } : {}), comparator, value: text });
+  const index = (indexName: string, comparator: string, text: string) => ({ condType: 'index', name: indexName, comparator, value: text });
+
+  it('answers the brief information of each entity as a v2 queryResult', async () => {
+    const response = await post({ ...OURS, cond: index('entityId', 'CT_EQ', String(ids.novak)) });
+    const xml = await response.text();
+    expect(xml).toMatch(/^<\?xml[^>]*\?>\s*<queryResult xmlns="http:\/\/cam\.tacr\.cz\/2025"/);
+    expect(parseResult(xml)).toEqual({
+      count: 1,
+      entities: [{ entityId: ids.novak, entityUuid: uuids.novak, entityType: TYPE_A, name: 'Novák, Jan', description: 'Malíř a grafik' }],
+    });
+  });
+
+  it('compares with every comparator on normalised text (case and accents ignored)', async () => {
+    const main = ['NM_MAIN'];
+    expect(await names(value(main, 'CT_EQ', 'NOVAK'))).toEqual(byId('novak', 'svoboda'));
+    expect(await names(value(main, 'CT_EQ', 'novák'))).toEqual(byId('novak', 'svoboda'));
+    expect(await names(value(main, 'CT_START_WITH', 'dvo'))).toEqual(byId('dvorak', 'dvorakova'));
+    expect(await names(value(main, 'CT_END_WITH', 'KOVA'))).toEqual(byId('dvorakova'));
+    expect(await names(value(main, 'CT_CONTAIN', 'ořá'))).toEqual(byId('dvorak', 'dvorakova'));
+    // Order comparators use code point order of the normalised text: 'nowak' and 'svoboda' follow 'novak'.
+    expect(await names(value(main, 'CT_GT', 'novak'))).toEqual(byId('novak', 'svoboda'));
+    expect(await names(value(main, 'CT_GTE', 'svoboda'))).toEqual(byId('svoboda'));
+    expect(await names(value(main, 'CT_LT', 'e'))).toEqual(byId('dvorak', 'dvorakova'));
+    expect(await names(value(main, 'CT_LTE', 'dvořák'))).toEqual(byId('dvorak'));
+  });
+
+  it('matches item values by type and spec, and takes LIKE wildcards literally', async () => {
+    expect(await names(value(['ID_VALUE'], 'CT_CONTAIN', '100%_'))).toEqual(byId('novak'));
+    expect(await names(value(['ID_VALUE'], 'CT_CONTAIN', '_'))).toEqual(byId('novak'));
+    expect(await names(value(['ID_VALUE'], 'CT_START_WITH', 'abc-100'))).toEqual(byId('novak', 'kafka'));
+    expect(await names({ condType: 'value', itemSpecs: ['IS_OTHER'] })).toEqual(byId('kafka'));
+    expect(await names({ condType: 'value', itemTypes: ['EV_YEAR'], value: '1841' })).toEqual(byId('dvorak'));
+  });
+
+  it('filters by entity type and state', async () => {
+    const anyName = index('name', 'CT_CONTAIN', 'a');
+    expect(await names(anyName, { types: [TYPE_B] })).toEqual(byId('svoboda', 'kafka'));
+    expect(await names(anyName, { state: ['ERS_APPROVED'] })).toEqual(byId('kafka'));
+    expect(await names(anyName, { state: ['ERS_NEW', 'ERS_INVALID'] })).toEqual(byId('novak', 'dvorak', 'svoboda', 'dvorakova'));
+    expect((await search({ types: [TYPE_C] })).entities.map((entity) => entity.name)).toEqual(byId('jirasek'));
+  });
+
+  it('filters by participant user and role', async () => {
+    const result = async (extra: object) => (await search({ ...OURS, ...extra })).entities.map((entity) => entity.name);
+    expect(await result({ user: APPROVER })).toEqual(byId('novak', 'kafka'));
+    expect(await result({ user: APPROVER, userRole: 'APPROVER' })).toEqual(byId('kafka'));
+    expect(await result({ user: APPROVER, userRole: 'EDITOR' })).toEqual(byId('novak'));
+    expect(await result({ userRole: 'EDITOR' })).toEqual(byId('novak', 'dvorakova'));
+    expect(await result({ user: EDITOR, userRole: 'APPROVER' })).toEqual([]);
+  });
+
+  it('combines conditions with and, or and not', async () => {
+    const main = ['NM_MAIN'];
+    expect(await names({ condType: 'or', conds: [value(main, 'CT_EQ', 'dvorak'), value(main, 'CT_EQ', 'kafka')] })).toEqual(byId('dvorak', 'kafka'));
+    expect(await names({ condType: 'and', conds: [index('name', 'CT_CONTAIN', 'nov'), value(['BRIEF_DESC'], 'CT_CONTAIN', 'malir')] })).toEqual(byId('novak'));
+    expect(await names({ condType: 'not', cond: index('name', 'CT_CONTAIN', 'nov') })).toEqual(byId('dvorak', 'kafka', 'dvorakova'));
+    expect(
+      await names({ condType: 'and', conds: [{ condType: 'not', cond: { condType: 'not', cond: value(main, 'CT_START_WITH', 'dvo') } }, { condType: 'not', cond: value(main, 'CT_EQ', 'dvorakova') }] }),
+    ).toEqual(byId('dvorak'));
+  });
+
+  it('restricts conditions to a part type, to the preferred name, and to one part', async () => {
+    expect(await names({ condType: 'part', partType: 'PT_BODY', cond: value(undefined, 'CT_CONTAIN', 'skladatel') })).toEqual(byId('dvorak'));
+    expect(await names({ condType: 'part', partType: 'PT_NAME', cond: value(undefined, 'CT_CONTAIN', 'skladatel') })).toEqual([]);
+    expect(await names({ condType: 'part', partType: 'PT_IDENT' })).toEqual(byId('novak', 'kafka'));
+
+    expect(await names({ condType: 'part', partType: 'PT_PREF_NAME', cond: value(['NM_MAIN'], 'CT_EQ', 'novak') })).toEqual(byId('novak'));
+    expect(await names({ condType: 'part', partType: 'PT_PREF_NAME', cond: index('name', 'CT_EQ', 'nowak, johann') })).toEqual([]);
+    expect(await names(index('name', 'CT_EQ', 'nowak, johann'))).toEqual(byId('novak'));
+
+    const svobodaKarel = { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'svoboda'), value(['NM_MINOR'], 'CT_EQ', 'karel')] };
+    expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: false, cond: svobodaKarel })).toEqual(byId('svoboda'));
+    expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: true, cond: svobodaKarel })).toEqual([]);
+    const novakKarel = { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'novak'), value(['NM_MINOR'], 'CT_EQ', 'karel')] };
+    expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: true, cond: novakKarel })).toEqual(byId('svoboda'));
+    // A negation inside one part: some name part with NM_MAIN novák whose NM_MINOR is not Jan.
+    const novakNotJan = { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'novak'), { condType: 'not', cond: value(['NM_MINOR'], 'CT_EQ', 'jan') }] };
+    expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: true, cond: novakNotJan })).toEqual(byId('svoboda'));
+    expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: false, cond: novakNotJan })).toEqual(byId('svoboda'));
+  });
+
+  it('searches the named indexes', async () => {
+    expect(await names(index('name', 'CT_CONTAIN', 'johann'))).toEqual(byId('novak'));
+    expect(await names(index('prefName', 'CT_CONTAIN', 'johann'))).toEqual([]);
+    expect(await names(index('prefName', 'CT_START_WITH', 'kafka, fr'))).toEqual(byId('kafka'));
+    expect(await names(index('description', 'CT_CONTAIN', 'grafik'))).toEqual(byId('novak'));
+    expect(await names(index('entityId', 'CT_EQ', String(ids.dvorak)))).toEqual(byId('dvorak'));
+    const ours = ['novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova'];
+    expect(await names(index('entityId', 'CT_GTE', String(ids.svoboda)))).toEqual(byId(...ours.filter((localId) => ids[localId]! >= ids.svoboda!)));
+    expect(await names(index('entityId', 'CT_LT', String(ids.dvorak)))).toEqual(byId(...ours.filter((localId) => ids[localId]! < ids.dvorak!)));
+    expect(await names(index('entityUuid', 'CT_EQ', uuids.kafka!.toUpperCase()))).toEqual(byId('kafka'));
+    expect(await names(index('entityUuid', 'CT_START_WITH', uuids.kafka!.slice(0, 13)))).toEqual(byId('kafka'));
+  });
+
+  it('pages with a stable order and an unchanged total', async () => {
+    const all = { ...OURS, cond: index('name', 'CT_CONTAIN', 'a') };
+    const expected = byId('novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova');
+    const pages = await Promise.all([0, 1, 2, 3].map((page) => search(all, `page=${page}&pageSize=2`)));
+    expect(pages.map((page) => page.count)).toEqual([5, 5, 5, 5]);
+    expect(pages.map((page) => page.entities.map((entity) => entity.name))).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4), []]);
+    expect((await search(all, 'page=0&pageSize=1000')).entities).toHaveLength(5);
+  });
+
+  it('shows the matched value with highlight positions in the original text', async () => {
+    const [dvorakova] = (await search({ ...OURS, cond: { condType: 'and', conds: [index('entityId', 'CT_EQ', String(ids.dvorakova)), index('name', 'CT_CONTAIN', 'A')] } })).entities;
+    expect(dvorakova!.lookup).toEqual({ value: 'Dvořáková, Anna', partType: 'PT_NAME', highlights: [[4, 5], [8, 9], [11, 12], [14, 15]] });
+
+    const [novak] = (await search({ ...OURS, cond: value(['BRIEF_DESC'], 'CT_CONTAIN', 'GRAFIK') })).entities;
+    expect(novak!.lookup).toEqual({ value: 'Malíř a grafik', partType: 'PT_BODY', highlights: [[8, 14]] });
+
+    // The first text condition that is not negated supplies the lookup.
+    const [dvorak] = (await search({ ...OURS, cond: { condType: 'and', conds: [{ condType: 'not', cond: index('name', 'CT_CONTAIN', 'anna') }, index('prefName', 'CT_START_WITH', 'dvorak')] } })).entities;
+    expect(dvorak!.lookup).toEqual({ value: 'Dvořák, Antonín', partType: 'PT_NAME', highlights: [[0, 6]] });
+
+    const [jirasek] = (await search({ types: [TYPE_C], cond: index('name', 'CT_CONTAIN', 'rase') })).entities;
+    const lookup = jirasek!.lookup!;
+    expect(lookup.value).toBe('Jira\u0301sek, Alois');
+    expect(lookup.highlights).toEqual([[2, 7]]);
+    expect(lookup.value.slice(2, 7)).toBe('ra\u0301se');
+
+    const [plain] = (await search({ ...OURS, cond: index('entityId', 'CT_EQ', String(ids.kafka)) })).entities;
+    expect(plain!.lookup).toBeUndefined();
+  });
+
+  it('FULLTEXT ranks entities by the similarity of their names, best first', async () => {
+    // Both have a name 'Novák, …'; the shorter name is the closer match.
+    const result = await search({ ...OURS, text: 'novak' }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    expect(result.entities.map((entity) => entity.name)).toEqual(['Novák, Jan', 'Svoboda, Petr']);
+    expect(result.count).toBe(2);
+    expect(result.entities[1]!.lookup).toEqual({ value: 'Novák, Karel', partType: 'PT_NAME', highlights: [[0, 5]] });
+
+    const [best] = (await search({ ...OURS, text: 'JAN novák' }, 'page=0&pageSize=10&searchType=FULLTEXT')).entities;
+    expect(best!.lookup).toEqual({ value: 'Novák, Jan', partType: 'PT_NAME', highlights: [[0, 5], [7, 10]] });
+
+    const typo = await search({ ...OURS, text: 'Dvorzak Antonin' }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    expect(typo.entities[0]!.name).toBe('Dvořák, Antonín');
+
+    const filtered = await search({ ...OURS, text: 'novak', cond: index('prefName', 'CT_START_WITH', 'svo') }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    expect(filtered.entities.map((entity) => entity.name)).toEqual(['Svoboda, Petr']);
+  });
+
+  it('compiles text conditions to SQL the search_value indexes can serve', async () => {
+    // With sequential scans priced out, the plan shows which access paths exist at all:
+    // each text condition must reach search_value through a value index, not by
+    // reading every row (a seq scan, or a full walk of the entity_id index).
+    const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
+    async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
+      const compiled = compileSearch(query, { page: 0, pageSize: 10 }, searchType);
+      return inTransaction(await pgPool(harness.orm), async (client) => {
+        await client.query('set local enable_seqscan = off');
+        const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${compiled.page.text}`, compiled.page.values);
+        const access: string[] = [];
+        const visit = (node: Record<string, unknown>) => {
+          const indexName = node['Index Name'] as string | undefined;
+          if (node['Relation Name'] === 'search_value' && node['Node Type'] === 'Seq Scan') access.push('seq scan');
+          else if (indexName?.startsWith('search_value_')) access.push(VALUE_INDEXES.has(indexName) ? 'value index' : indexName);
+          for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) visit(child);
+        };
+        visit((rows[0]!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+        return access;
+      });
+    }
+    for (const comparator of ['CT_CONTAIN', 'CT_START_WITH', 'CT_END_WITH', 'CT_EQ', 'CT_GT']) {
+      const cond = value(undefined, comparator, 'novak') as SearchQuery['cond'];
+      expect(await searchValueAccess({ cond }, 'DEFAULT'), comparator).toEqual(['value index']);
+    }
+    const either = { condType: 'or', conds: [index('name', 'CT_CONTAIN', 'nov'), index('description', 'CT_CONTAIN', 'graf')] } as SearchQuery['cond'];
+    expect(await searchValueAccess({ cond: either }, 'DEFAULT')).toEqual(['value index', 'value index']);
+    expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index']);
+  });
+
+  describe('refuses bad requests', () => {
+    async function problem(response: Response, status: number, code: string) {
+      expect(response.status, await response.clone().text()).toBe(status);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      const body = (await response.json()) as { code: string; errors?: Array<{ path: string; message: string }> };
+      expect(body.code).toBe(code);
+      return body.errors ?? [];
+    }
+
+    it('codes, which v2 removed', async () => {
+      expect((await problem(await post({ codes: ['1'] }), 400, 'BadRequest')).map((error) => error.path)).toEqual(['body.codes']);
+    });
+
+    it('bad paging and search type', async () => {
+      expect((await problem(await post({}, 'page=0&pageSize=0'), 400, 'BadRequest'))[0]!.path).toBe('query.pageSize');
+      await problem(await post({}, 'page=0&pageSize=1001'), 400, 'PageSizeTooLarge');
+      expect((await problem(await post({}, 'pageSize=10'), 400, 'BadRequest'))[0]!.path).toBe('query.page');
+      expect((await problem(await post({}, 'page=-1&pageSize=10'), 400, 'BadRequest'))[0]!.path).toBe('query.page');
+      expect((await problem(await post({}, 'page=0&pageSize=10&searchType=FUZZY'), 400, 'BadRequest'))[0]!.path).toBe('query.searchType');
+    });
+
+    it('a bad condition, named by its path', async () => {
+      const errors = await problem(await post({ cond: { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'x'), { condType: 'near', value: 'x' }] } }), 400, 'BadRequest');
+      expect(errors.map((error) => error.path)).toEqual(['body.cond.conds.1.condType']);
+      expect((await problem(await post({ cond: value(undefined, 'CT_ALMOST', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.comparator');
+      expect((await problem(await post({ cond: index('colour', 'CT_EQ', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.name');
+      expect((await problem(await post({ state: ['RS_NEW'] }), 400, 'BadRequest'))[0]!.path).toBe('body.state.0');
+    });
+
+    it('conditions nested too deep', async () => {
+      let cond: object = value(undefined, 'CT_EQ', 'x');
+      for (let level = 0; level < MAX_CONDITION_DEPTH; level += 1) cond = { condType: 'not', cond };
+      const errors = await problem(await post({ cond }), 400, 'BadRequest');
+      expect(errors[0]!.message).toMatch(/at most 32 levels/);
+      expect(errors[0]!.path).toBe(['body', 'cond', ...Array<string>(MAX_CONDITION_DEPTH).fill('cond')].join('.'));
+    });
+
+    it('FULLTEXT without text, and text without FULLTEXT', async () => {
+      expect((await problem(await post({}, 'page=0&pageSize=10&searchType=FULLTEXT'), 400, 'BadRequest'))[0]!.path).toBe('body.text');
+      expect((await problem(await post({ text: 'novak' }), 400, 'BadRequest'))[0]!.path).toBe('body.text');
+    });
+
+    it('a body that is not JSON', async () => {
+      await problem(await post('<query/>', undefined, { contentType: 'application/xml' }), 415, 'UnsupportedMediaType');
+      await problem(await post('{"types": [', undefined), 400, 'BadRequest');
+      await problem(await post('[]', undefined), 400, 'BadRequest');
+    });
+
+    it('without a token or without the read permission', async () => {
+      await problem(await post({}, undefined, { as: null }), 401, 'Unauthorized');
+      const response = await fetch(`${harness.baseUrl}/api/v2/search?page=0&pageSize=10`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${NO_READ_TOKEN}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      await problem(response, 403, 'Forbidden');
+    });
+  });
+});
