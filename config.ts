@@ -29,6 +29,9 @@ const configSchema = z.object({
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
+  WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),

@@ -2,7 +2,7 @@
 // configured elsewhere) a Temporal dev server persisted under DATA_DIR,
 // prepares the PostgreSQL database, then runs one worker and one API as child
 // processes. Ctrl-C stops them in reverse order.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, ConfigError } from '../config.ts';
@@ -63,7 +63,9 @@ async function main(): Promise<void> {
   await orm.close();
   say(`database ready at ${redact(config.DATABASE_URL)} (migrations applied)`);
 
-  const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress };
+  const workflowBundle = resolve(dataDir, 'workflow-bundle.js');
+  execFileSync(process.execPath, [resolve(projectRoot(), 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
+  const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
   for (const entry of ['worker/main.ts', 'api/main.ts']) {
     const child = spawn(process.execPath, [resolve(projectRoot(), entry)], { env, stdio: 'inherit' });
     child.once('exit', (code, signal) => {

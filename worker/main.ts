@@ -2,6 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
+import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { createWorker } from './create-worker.ts';
 
@@ -11,6 +12,7 @@ const log = createLogger(config.LOG_LEVEL, 'worker');
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const orm = await openOrm(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST);
 const worker = await createWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
@@ -18,10 +20,14 @@ const worker = await createWorker({
   orm,
   log,
   forceKeySecret: config.forceKeySecret,
+  // A bundle built beforehand (npm start does) keeps webpack out of the worker's memory.
+  workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
   exportDir: config.exportDir,
+  activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
 });
-log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress }, 'worker polling');
+log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
 await runUntilSignalled(() => worker.run(), () => worker.shutdown());
+await metrics?.close();
 await connection.close();
 await orm.close();
 log.info('worker stopped');

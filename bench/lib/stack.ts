@@ -1,8 +1,8 @@
 // A whole service for benchmarks: a Temporal dev server and a scratch
 // PostgreSQL database of its own, with the worker and the API as child
 // processes (so their memory can be measured apart from the driver).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -18,10 +18,44 @@ export interface Stack {
   databaseUrl: string;
   apiUrl: string;
   temporalAddress: string;
+  /** The current worker process (a new one after restartWorker). */
   worker: ChildProcess;
+  /** The current API process (a new one after restartApi). */
   api: ChildProcess;
+  /** The current Temporal dev server process (a new one after startTemporal). */
+  temporal: ChildProcess;
   env: NodeJS.ProcessEnv;
+  /** DATA_DIR of the worker and the API: the Temporal database, the export files, the logs. */
+  scratch: string;
+  /** The export store's directory (DATA_DIR/exports). */
+  exportDir: string;
+  /** Children that exited without being asked to (a crash): one line each. */
+  unexpectedExits: string[];
+  /** Sends `signal` (default SIGKILL) to the worker and waits until it is gone. */
+  killWorker(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a worker again (after killWorker), with the same environment. */
+  startWorker(): ChildProcess;
+  /** Sends `signal` (default SIGKILL) to the API and waits until it is gone. */
+  killApi(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the API again on the same port and waits until /health answers. */
+  startApi(): Promise<ChildProcess>;
+  /** Stops the Temporal dev server (SIGTERM, SIGKILL after a grace period). */
+  stopTemporal(): Promise<void>;
+  /** Starts the dev server again on the same port and SQLite file; resolves once its frontend answers. */
+  startTemporal(): Promise<void>;
+  /** The last lines of the children's output (with childOutput: 'file'), for a failure report. */
+  logTail(lines?: number): string;
   stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /**
+   * Where the worker's and the API's output goes: 'inherit' (stderr to this
+   * process, stdout dropped: the benchmarks) or 'file' (both into
+   * worker.log / api.log in the scratch directory: fault tests, whose
+   * children log expected errors).
+   */
+  childOutput?: 'inherit' | 'file';
 }
 
 export async function recreateDatabase(name: string): Promise<string> {
@@ -56,51 +90,142 @@ export function peakRss(pid: number): number {
   return kb * 1024;
 }
 
-export async function startStack(databaseName: string, extraEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(databaseName: string, extraEnv: Record<string, string> = {}, options: StackOptions = {}): Promise<Stack> {
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-bench-'));
-  const [databaseUrl, temporal] = await Promise.all([
-    recreateDatabase(databaseName),
-    (async (): Promise<DevServer> =>
-      startDevServer({ binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') }))(),
-  ]);
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: 'bench',
-    DATA_DIR: scratch,
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-    AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
-    ...extraEnv,
-  };
   const root = projectRoot();
-  const worker = spawn(process.execPath, [resolve(root, 'worker/main.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const api = spawn(process.execPath, [resolve(root, 'api/main.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const temporalOptions = { binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') };
+  const children: { worker?: ChildProcess; api?: ChildProcess; temporal?: DevServer } = {};
+  const unexpectedExits: string[] = [];
+  const expected = new WeakSet<ChildProcess>();
+  let databaseUrl: string | undefined;
+
+  const output = (name: string): ['ignore', 'ignore' | 'inherit' | number, 'ignore' | 'inherit' | number] => {
+    if (options.childOutput !== 'file') return ['ignore', 'ignore', 'inherit'];
+    const fd = openSync(join(scratch, `${name}.log`), 'a');
+    writeSync(fd, `--- ${name} started ${new Date().toISOString()}\n`);
+    return ['ignore', fd, fd];
+  };
+  const spawnChild = (name: 'worker' | 'api', env: NodeJS.ProcessEnv): ChildProcess => {
+    const stdio = output(name);
+    const child = spawn(process.execPath, [resolve(root, `${name}/main.ts`)], { env, stdio });
+    if (typeof stdio[1] === 'number') closeSync(stdio[1]);
+    child.once('exit', (code, signal) => {
+      if (!expected.has(child)) unexpectedExits.push(`${name} (pid ${child.pid}) exited unexpectedly: ${signal ?? `code ${code}`}`);
+    });
+    children[name] = child;
+    return child;
+  };
+  const kill = async (child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> => {
+    if (!child) return;
+    expected.add(child);
+    if (signal === 'SIGTERM') return stopProcess(child);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill(signal);
+    await gone;
+  };
+  const stopAll = async () => {
+    await kill(children.api, 'SIGTERM');
+    await kill(children.worker, 'SIGTERM');
+    if (children.temporal) {
+      expected.add(children.temporal.process);
+      await children.temporal.stop();
+    }
+    rmSync(scratch, { recursive: true, force: true });
+  };
+
+  try {
+    const [url, temporal] = await Promise.all([recreateDatabase(databaseName), startDevServer(temporalOptions)]);
+    databaseUrl = url;
+    children.temporal = temporal;
+    const port = await freePort();
+    const workflowBundle = join(scratch, 'workflow-bundle.js');
+    execFileSync(process.execPath, [resolve(root, 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: 'bench',
+      DATA_DIR: scratch,
+      LOG_LEVEL: 'warn',
+      WORKFLOW_BUNDLE: workflowBundle,
+      PORT: String(port),
+      AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
+      ...extraEnv,
+    };
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const startApi = async (): Promise<ChildProcess> => {
+      const api = spawnChild('api', env);
+      await waitForHealth(apiUrl, api);
+      return api;
+    };
+    spawnChild('worker', env);
+    await startApi();
+
+    return {
+      databaseUrl,
+      apiUrl,
+      temporalAddress: temporal.address,
+      get worker() {
+        return children.worker!;
+      },
+      get api() {
+        return children.api!;
+      },
+      get temporal() {
+        return children.temporal!.process;
+      },
+      env,
+      scratch,
+      exportDir: join(scratch, 'exports'),
+      unexpectedExits,
+      killWorker: (signal = 'SIGKILL') => kill(children.worker, signal),
+      startWorker: () => spawnChild('worker', env),
+      killApi: (signal = 'SIGKILL') => kill(children.api, signal),
+      startApi,
+      async stopTemporal() {
+        if (!children.temporal) return;
+        expected.add(children.temporal.process);
+        await children.temporal.stop();
+      },
+      async startTemporal() {
+        children.temporal = await startDevServer(temporalOptions);
+      },
+      logTail: (lines = 40) => logTail(scratch, lines),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll().catch(() => undefined);
+    if (databaseUrl) await dropDatabase(databaseUrl).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Waits until GET /health answers 200; fails at once when the process exits first. */
+async function waitForHealth(apiUrl: string, api: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (api.exitCode !== null || api.signalCode !== null) throw new Error(`API exited during start-up (${api.signalCode ?? `code ${api.exitCode}`})`);
     try {
-      if ((await fetch(`${apiUrl}/health`)).ok) break;
+      if ((await fetch(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) })).ok) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('API did not become healthy within 60 s');
+    if (Date.now() > deadline) throw new Error(`API did not become healthy within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return {
-    databaseUrl,
-    apiUrl,
-    temporalAddress: temporal.address,
-    worker,
-    api,
-    env,
-    async stop() {
-      await stopProcess(api);
-      await stopProcess(worker);
-      await temporal.stop();
-      rmSync(scratch, { recursive: true, force: true });
-    },
-  };
+}
+
+function logTail(scratch: string, lines: number): string {
+  const tails: string[] = [];
+  for (const name of ['worker', 'api', 'temporal']) {
+    let text: string;
+    try {
+      text = readFileSync(join(scratch, `${name}.log`), 'utf8');
+    } catch {
+      continue;
+    }
+    tails.push(`==> ${name}.log <==\n${text.split('\n').slice(-lines).join('\n')}`);
+  }
+  return tails.join('\n');
 }

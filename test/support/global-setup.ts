@@ -1,10 +1,9 @@
 // One Temporal dev server (the installed binary, never a download) and one
 // fresh PostgreSQL database per test run, shared by the integration tests.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
@@ -12,7 +11,7 @@ import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, type DevServer } from '../../scripts/lib/temporal-server.ts';
-import { WORKFLOWS_PATH } from '../../worker/create-worker.ts';
+import { buildWorkflowBundle } from '../../worker/bundle.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -46,9 +45,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   ]);
   const devServer: DevServer = server;
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   const workflowBundlePath = join(scratchDir, 'workflow-bundle.js');
-  writeFileSync(workflowBundlePath, bundle.code);
+  await buildWorkflowBundle(workflowBundlePath);
 
   project.provide('temporalAddress', devServer.address);
   project.provide('databaseUrl', databaseUrl);
@@ -66,12 +64,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
     rmSync(scratchDir, { recursive: true, force: true });
   };
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
