@@ -1,8 +1,12 @@
 import Koa from 'koa';
+import { createApiMetrics } from '../metrics/api.ts';
 import type { AppDeps } from './deps.ts';
+import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
+import { metricsRouter } from './metrics.ts';
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
+import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { v1Routers } from './v1/routes.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
@@ -17,10 +21,14 @@ export function buildApp(deps: AppDeps): Koa {
   app.proxy = false;
   // Errors are rendered by errorHandler; Koa's own default handler would only log them twice.
   app.silent = true;
+  const metrics = createApiMetrics(deps);
+  const routers = [healthRouter(deps), metricsRouter(metrics.registry), docsRouter(deps), batchesRouter(deps), entitiesRouter(deps), updatesRouter(deps), searchRouter(deps), exportsRouter(deps), ...v1Routers(deps)];
+  // First, so it times everything and sees the status the error handler settled on.
+  app.use(httpMetrics(metrics.httpRequestDuration, routers));
   app.use(requestContext(deps.log));
   app.use(errorHandler());
   app.use(authenticate(deps.tokens));
-  for (const router of [healthRouter(deps), batchesRouter(deps), entitiesRouter(deps), updatesRouter(deps), searchRouter(deps), exportsRouter(deps), ...v1Routers(deps)]) {
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

@@ -2,19 +2,42 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { problem } from './problems.ts';
 
-const XML_TYPES = ['application/xml', 'text/xml'];
+// Request bodies: the media type is checked first (415), a declared
+// Content-Length over the route's limit is refused before a byte is read
+// (413), and raw-body stops an undeclared (chunked) body at the limit.
 
-/**
- * Reads an XML request body within `limit` bytes. A declared Content-Length
- * over the limit is refused before a byte is read.
- */
-export async function readXmlBody(ctx: Context, limit: number): Promise<Buffer> {
-  if (!ctx.request.is(XML_TYPES)) {
-    throw problem(415, 'UnsupportedMediaType', `expected ${XML_TYPES.join(' or ')}, got ${ctx.get('content-type') || 'no content type'}`);
-  }
+const XML_TYPES = ['application/xml', 'text/xml'];
+const JSON_TYPES = ['application/json', '+json'];
+
+function refuseDeclaredOverLimit(ctx: Context, limit: number): number | undefined {
   const declared = ctx.request.length;
   if (declared !== undefined && declared > limit) {
     throw problem(413, 'PayloadTooLarge', `body of ${declared} bytes exceeds the limit of ${limit} bytes`);
   }
+  return declared;
+}
+
+function unsupported(ctx: Context, expected: string): never {
+  throw problem(415, 'UnsupportedMediaType', `expected ${expected}, got ${ctx.get('content-type') || 'no content type'}`);
+}
+
+/** Reads an XML request body within `limit` bytes. */
+export async function readXmlBody(ctx: Context, limit: number): Promise<Buffer> {
+  if (!ctx.request.is(XML_TYPES)) unsupported(ctx, XML_TYPES.join(' or '));
+  const declared = refuseDeclaredOverLimit(ctx, limit);
   return getRawBody(ctx.req, { length: declared, limit });
+}
+
+/** Reads and parses a JSON request body within `limit` bytes: 400 when absent or malformed. */
+export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const type = ctx.request.is(JSON_TYPES);
+  if (type === null) throw problem(400, 'BadRequest', 'a JSON body is required');
+  if (type === false) unsupported(ctx, 'application/json');
+  const declared = refuseDeclaredOverLimit(ctx, limit);
+  const text = await getRawBody(ctx.req, { length: declared, limit, encoding: 'utf-8' });
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw problem(400, 'BadRequest', `malformed JSON: ${(error as Error).message}`);
+  }
 }

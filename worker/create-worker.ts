@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
 import { createExportActivities, type ExportActivityDeps } from '../activities/exports.ts';
 import type { Orm } from '../db/orm.ts';
@@ -21,6 +21,8 @@ export interface WorkerDeps {
   /** Test seams, see ExportActivityDeps. */
   exportRecordsPerStep?: ExportActivityDeps['exportRecordsPerStep'];
   afterExportStep?: ExportActivityDeps['afterExportStep'];
+  /** Activity interceptors, e.g. the metrics one when WORKER_METRICS_PORT is set. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -32,6 +34,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
+    interceptors: { activity: deps.activityInterceptors ?? [] },
     activities: {
       ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),
       ...createExportActivities({

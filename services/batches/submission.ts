@@ -75,6 +75,9 @@ async function startBatchWorkflow(deps: AppDeps, batchId: string): Promise<void>
       args: [input],
       // A FAILED batch may run again under its id; the database already refused anything else.
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      // The row said FAILED, so a run still open under this id has only its own ending left to do
+      // (it wrote FAILED before closing): replacing it loses nothing and spares the client a 409.
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
     });
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { streamRows } from '../../db/cursor.ts';
-import type { EntityRecord, RevisionChanges } from '../../domain/model.ts';
+import type { EntityRef } from '../../domain/model.ts';
 import { writeEntities, writeRevisions } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
-import { readAhead } from './read-ahead.ts';
 import { idFilter, type RequestedId } from './ids.ts';
+import { streamCurrentRecords, streamRevisionChanges } from '../reads/exports-stream.ts';
+import { readAhead } from './read-ahead.ts';
 import type { ExportRow } from './requests.ts';
 
 // The export itself: rows from a server-side cursor, through the streaming
-// XML writer, onto a temporary file, hashed on the way. Memory holds one
-// cursor page and one write buffer, whatever the number of records.
+// XML writer, onto a temporary file, hashed on the way. Memory holds two
+// cursor pages and one write buffer, whatever the number of records.
 
 export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'requestedIds' | 'fromSeq'>;
 
@@ -35,7 +35,12 @@ export interface ExportFileSummary extends ExportProgress {
 }
 
 const RECORDS_PER_STEP = 1000;
-const ROWS_PER_READ = 1000;
+/**
+ * Rows per cursor read. Small pages keep the parsed records short-lived (they
+ * die in the young generation instead of swelling the old one); one page is
+ * read ahead, so PostgreSQL works while the previous page is written.
+ */
+const ROWS_PER_READ = 250;
 /** Bytes collected before a write: large writes, bounded memory. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
@@ -87,15 +92,7 @@ class HashedOutput {
     this.file = file;
   }
 
-  pending: string[] = [];
-  pendingChars = 0;
   async write(text: string): Promise<void> {
-    if (process.env.EXP_JOIN) {
-      this.pending.push(text);
-      this.pendingChars += text.length;
-      if (this.pendingChars >= 256 * 1024) await this.flush();
-      return;
-    }
     // A UTF-16 code unit never takes more than three bytes in UTF-8.
     if (this.used + text.length * 3 > this.buffer.length) await this.flush();
     if (text.length * 3 > this.buffer.length) {
@@ -106,13 +103,6 @@ class HashedOutput {
   }
 
   async flush(): Promise<void> {
-    if (this.pending.length > 0) {
-      const b = Buffer.from(this.pending.join(''), 'utf8');
-      this.pending = [];
-      this.pendingChars = 0;
-      await this.emit(b);
-      return;
-    }
     if (this.used === 0) return;
     const filled = this.buffer.subarray(0, this.used);
     this.used = 0;
@@ -132,49 +122,12 @@ class HashedOutput {
 
 function exportDocument(pool: pg.Pool, job: ExportJob, rowsPerRead: number): AsyncGenerator<string> {
   return job.kind === 'snapshot'
-    ? writeEntities(snapshotRecords(pool, job.requestedIds, rowsPerRead), 'v2')
-    : writeRevisions(revisionsAfter(pool, job.fromSeq ?? '0', job.requestedIds, rowsPerRead), 'v2');
+    ? writeEntities(readAhead(streamCurrentRecords(pool, requestedRefs(job.requestedIds), rowsPerRead), rowsPerRead), 'v2')
+    : writeRevisions(readAhead(streamRevisionChanges(pool, job.fromSeq ?? '0', requestedRefs(job.requestedIds), rowsPerRead), rowsPerRead), 'v2');
 }
 
-/** The current form of the requested records (every record when none is named), by entity id. */
-async function* snapshotRecords(pool: pg.Pool, requested: readonly RequestedId[], rowsPerRead: number): AsyncGenerator<EntityRecord> {
-  const rows =
-    requested.length === 0
-      ? streamRows<{ record: EntityRecord }>(pool, 'select record from entity order by id', [], rowsPerRead)
-      : streamRows<{ record: EntityRecord }>(
-          pool,
-          'select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
-          filterParams(requested),
-          rowsPerRead,
-        );
-  for await (const row of (process.env.EXP_RA ? readAhead(rows, Number(process.env.EXP_RA)) : rows)) yield row.record;
-}
-
-/** Revisions written in transactions after `fromSeq`, in transaction order, then by entity id. */
-async function* revisionsAfter(pool: pg.Pool, fromSeq: string, requested: readonly RequestedId[], rowsPerRead: number): AsyncGenerator<RevisionChanges> {
-  const rows =
-    requested.length === 0
-      ? streamRows<RevisionRow>(pool, 'select uuid, batch_id, changes from revision where seq > $1 order by seq, entity_id, uuid', [fromSeq], rowsPerRead)
-      : streamRows<RevisionRow>(
-          pool,
-          `select r.uuid, r.batch_id, r.changes from revision r
-            where r.seq > $1
-              and r.entity_id in (select id from entity where id = any($2::bigint[]) or uuid = any($3::uuid[]))
-            order by r.seq, r.entity_id, r.uuid`,
-          [fromSeq, ...filterParams(requested)],
-          rowsPerRead,
-        );
-  for await (const row of readAhead(rows, rowsPerRead)) yield { ...row.changes, batchId: row.changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
-}
-
-interface RevisionRow {
-  uuid: string;
-  batch_id: string;
-  /** RevisionChanges without its revisionUuid, which is the row's uuid. */
-  changes: Omit<RevisionChanges, 'revisionUuid'>;
-}
-
-function filterParams(requested: readonly RequestedId[]): [string[], string[]] {
+/** Entity references of the requested identifiers (the API has checked each is a number or a UUID). */
+function requestedRefs(requested: readonly RequestedId[]): EntityRef[] {
   const filter = idFilter(requested);
-  return [filter.entityIds, filter.entityUuids];
+  return [...filter.entityIds.map((id) => ({ entityId: Number(id) })), ...filter.entityUuids.map((uuid) => ({ entityUuid: uuid }))];
 }

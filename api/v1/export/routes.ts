@@ -10,7 +10,7 @@ import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { parseQuery, parseWith } from '../../params.ts';
 import { problem } from '../../problems.ts';
-import { readJsonBody } from '../../v2/exports/body.ts';
+import { readJsonBody } from '../../body.ts';
 import { setV1XmlType } from '../xml.ts';
 import { idListSchema, revisionsQuerySchema } from './schema.ts';
 

@@ -5,7 +5,7 @@ import { searchEntities } from '../../../services/search/index.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { checkPageSize, parseQuery, parseWith } from '../../params.ts';
-import { readJsonBody } from '../../v2/search/schema.ts';
+import { readJsonBody } from '../../body.ts';
 import { setV1XmlType } from '../xml.ts';
 import { SEARCH_BODY_MAX_BYTES, searchQuerySchema, v1SearchBodySchema } from './schema.ts';
 

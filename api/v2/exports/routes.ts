@@ -12,7 +12,7 @@ import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
-import { readJsonBody } from './body.ts';
+import { readJsonBody } from '../../body.ts';
 import { exportPathSchema, parseRequestedIds, revisionsQuerySchema } from './schema.ts';
 
 /** Room for the longest list: a quoted UUID and a comma per identifier, with whitespace to spare. */

@@ -5,7 +5,8 @@ import { searchEntities } from '../../../services/search/index.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { checkPageSize, parseQuery, parseWith } from '../../params.ts';
-import { readJsonBody, SEARCH_BODY_MAX_BYTES, searchBodySchema, searchQuerySchema } from './schema.ts';
+import { readJsonBody } from '../../body.ts';
+import { SEARCH_BODY_MAX_BYTES, searchBodySchema, searchQuerySchema } from './schema.ts';
 
 export function searchRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/search' });

@@ -1,0 +1,79 @@
+import type { ProblemCode } from '../api/problems.ts';
+import { CliError, EXIT } from './errors.ts';
+
+export interface ClientOptions {
+  url: string;
+  token?: string;
+}
+
+export interface RequestOptions extends RequestInit {
+  /**
+   * Problem codes that mean the command's subject failed (exit 1), not the
+   * server or the call (exit 3): a batch refused as invalid, an expired export.
+   */
+  failures?: readonly ProblemCode[];
+}
+
+export interface ApiClient {
+  baseUrl: string;
+  /** Sends a request; a 2xx answer is returned, anything else becomes a CliError carrying the problem's detail. */
+  request(path: string, options?: RequestOptions): Promise<Response>;
+  json<T>(path: string, options?: RequestOptions): Promise<T>;
+  text(path: string, options?: RequestOptions): Promise<string>;
+}
+
+export function apiClient(options: ClientOptions): ApiClient {
+  const baseUrl = options.url.replace(/\/+$/, '');
+  async function request(path: string, { failures = [], ...init }: RequestOptions = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (options.token) headers.set('authorization', `Bearer ${options.token}`);
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl}${path}`, { ...init, headers });
+    } catch (error) {
+      throw new CliError(EXIT.server, `cannot reach ${baseUrl}: ${networkReason(error)}`);
+    }
+    if (response.ok) return response;
+    throw await problemError(init.method ?? 'GET', path, response, failures);
+  }
+  return {
+    baseUrl,
+    request,
+    async json<T>(path: string, init?: RequestOptions) {
+      return (await (await request(path, init)).json()) as T;
+    },
+    async text(path: string, init?: RequestOptions) {
+      return (await request(path, init)).text();
+    },
+  };
+}
+
+interface Problem {
+  code?: string;
+  detail?: string;
+  errors?: Array<{ message: string; line?: number; column?: number; path?: string }>;
+}
+
+/** The answer's problem+json as one message: status, code, detail and each listed error on its own line. */
+async function problemError(method: string, path: string, response: Response, failures: readonly string[]): Promise<CliError> {
+  const text = await response.text().catch(() => '');
+  let problem: Problem = {};
+  try {
+    problem = JSON.parse(text) as Problem;
+  } catch {
+    problem = { detail: text.trim().slice(0, 500) || response.statusText };
+  }
+  const lines = [`${method} ${path}: ${response.status}${problem.code ? ` ${problem.code}` : ''}${problem.detail ? `: ${problem.detail}` : ''}`];
+  for (const error of problem.errors ?? []) {
+    const where = error.line !== undefined ? `line ${error.line}${error.column !== undefined ? `, column ${error.column}` : ''}` : error.path;
+    lines.push(`  ${where ? `${where}: ` : ''}${error.message}`);
+  }
+  const failed = response.status < 500 && problem.code !== undefined && failures.includes(problem.code);
+  return new CliError(failed ? EXIT.failed : EXIT.server, lines.join('\n'));
+}
+
+/** fetch hides the socket error in `cause` (ECONNREFUSED, ENOTFOUND, ...). */
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}

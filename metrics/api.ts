@@ -1,0 +1,89 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+import { pgPool, type Orm } from '../db/orm.ts';
+import type { Logger } from '../logger.ts';
+import { countOutcomes, type OutcomeCounts } from '../services/metrics/outcomes.ts';
+
+// The API's metrics, one registry per app. Request durations are observed
+// here; batch and export outcomes happen in the workers, so they are read
+// from the database at scrape time (correct across any number of workers).
+
+export type HttpLabel = 'route' | 'method' | 'status';
+
+export interface ApiMetrics {
+  registry: Registry;
+  httpRequestDuration: Histogram<HttpLabel>;
+}
+
+/** Up to 30 s: downloads and large batch uploads take seconds, not milliseconds. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createApiMetrics(deps: { orm: Orm; log: Logger }): ApiMetrics {
+  const registry = new Registry();
+  const httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by matched route pattern ("unmatched" for unknown paths), method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [registry],
+  });
+
+  // A scrape collects every metric at once: the outcome counters share the one read in flight.
+  let reading: Promise<OutcomeCounts | undefined> | undefined;
+  const outcomes = (): Promise<OutcomeCounts | undefined> => {
+    reading ??= pgPool(deps.orm)
+      .then(countOutcomes)
+      .catch((error: unknown) => {
+        // The scrape still answers; the outcome counters keep their last values.
+        deps.log.warn({ err: error }, 'metrics: cannot count outcomes');
+        return undefined;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+
+  outcomeCounter(registry, 'batches_total', 'Batches finished, by outcome (every failed attempt counts)', outcomes, (counts) => ({
+    COMPLETED: counts.batchesCompleted,
+    FAILED: counts.batchesFailed,
+  }));
+  totalCounter(registry, 'batch_changes_total', 'Changes written by completed batches', outcomes, (counts) => counts.batchChanges);
+  outcomeCounter(registry, 'exports_total', 'Exports finished, by outcome (expired ones count as COMPLETED)', outcomes, (counts) => ({
+    COMPLETED: counts.exportsCompleted,
+    FAILED: counts.exportsFailed,
+  }));
+  totalCounter(registry, 'export_bytes_total', 'Bytes of completed export files', outcomes, (counts) => counts.exportBytes);
+
+  return { registry, httpRequestDuration };
+}
+
+type Outcomes = () => Promise<OutcomeCounts | undefined>;
+
+function outcomeCounter(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => Record<string, number>): void {
+  new Counter({
+    name,
+    help,
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await outcomes();
+      if (counts === undefined) return;
+      this.reset();
+      for (const [outcome, value] of Object.entries(pick(counts))) this.inc({ outcome }, value);
+    },
+  });
+}
+
+function totalCounter(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const counts = await outcomes();
+      if (counts === undefined) return;
+      this.reset();
+      this.inc(pick(counts));
+    },
+  });
+}

@@ -1,0 +1,142 @@
+// /docs: the API reference rendered from the served OpenAPI documents by
+// Swagger UI, every file from this service. The page is opened in Debian's
+// headless Chromium (installed by scripts/ensure-chromium.sh when missing),
+// which may reach nothing but the test's own server.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // No name resolves: only the literal loopback address of the test server is reachable.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+];
+/** apt-get update + install of chromium on a fresh CI machine. */
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+
+let harness: Harness;
+let browser: Browser | undefined;
+let chromiumUnavailable: string | undefined;
+
+beforeAll(async () => {
+  chromiumUnavailable = await ensureChromium();
+  if (chromiumUnavailable) console.warn(`docs.test.ts: the browser checks are skipped: ${chromiumUnavailable}`);
+  harness = await startHarness({ worker: false });
+  if (!chromiumUnavailable) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}, INSTALL_TIMEOUT_MS + 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+async function ensureChromium(): Promise<string | undefined> {
+  try {
+    await promisify(execFile)('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], { timeout: INSTALL_TIMEOUT_MS });
+    return undefined;
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    return `${CHROMIUM} is missing and scripts/ensure-chromium.sh could not install it: ${(stderr || message).trim()}`;
+  }
+}
+
+describe('/docs without a browser', () => {
+  it('serves the index and the reference pages without a token, under a same-origin CSP', async () => {
+    for (const path of ['/docs', '/docs/v2', '/docs/v1']) {
+      const response = await harness.api(path, { as: null });
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const html = await response.text();
+      expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    }
+  });
+
+  it('serves Swagger UI from node_modules, the XSDs, and nothing else under /docs/assets and /docs/schemas', async () => {
+    const bundle = await harness.api('/docs/assets/swagger-ui-bundle.js', { as: null });
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    await bundle.body?.cancel();
+    const xsd = await harness.api('/docs/schemas/entity-records-2025.xsd', { as: null });
+    expect(xsd.status).toBe(200);
+    expect(xsd.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(await xsd.text()).toContain('targetNamespace="http://cam.tacr.cz/2025"');
+    for (const path of ['/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json', '/docs/schemas/cam-2019.xsd', '/docs/assets/swagger-ui-bundle.js.map']) {
+      const response = await harness.api(path, { as: null });
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      await response.body?.cancel();
+    }
+  });
+});
+
+describe('/docs in headless Chromium', () => {
+  let context: BrowserContext;
+  let page: Page;
+  const offOrigin: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!browser) return;
+    context = await browser.newContext({ serviceWorkers: 'block' });
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${harness.baseUrl}/`)) return route.continue();
+      offOrigin.push(url);
+      return route.abort('blockedbyclient');
+    });
+    page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('lists both versions and renders the v2 batch operations, then v1 through the version switcher', async (ctx) => {
+    if (!browser) ctx.skip(chromiumUnavailable);
+
+    await page.goto(`${harness.baseUrl}/docs`);
+    await expect.poll(() => page.getByRole('link', { name: 'v1 (legacy)' }).count()).toBeGreaterThan(0);
+    await page.getByRole('link', { name: 'v2 (current)' }).first().click();
+    await page.waitForURL(`${harness.baseUrl}/docs/v2`);
+
+    const submit = page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/batches"]') });
+    await submit.waitFor({ state: 'visible', timeout: 30_000 });
+    expect((await submit.locator('.opblock-summary-method').textContent())?.trim()).toBe('POST');
+    for (const path of ['/batches/test', '/batches/{updateRequestId}/status', '/batches/{updateRequestId}/result']) {
+      await page.locator(`.opblock-summary-path[data-path="${path}"]`).waitFor({ state: 'visible' });
+    }
+    const text = await page.locator('#swagger-ui').innerText();
+    expect(text).toContain('/batches');
+    expect(text).toContain('POST');
+    expect(text).toContain('Entity Records Service API');
+
+    // The operation opens with its documented parameters and media types.
+    await submit.locator('.opblock-summary').click();
+    await submit.locator('.parameter__name', { hasText: /^forceKey$/ }).waitFor({ state: 'visible' });
+    expect(await submit.innerText()).toContain('application/problem+json');
+
+    await page.getByRole('link', { name: 'v1 (legacy)' }).click();
+    await page.waitForURL(`${harness.baseUrl}/docs/v1`);
+    await page.locator('.opblock-summary-path[data-path="/batches/{bid}/response"]').waitFor({ state: 'visible', timeout: 30_000 });
+    expect(await page.locator('.opblock-post .opblock-summary-path[data-path="/batches"]').count()).toBe(1);
+
+    expect(offOrigin, 'requests that left the test server').toEqual([]);
+    expect(pageErrors, 'errors on the page (script errors, CSP violations)').toEqual([]);
+  });
+});
