@@ -13,9 +13,11 @@
 //    in a child process so that its peak RSS (maxRSS) is its own;
 //  - `COPY (SELECT record FROM entity) TO STDOUT` through psql into /dev/null.
 // Several sizes (comma-separated) are loaded and measured one after the
-// other, and the peak RSS of the smallest and largest compared. Targets:
-// >= 20k entities/s, peak RSS <= 300 MB, RSS within 20% across sizes.
-// Exits 1 when a target is missed. The database is dropped unless --keep.
+// other, and the peak RSS of the smallest and largest compared. Each is
+// measured --runs times (medians). Targets: >= 20k entities/s, peak RSS
+// <= 300 MB, RSS within 20% across sizes. Prints the table of
+// bench/lib/report.ts; exits 1 when a target is missed. The database is
+// dropped unless --keep. exportFigures() is what `npm run bench` calls.
 
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +29,7 @@ import pg from 'pg';
 import { withDatabaseUser } from '../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm, pgPool } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
+import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 
 const DATABASE = 'er_bench_export';
 const MB = 1024 * 1024;
@@ -228,6 +231,103 @@ interface SizeResult {
   peakRssBytes: number;
 }
 
+export interface ExportBenchOptions {
+  /** Validate the first export file of each size against the v2 schema. */
+  validate?: boolean;
+  /** Keep the scratch database (a kept one is reused, reloaded per size). */
+  keep?: boolean;
+  database?: string;
+  /** Runs of one size, when not `runs` (the longest are measured once). */
+  runsFor?: (entities: number) => number;
+}
+
+async function measureSizes(sizes: number[], runs: number, options: ExportBenchOptions): Promise<SizeResult[]> {
+  const url = await scratchDatabase(options.database ?? DATABASE);
+  const dir = mkdtempSync(join(tmpdir(), 'ers-bench-export-'));
+  const results: SizeResult[] = [];
+  try {
+    for (const size of sizes) {
+      const loadStarted = performance.now();
+      await loadEntities(url, size);
+      process.stderr.write(`export: loaded ${size} entities in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s\n`);
+      const result: SizeResult = { entities: size, exportSeconds: [], exportCpuSeconds: [], copySeconds: [], bytes: 0, peakRssBytes: 0 };
+      // Alternate, so that both see the same cache state on average.
+      for (let run = 0, runsOfSize = options.runsFor?.(size) ?? runs; run < runsOfSize; run += 1) {
+        result.copySeconds.push(measureCopy(url));
+        const measured = measureExport(url, dir);
+        if (measured.entities !== size) throw new Error(`export wrote ${measured.entities} entities, expected ${size}`);
+        result.exportSeconds.push(measured.seconds);
+        result.exportCpuSeconds.push(measured.cpuSeconds);
+        result.bytes = measured.bytes;
+        result.peakRssBytes = Math.max(result.peakRssBytes, measured.peakRssBytes);
+        process.stderr.write(
+          `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
+        );
+        if (options.validate && run === 0) {
+          const { validateDocument } = await import('../domain/validation/index.ts');
+          const started = performance.now();
+          await validateDocument(readFileSync(measured.file), 'v2');
+          process.stderr.write(`export: file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+        }
+        rmSync(measured.file, { force: true });
+      }
+      results.push(result);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (!options.keep) await dropDatabase(url);
+  }
+  return results;
+}
+
+/**
+ * The snapshot export of each size (loaded one after the other), `runs`
+ * times beside COPY TO (medians), its peak RSS, and with several sizes the
+ * peak RSS of the largest against the smallest.
+ */
+export async function exportFigures(sizes: number[], runs: number, options: ExportBenchOptions = {}): Promise<Figure[]> {
+  const results = await measureSizes(sizes, runs, options);
+  const figures: Figure[] = [];
+  for (const result of results) {
+    const seconds = median(result.exportSeconds);
+    const rate = result.entities / seconds;
+    const label = result.entities.toLocaleString('en');
+    figures.push(
+      {
+        figure: `snapshot export ${label} entities`,
+        value: seconds,
+        unit: 's',
+        baseline: median(result.copySeconds),
+        baselineName: 'COPY TO',
+        target: '≥ 20000 entities/s',
+        met: rate >= 20_000,
+        note: `${Math.round(rate)} entities/s, ${(result.bytes / MB).toFixed(0)} MB, exporter CPU ${median(result.exportCpuSeconds).toFixed(1)} s; ${runsNote(result.exportSeconds, 's')}`,
+      },
+      {
+        figure: `export peak RSS, ${label} entities`,
+        value: result.peakRssBytes / MB,
+        unit: 'MB',
+        target: '≤ 300 MB',
+        met: result.peakRssBytes <= 300 * MB,
+        note: result.exportSeconds.length > 1 ? `largest of ${result.exportSeconds.length} runs` : '1 run',
+      },
+    );
+  }
+  if (results.length > 1) {
+    const small = results[0]!;
+    const large = results.at(-1)!;
+    const growth = large.peakRssBytes / small.peakRssBytes - 1;
+    figures.push({
+      figure: `export peak RSS, ${large.entities.toLocaleString('en')} vs ${small.entities.toLocaleString('en')}`,
+      value: growth * 100,
+      unit: '%',
+      target: 'within ±20%',
+      met: Math.abs(growth) <= 0.2,
+    });
+  }
+  return figures;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -240,71 +340,12 @@ async function main(): Promise<void> {
   });
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
   if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
-  const runs = Number(values.runs);
-  const url = await scratchDatabase(values.database);
-  const dir = mkdtempSync(join(tmpdir(), 'ers-bench-export-'));
-  const results: SizeResult[] = [];
-  try {
-    for (const size of sizes) {
-      const loadStarted = performance.now();
-      await loadEntities(url, size);
-      console.log(`loaded ${size} entities in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
-      const result: SizeResult = { entities: size, exportSeconds: [], exportCpuSeconds: [], copySeconds: [], bytes: 0, peakRssBytes: 0 };
-      // Alternate, so that both see the same cache state on average.
-      for (let run = 0; run < runs; run += 1) {
-        result.copySeconds.push(measureCopy(url));
-        const measured = measureExport(url, dir);
-        if (measured.entities !== size) throw new Error(`export wrote ${measured.entities} entities, expected ${size}`);
-        result.exportSeconds.push(measured.seconds);
-        result.exportCpuSeconds.push(measured.cpuSeconds);
-        result.bytes = measured.bytes;
-        result.peakRssBytes = Math.max(result.peakRssBytes, measured.peakRssBytes);
-        if (values.validate && run === 0) {
-          const { validateDocument } = await import('../domain/validation/index.ts');
-          const started = performance.now();
-          await validateDocument(readFileSync(measured.file), 'v2');
-          console.log(`export file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-        }
-        rmSync(measured.file, { force: true });
-      }
-      results.push(result);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-    if (!values.keep) await dropDatabase(url);
-  }
-
-  const best = (list: number[]) => Math.min(...list);
-  const spread = (list: number[]) => (list.length > 1 ? ` (${list.map((value) => value.toFixed(2)).join(' / ')})` : '');
-  console.table(
-    results.map((result) => ({
-      entities: result.entities,
-      'export s': best(result.exportSeconds).toFixed(2) + spread(result.exportSeconds),
-      'entities/s': Math.round(result.entities / best(result.exportSeconds)),
-      // CPU time of the exporter: on a busy machine, the part of the wall time that is its own.
-      'export CPU s': best(result.exportCpuSeconds).toFixed(2),
-      'file MB': (result.bytes / MB).toFixed(0),
-      'peak RSS MB': (result.peakRssBytes / MB).toFixed(0),
-      'COPY s': best(result.copySeconds).toFixed(2) + spread(result.copySeconds),
-      'export / COPY': `${(best(result.exportSeconds) / best(result.copySeconds)).toFixed(2)}x`,
-    })),
-  );
-
-  const checks: [string, boolean][] = [];
-  for (const result of results) {
-    const rate = result.entities / best(result.exportSeconds);
-    checks.push([`${result.entities}: ${Math.round(rate)} entities/s (target >= 20000)`, rate >= 20_000]);
-    checks.push([`${result.entities}: peak RSS ${(result.peakRssBytes / MB).toFixed(0)} MB (target <= 300 MB)`, result.peakRssBytes <= 300 * MB]);
-  }
-  if (results.length > 1) {
-    const small = results[0]!;
-    const large = results.at(-1)!;
-    const growth = large.peakRssBytes / small.peakRssBytes - 1;
-    checks.push([`peak RSS ${large.entities} vs ${small.entities}: ${(growth * 100).toFixed(1)}% (target within 20%)`, Math.abs(growth) <= 0.2]);
-  }
-  for (const [text, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${text}`);
-  if (checks.some(([, ok]) => !ok)) process.exitCode = 1;
+  const figures = await exportFigures(sizes, Number(values.runs), { validate: values.validate, keep: values.keep, database: values.database });
+  printTable(figures);
+  if (figures.some((figure) => !figure.met)) process.exitCode = 1;
 }
 
-if (process.argv[2] === '--child') await child(process.argv[3] as string, process.argv[4] as string);
-else await main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === '--child') await child(process.argv[3] as string, process.argv[4] as string);
+  else await main();
+}

@@ -2,100 +2,38 @@
 //
 //   npm run bench:validate [-- --mb 50 --runs 3]
 //
-// Writes a v2 batch of about `--mb` MB (createEntity elements with three
-// parts of eight items, Czech names) to a temporary file, validates it with
-// validateBatchXml in a child process (so that its peak RSS is its own) and
-// with `xmllint --noout --schema`, and prints time and memory. Targets: at
-// most twice xmllint's time, peak RSS at most four times the file size.
-// Exits 1 when a target is missed.
+// Writes a v2 batch of about `--mb` MB from the one data generator
+// (bench/lib/generate.ts: three parts of eight items, Czech names) to a
+// temporary file, validates it with validateBatchXml in a child process (so
+// that its peak RSS is its own) and with `xmllint --noout --schema`, each
+// `--runs` times, alternated, and prints the medians (bench/lib/report.ts).
+// Targets: at most twice xmllint's time, peak RSS at most four times the
+// file size. Exits 1 when a target is missed. validationFigures() is what
+// `npm run bench` calls.
 
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { serializeBatch } from '../domain/xml/index.ts';
+import { generateCreates, writeGeneratedBatch } from './lib/generate.ts';
+import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 
 const SCHEMA = fileURLToPath(new URL('../schemas/entity-records-2025.xsd', import.meta.url));
 const MB = 1024 * 1024;
 
-// ---- generator ----
+// ---- the batch ----
 
-const FIRST_NAMES = ['Antonín', 'Božena', 'Jiří', 'Květoslava', 'Přemysl', 'Šárka', 'Čeněk', 'Žofie', 'Ludmila', 'Vojtěch'];
-const SURNAMES = ['Dvořák', 'Němcová', 'Čapek', 'Hašek', 'Štěpánek', 'Řezníček', 'Žižka', 'Kočí', 'Procházková', 'Veselý'];
-const PLACES = ['Nelahozeves', 'Česká Skalice', 'Malé Svatoňovice', 'Lipnice nad Sázavou', 'Třeboň', 'Žďár nad Sázavou'];
-
-function createEntity(i: number): string {
-  const first = FIRST_NAMES[i % FIRST_NAMES.length];
-  const surname = SURNAMES[(i * 7) % SURNAMES.length];
-  const place = PLACES[i % PLACES.length];
-  const year = 1800 + (i % 200);
-  return `  <createEntity localId="e${i}" entityType="PERSON_INDIVIDUAL" entityUuid="${randomUUID()}">
-    <parst>
-      <part type="PT_NAME" partUuid="${randomUUID()}">
-        <items>
-          <string type="NM_MAIN">${surname}</string>
-          <string type="NM_MINOR">${first}</string>
-          <enum type="NM_TYPE" spec="NT_ACTUAL"/>
-          <string type="NM_SUP_GEN">${first} ${surname} (${year})</string>
-          <int type="NM_ORDER">${i % 10}</int>
-          <boolean type="NM_PREFERRED">true</boolean>
-          <unitDate type="NM_VALID" from="${year}-01-01T00:00:00" to="${year + 60}-12-31T23:59:59" format="Y-Y"/>
-          <link type="SRC_LINK"><url>https://example.cz/osoby/${i}</url><name>Záznam č. ${i}</name></link>
-        </items>
-      </part>
-      <part type="PT_BODY" partUuid="${randomUUID()}">
-        <items>
-          <string type="BRIEF_DESC">Český malíř a grafik, žák Akademie výtvarných umění v Praze.</string>
-          <enum type="GENDER" spec="GT_${i % 2 === 0 ? 'MALE' : 'FEMALE'}"/>
-          <string type="NOTE">Poznámka k záznamu ${i}: působil v obci ${place}.</string>
-          <int type="SORT_KEY">${i}</int>
-          <boolean type="IS_PUBLIC">false</boolean>
-          <string type="HISTORY">Narodil se v obci ${place}, studoval v Praze a ve Vídni.</string>
-          <string type="SOURCE_INFO">Biografický slovník českých zemí, sešit ${i % 30}.</string>
-          <enum type="LANGUAGE" spec="LNG_cze"/>
-        </items>
-      </part>
-      <part type="PT_CRE" partUuid="${randomUUID()}">
-        <items>
-          <unitDate type="CRE_DATE" from="${year}-09-08T00:00:00" to="${year}-09-08T23:59:59" format="D"/>
-          <enum type="CRE_CLASS" spec="CRC_BIRTH"/>
-          <string type="CRE_PLACE">${place}</string>
-          <binary type="CRE_SCAN">UEsDBBQAAAAIAGZ3TVcAAAAA</binary>
-          <int type="CRE_YEAR">${year}</int>
-          <boolean type="CRE_CERTAIN">true</boolean>
-          <link type="CRE_LINK"><url>https://example.cz/matriky/${i}</url></link>
-          <string type="CRE_NOTE">Křest v kostele sv. Ondřeje.</string>
-        </items>
-      </part>
-    </parst>
-  </createEntity>
-`;
-}
-
-/** Writes a batch of at least `targetBytes`; returns the number of entities. */
-function writeBatch(path: string, targetBytes: number): number {
-  const fd = openSync(path, 'w');
-  try {
-    let written = writeSync(fd, `<?xml version="1.0" encoding="UTF-8"?>
-<batchUpdate xmlns="http://cam.tacr.cz/2025">
-  <info uuid="${randomUUID()}"><sender><id>bench</id><name>Zkušební Uživatel</name></sender></info>
-`);
-    let count = 0;
-    let buffered = '';
-    while (written < targetBytes) {
-      buffered += createEntity(++count);
-      if (buffered.length > MB) {
-        written += writeSync(fd, buffered);
-        buffered = '';
-      }
-    }
-    writeSync(fd, `${buffered}</batchUpdate>\n`);
-    return count;
-  } finally {
-    closeSync(fd);
-  }
+/** Writes a batch of the one data generator (bench/lib/generate.ts) of about `targetBytes`; returns the number of entities. */
+async function writeBatch(path: string, targetBytes: number): Promise<number> {
+  const sample = 500;
+  const sampleBytes = Buffer.byteLength(serializeBatch({ version: 'v2', sender: { id: 'bench', name: 'Benchmark' } }, generateCreates(sample), 'v2'));
+  const count = Math.max(1, Math.ceil((targetBytes * sample) / sampleBytes));
+  await writeGeneratedBatch(path, count, { batchUuid: randomUUID() });
+  return count;
 }
 
 // ---- measurement ----
@@ -140,59 +78,79 @@ function measureXmllint(file: string, extra: string[]): Measurement {
   return { seconds: (performance.now() - started) / 1000, peakRssBytes: undefined };
 }
 
-function best(runs: number, measure: () => Measurement): Measurement {
-  const all = Array.from({ length: runs }, measure);
-  const seconds = Math.min(...all.map((m) => m.seconds));
-  const peaks = all.map((m) => m.peakRssBytes).filter((peak): peak is number => peak !== undefined);
-  return { seconds, peakRssBytes: peaks.length > 0 ? Math.max(...peaks) : undefined };
+function measure(runs: number, measureOnce: () => Measurement): Measurement[] {
+  return Array.from({ length: runs }, measureOnce);
 }
 
 function hasXmllint(): boolean {
   return spawnSync('xmllint', ['--version']).status === 0;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { mb: { type: 'string', default: '50' }, runs: { type: 'string', default: '3' } } });
+/**
+ * Validation + reading of a generated batch of about `mb` MB, `runs` times,
+ * beside `xmllint --schema` (and --stream, for the note): median time, peak
+ * RSS (the largest of the runs).
+ */
+export async function validationFigures(mb: number, runs: number): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'ers-bench-'));
   try {
     const file = join(dir, 'batch.xml');
-    const entities = writeBatch(file, Number(values.mb) * MB);
+    const entities = await writeBatch(file, mb * MB);
     const size = statSync(file).size;
-    console.log(`batch: ${(size / MB).toFixed(1)} MB, ${entities} createEntity, best of ${values.runs} runs\n`);
-
-    const runs = Number(values.runs);
-    const rows: [string, Measurement][] = [['validateBatchXml', best(runs, () => measureValidator(file))]];
-    if (hasXmllint()) {
-      rows.push(['xmllint --schema', best(runs, () => measureXmllint(file, []))]);
-      rows.push(['xmllint --stream --schema', best(runs, () => measureXmllint(file, ['--stream']))]);
-    } else {
-      console.log('xmllint not found (Debian: apt-get install libxml2-utils); no comparison\n');
+    process.stderr.write(`validate: batch of ${(size / MB).toFixed(1)} MB, ${entities} createEntity, ${runs} runs\n`);
+    const ours: Measurement[] = [];
+    const lint: Measurement[] = [];
+    const lintStream: Measurement[] = [];
+    const xmllint = hasXmllint();
+    if (!xmllint) process.stderr.write('validate: xmllint not found (Debian: apt-get install libxml2-utils); no baseline\n');
+    // Alternated, so that both see the same background load on average.
+    for (let run = 0; run < runs; run += 1) {
+      ours.push(measureValidator(file));
+      if (xmllint) {
+        lint.push(measureXmllint(file, []));
+        lintStream.push(measureXmllint(file, ['--stream']));
+      }
     }
-
-    const reference = rows[1]?.[1];
-    const table = rows.map(([name, m]) => ({
-      tool: name,
-      seconds: m.seconds.toFixed(2),
-      'MB/s': (size / MB / m.seconds).toFixed(1),
-      'peak RSS MB': m.peakRssBytes === undefined ? '?' : (m.peakRssBytes / MB).toFixed(0),
-      'RSS / file': m.peakRssBytes === undefined ? '?' : `${(m.peakRssBytes / size).toFixed(1)}x`,
-      'time / xmllint': reference ? `${(m.seconds / reference.seconds).toFixed(2)}x` : '-',
-    }));
-    console.table(table);
-
-    const [, ours] = rows[0] as [string, Measurement];
-    const rssRatio = (ours.peakRssBytes ?? Number.POSITIVE_INFINITY) / size;
-    const checks: [string, boolean][] = [[`peak RSS ${rssRatio.toFixed(1)}x file size (target <= 4x)`, rssRatio <= 4]];
-    if (reference) {
-      const timeRatio = ours.seconds / reference.seconds;
-      checks.push([`time ${timeRatio.toFixed(2)}x xmllint --schema (target <= 2x)`, timeRatio <= 2]);
-    }
-    for (const [text, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${text}`);
-    if (checks.some(([, ok]) => !ok)) process.exitCode = 1;
+    const seconds = median(ours.map((m) => m.seconds));
+    const reference = xmllint ? median(lint.map((m) => m.seconds)) : undefined;
+    const peak = Math.max(...ours.map((m) => m.peakRssBytes ?? Number.POSITIVE_INFINITY));
+    const lintPeaks = lint.map((m) => m.peakRssBytes).filter((value): value is number => value !== undefined);
+    const label = `${(size / MB).toFixed(0)} MB batch (${entities.toLocaleString('en')} entities)`;
+    return [
+      {
+        figure: `XSD validation + reading, ${label}`,
+        value: seconds,
+        unit: 's',
+        baseline: reference,
+        baselineName: 'xmllint --schema',
+        target: '≤ 2× xmllint --schema',
+        met: reference === undefined ? false : seconds <= 2 * reference,
+        note: `${(size / MB / seconds).toFixed(1)} MB/s; ${runsNote(ours.map((m) => m.seconds), 's')}${xmllint ? `; xmllint --stream ${median(lintStream.map((m) => m.seconds)).toFixed(2)} s` : '; no xmllint'}`,
+      },
+      {
+        figure: `validator peak RSS, ${(size / MB).toFixed(0)} MB batch`,
+        value: peak / MB,
+        unit: 'MB',
+        baseline: lintPeaks.length > 0 ? Math.max(...lintPeaks) / MB : undefined,
+        baselineName: 'xmllint --schema',
+        target: '≤ 4× file size',
+        met: peak <= 4 * size,
+        note: `${(peak / size).toFixed(1)}× the file`,
+      },
+    ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--child') await child(process.argv[3] as string);
-else await main();
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { mb: { type: 'string', default: '50' }, runs: { type: 'string', default: '3' } } });
+  const figures = await validationFigures(Number(values.mb), Number(values.runs));
+  printTable(figures);
+  if (figures.some((figure) => !figure.met)) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === '--child') await child(process.argv[3] as string);
+  else await main();
+}

@@ -27,6 +27,21 @@ export interface WorkerDeps {
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
+/**
+ * Pooled connections one activity may hold at once: a batch's transaction or
+ * an export's cursor, plus the progress update written beside it.
+ */
+const CONNECTIONS_PER_ACTIVITY = 2;
+
+/**
+ * Activities run at once: no more than the ORM pool can serve whole. With
+ * more, every connection can end up held by a transaction waiting for a
+ * second one for its progress update, and the worker hangs for good.
+ */
+export function maxConcurrentActivities(orm: Orm): number {
+  return Math.max(1, Math.floor((orm.config.get('pool').max ?? 10) / CONNECTIONS_PER_ACTIVITY));
+}
+
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
@@ -34,6 +49,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
+    maxConcurrentActivityTaskExecutions: maxConcurrentActivities(deps.orm),
     interceptors: { activity: deps.activityInterceptors ?? [] },
     activities: {
       ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),

@@ -24,6 +24,21 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/**
+ * The seed whose stream begins `skip` draws after the stream of `seed`
+ * (mulberry32 advances its state by a constant): generators seeded with
+ * streamSeed(seed, k * drawsPerChunk) for k = 0, 1, 2, ... draw disjoint
+ * stretches of one stream, so chunks generated apart share no UUIDs.
+ */
+export function streamSeed(seed: number, skip: number): number {
+  const low = skip % 2 ** 16;
+  const high = Math.floor(skip / 2 ** 16) % 2 ** 16;
+  return (seed + Math.imul(0x6d2b79f5, low) + Math.imul(Math.imul(0x6d2b79f5, high), 2 ** 16)) >>> 0;
+}
+
+/** Draws of `seededRandom` that generateCreates makes per entity, at most (a bound for streamSeed). */
+export const DRAWS_PER_ENTITY = 160;
+
 /** UUID v4 shaped from the generator, so that runs are repeatable (the schema accepts v1 and v4 only). */
 function seededUuid(random: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16));

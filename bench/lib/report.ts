@@ -8,7 +8,21 @@ export interface Figure {
   baselineName?: string;
   target: string;
   met: boolean;
+  /** Shown for context only (no target of its own): neither met nor missed, and not counted in the headline. */
+  info?: boolean;
   note?: string;
+}
+
+/** (max - min) / median of repeated measurements; 0 for a single one. */
+export function spread(values: number[]): number {
+  if (values.length < 2) return 0;
+  return (Math.max(...values) - Math.min(...values)) / median(values);
+}
+
+/** The note for a figure measured `values.length` times: median of n, spread. */
+export function runsNote(values: number[], unit = ''): string {
+  if (values.length < 2) return '1 run';
+  return `median of ${values.length}, spread ${(spread(values) * 100).toFixed(0)}% (${values.map((v) => format(v)).join(' / ')}${unit ? ` ${unit}` : ''})`;
 }
 
 export function median(values: number[]): number {
@@ -26,7 +40,7 @@ export function printTable(figures: Figure[]): void {
     f.baseline === undefined ? '' : `${format(f.baseline)} ${f.unit} (${f.baselineName ?? 'baseline'})`,
     f.baseline === undefined ? '' : `${(f.value / f.baseline).toFixed(2)}×`,
     f.target,
-    f.met ? 'met' : 'NOT met',
+    f.info ? '-' : f.met ? 'met' : 'NOT met',
     f.note ?? '',
   ]);
   const header = ['figure', 'value', 'baseline', 'ratio', 'target', 'status', 'note'];

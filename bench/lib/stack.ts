@@ -56,6 +56,12 @@ export interface StackOptions {
    * children log expected errors).
    */
   childOutput?: 'inherit' | 'file';
+  /**
+   * Keep the database if it exists (create it when it does not) and only
+   * apply pending migrations, instead of dropping and recreating it: the read
+   * benchmarks run on a database loaded beforehand. Default false.
+   */
+  reuseDatabase?: boolean;
 }
 
 export async function recreateDatabase(name: string): Promise<string> {
@@ -64,6 +70,18 @@ export async function recreateDatabase(name: string): Promise<string> {
   await admin.connect();
   await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
   await admin.end();
+  base.pathname = `/${name}`;
+  const url = base.toString();
+  await ensureDatabase(url);
+  const orm = await openOrm(url);
+  await migrate(orm);
+  await orm.close();
+  return url;
+}
+
+/** The URL of database `name` on the bench server, created when missing and migrated; existing rows are kept. */
+export async function openDatabase(name: string): Promise<string> {
+  const base = new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
   base.pathname = `/${name}`;
   const url = base.toString();
   await ensureDatabase(url);
@@ -135,7 +153,10 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
   };
 
   try {
-    const [url, temporal] = await Promise.all([recreateDatabase(databaseName), startDevServer(temporalOptions)]);
+    const [url, temporal] = await Promise.all([
+      options.reuseDatabase ? openDatabase(databaseName) : recreateDatabase(databaseName),
+      startDevServer(temporalOptions),
+    ]);
     databaseUrl = url;
     children.temporal = temporal;
     const port = await freePort();
@@ -196,7 +217,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
     };
   } catch (error) {
     await stopAll().catch(() => undefined);
-    if (databaseUrl) await dropDatabase(databaseUrl).catch(() => undefined);
+    if (databaseUrl && !options.reuseDatabase) await dropDatabase(databaseUrl).catch(() => undefined);
     throw error;
   }
 }

@@ -8,7 +8,7 @@ import type { XmlVersion } from '../../domain/model.ts';
 import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import type { BatchWorkflowInput } from '../../workflows/batch.ts';
-import { finishBatch, findLiveBatchWithBody, storeBatch } from './store.ts';
+import { findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow } from './store.ts';
 
 export interface BatchSubmission {
   body: Buffer;
@@ -47,7 +47,7 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
   const sha256 = createHash('sha256').update(submission.body).digest('hex');
   const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
   const pool = await pgPool(deps.orm);
-  await inTransaction(pool, async (client) => {
+  const resumed = await inTransaction(pool, async (client) => {
     const twin = await findLiveBatchWithBody(client, sha256, batchId);
     if (twin) throw problem(409, 'BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
     const stored = await storeBatch(client, {
@@ -60,13 +60,29 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
       changesTotal: validated.changes,
       body: submission.body,
     });
-    if (!stored) throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
+    if (stored) return false;
+    // An API that died between this commit and the workflow start left the
+    // batch ACCEPTED with no workflow: the same submission sent again starts it.
+    const existing = await findBatch(client, batchId);
+    if (existing && isSameSubmission(existing, sha256, submission)) return true;
+    throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   });
-  await startBatchWorkflow(deps, batchId);
+  await startBatchWorkflow(deps, batchId, resumed);
   return { batchId };
 }
 
-async function startBatchWorkflow(deps: AppDeps, batchId: string): Promise<void> {
+function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchSubmission): boolean {
+  return (
+    existing.status === 'ACCEPTED' &&
+    existing.bodySha256 === sha256 &&
+    existing.apiVersion === submission.apiVersion &&
+    existing.submittedBy === submission.principal &&
+    existing.force === submission.force &&
+    (existing.offeredForceKey ?? undefined) === submission.forceKey
+  );
+}
+
+async function startBatchWorkflow(deps: AppDeps, batchId: string, resumed: boolean): Promise<void> {
   const input: BatchWorkflowInput = { batchId };
   try {
     await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
@@ -75,9 +91,10 @@ async function startBatchWorkflow(deps: AppDeps, batchId: string): Promise<void>
       args: [input],
       // A FAILED batch may run again under its id; the database already refused anything else.
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      // The row said FAILED, so a run still open under this id has only its own ending left to do
-      // (it wrote FAILED before closing): replacing it loses nothing and spares the client a 409.
-      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      // A new or revived row: a run still open under this id has only its own ending left to do
+      // (it wrote FAILED before closing), so replacing it loses nothing and spares the client a 409.
+      // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
+      workflowIdConflictPolicy: resumed ? 'FAIL' : 'TERMINATE_EXISTING',
     });
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {

@@ -1,0 +1,505 @@
+// npm run bench:reads [-- --entities 1000000 --runs 3 --duration 10 --ids 5000 --searches 200 --reload --json FILE]
+//
+// Reads on a database of N generated entities (default 1,000,000), against
+// the API as a child process (bench/lib/stack.ts):
+//  - GET /api/v2/entities/{id}: throughput and latency p50/p99 at 32
+//    concurrent connections for --duration seconds (autocannon), over random
+//    ids; beside it a bare Koa app (another child process, on another port)
+//    answering the same paths with the same bytes (the baseline);
+//  - POST /api/v2/search: p50/p95 over 200 (--searches) sequential requests each of an
+//    index condition `name` CT_CONTAIN, and of types + state filters;
+//  - GET /api/v2/updates: one page of 50,000 (time to last byte), with the
+//    API's RSS before/after (VmRSS) and its peak (VmHWM).
+// Each is measured --runs times (median; the note gives the spread).
+//
+// The database (er_bench_reads for 1,000,000 entities, er_bench_reads_N for
+// other sizes) is loaded by bench/lib/load.ts: the service's own write path,
+// one 10,000-entity batch per transaction. It is kept after the run, and the
+// next run reuses it when it holds N entities loaded by the same generator,
+// loader, domain and schema code (a fingerprint in the database's comment);
+// --reload loads it anew.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { seededRandom } from './lib/generate.ts';
+import { DEFAULT_ENTITY_TYPES, loadGeneratedEntities } from './lib/load.ts';
+import { median, printTable, runsNote, type Figure } from './lib/report.ts';
+import { BENCH_TOKEN, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
+import { freePort } from '../scripts/lib/ports.ts';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const MB = 2 ** 20;
+const CONCURRENCY = 32;
+const SEARCH_REQUESTS = 200;
+const UPDATES_PAGE_SIZE = 50_000;
+const SEARCH_PAGE_SIZE = 20;
+const AUTH = { authorization: `Bearer ${BENCH_TOKEN}` };
+
+export interface ReadsOptions {
+  entities: number;
+  /** Repetitions of each timed figure (median reported). */
+  runs: number;
+  /** Seconds of each GET throughput run. */
+  durationSeconds: number;
+  /** Distinct random entity ids the GET runs cycle through. */
+  ids?: number;
+  /** Search requests of each kind per run. Default 200. */
+  searchRequests?: number;
+  /** A run of searches stops early after this many seconds (the slow ones take seconds each on 1M entities). Default 90. */
+  searchSeconds?: number;
+  /** Load the database anew even when a matching one is kept. */
+  reload?: boolean;
+}
+
+// ---- the database ----
+
+export function readsDatabaseName(entities: number): string {
+  return entities === 1_000_000 ? 'er_bench_reads' : `er_bench_reads_${entities}`;
+}
+
+/** The files whose code decides which rows the loader writes: a kept database made by other code is not reused. */
+const LOADER_FILES = [
+  'bench/lib/generate.ts',
+  'bench/lib/load.ts',
+  'db/copy.ts',
+  'db/sql.ts',
+  'domain/model.ts',
+  'domain/text.ts',
+  'domain/search-values.ts',
+  'services/batches/apply.ts',
+  'services/batches/store.ts',
+  'services/batches/write-plan.ts',
+];
+
+export function loaderFingerprint(entities: number): string {
+  const hash = createHash('sha256').update(`entities=${entities}\n`);
+  const files = [
+    ...LOADER_FILES,
+    ...readdirSync(join(ROOT, 'domain/batch')).map((name) => `domain/batch/${name}`),
+    ...readdirSync(join(ROOT, 'migrations')).map((name) => `migrations/${name}`),
+  ].sort();
+  for (const file of files) hash.update(`${file}\n`).update(readFileSync(join(ROOT, file)));
+  return `entity-records bench/reads ${hash.digest('hex').slice(0, 16)}`;
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The loaded database of `entities` entities: the kept one when its
+ * fingerprint and entity count match, else dropped, created and loaded.
+ * Returns its URL and a line for the output saying which it was.
+ */
+export async function readsDatabase(entities: number, reload = false): Promise<{ url: string; name: string; how: string }> {
+  const name = readsDatabaseName(entities);
+  const fingerprint = loaderFingerprint(entities);
+  if (!reload) {
+    const url = await openDatabase(name);
+    const [comment] = await query<{ comment: string | null }>(url, 'select shobj_description(oid, $1) as comment from pg_database where datname = current_database()', ['pg_database']);
+    if (comment?.comment?.startsWith(fingerprint)) {
+      const [count] = await query<{ n: string }>(url, 'select count(*) as n from entity');
+      if (Number(count?.n) === entities) return { url, name, how: `reused database ${name} (${entities.toLocaleString('en')} entities; ${comment.comment.slice(fingerprint.length).trim()})` };
+    }
+  }
+  const url = await recreateDatabase(name);
+  let last = 0;
+  const result = await loadGeneratedEntities(url, entities, {
+    onProgress: (loaded, total) => {
+      if (loaded - last >= total / 10 || loaded === total) {
+        last = loaded;
+        process.stderr.write(`reads: loaded ${loaded.toLocaleString('en')} / ${total.toLocaleString('en')} entities\n`);
+      }
+    },
+  });
+  const how = `loaded ${entities.toLocaleString('en')} entities into ${name} in ${result.seconds.toFixed(0)} s (${Math.round(entities / result.seconds)} entities/s, of which ${result.indexSeconds.toFixed(0)} s search indexes + VACUUM ANALYZE)`;
+  await query(url, `comment on database ${pg.escapeIdentifier(name)} is ${pg.escapeLiteral(`${fingerprint} loaded ${new Date().toISOString()} in ${result.seconds.toFixed(0)} s`)}`);
+  return { url, name, how };
+}
+
+// ---- GET entity vs a bare Koa app ----
+
+interface Throughput {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** One autocannon run over `paths` in turn; latencies are recorded here, at sub-millisecond resolution. */
+function runAutocannon(baseUrl: string, paths: string[], seconds: number): Promise<Throughput> {
+  return new Promise((done, fail) => {
+    let next = 0;
+    const latencies: number[] = [];
+    const instance = autocannon(
+      {
+        url: baseUrl,
+        connections: CONCURRENCY,
+        duration: seconds,
+        headers: AUTH,
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (request) => {
+              request.path = paths[next++ % paths.length]!;
+              return request;
+            },
+          },
+        ],
+      },
+      (error, result) => {
+        if (error) return fail(error);
+        latencies.sort((a, b) => a - b);
+        const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+        done({
+          requestsPerSecond: result.requests.total / (result.duration || seconds),
+          p50: at(0.5),
+          p99: at(0.99),
+          errors: result.errors + result.timeouts + result.non2xx,
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
+  });
+}
+
+async function randomIds(url: string, count: number): Promise<number[]> {
+  const [range] = await query<{ min: string; max: string }>(url, 'select min(id) as min, max(id) as max from entity');
+  const min = Number(range!.min);
+  const max = Number(range!.max);
+  const random = seededRandom(42);
+  return Array.from({ length: count }, () => min + Math.floor(random() * (max - min + 1)));
+}
+
+/** Fetches each path once from the API, for the bare app to answer with the same bytes. */
+async function prefetch(apiUrl: string, paths: string[]): Promise<Record<string, { body: string; contentType: string; etag?: string }>> {
+  const responses: Record<string, { body: string; contentType: string; etag?: string }> = {};
+  let next = 0;
+  const lane = async () => {
+    for (let index = next++; index < paths.length; index = next++) {
+      const path = paths[index]!;
+      const response = await fetch(`${apiUrl}${path}`, { headers: AUTH });
+      if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`);
+      responses[path] = { body: await response.text(), contentType: response.headers.get('content-type') ?? 'application/xml', etag: response.headers.get('etag') ?? undefined };
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+  return responses;
+}
+
+async function startBareKoa(responsesFile: string): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'bench/lib/bare-koa.ts'), responsesFile, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((done, fail) => {
+    child.once('exit', (code) => fail(new Error(`bare Koa app exited (code ${code})`)));
+    child.stdout!.on('data', (data: Buffer) => {
+      if (data.toString().includes('listening')) done();
+    });
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  await gone;
+}
+
+async function getFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
+  const ids = await randomIds(stack.databaseUrl, options.ids ?? 5000);
+  const paths = ids.map((id) => `/api/v2/entities/${id}`);
+  const dir = mkdtempSync(join(tmpdir(), 'entity-records-reads-'));
+  const responsesFile = join(dir, 'responses.json');
+  const responses = await prefetch(stack.apiUrl, [...new Set(paths)]);
+  const averageBytes = Object.values(responses).reduce((sum, r) => sum + Buffer.byteLength(r.body), 0) / Object.keys(responses).length;
+  writeFileSync(responsesFile, JSON.stringify(responses));
+  const bare = await startBareKoa(responsesFile);
+  try {
+    // Warm-up of both (JIT, connection pools, caches), not counted.
+    await runAutocannon(stack.apiUrl, paths, 2);
+    await runAutocannon(bare.url, paths, 2);
+    const api: Throughput[] = [];
+    const baseline: Throughput[] = [];
+    // Alternated, so that both see the same background load on average.
+    for (let run = 0; run < options.runs; run += 1) {
+      api.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
+      baseline.push(await runAutocannon(bare.url, paths, options.durationSeconds));
+      const [a, b] = [api.at(-1)!, baseline.at(-1)!];
+      process.stderr.write(
+        `reads: GET entity run ${run + 1}: API ${a.requestsPerSecond.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms; bare Koa ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms\n`,
+      );
+    }
+    const errors = api.reduce((sum, r) => sum + r.errors, 0) + baseline.reduce((sum, r) => sum + r.errors, 0);
+    if (errors > 0) throw new Error(`GET entity benchmark: ${errors} failed requests`);
+    const rps = median(api.map((r) => r.requestsPerSecond));
+    const bareRps = median(baseline.map((r) => r.requestsPerSecond));
+    const p50 = median(api.map((r) => r.p50));
+    const p99 = median(api.map((r) => r.p99));
+    const common = `${ids.length} random ids, ${(averageBytes / 1024).toFixed(1)} KB each`;
+    return [
+      {
+        figure: `GET entity, c=${CONCURRENCY}, ${label}`,
+        value: rps,
+        unit: 'req/s',
+        baseline: bareRps,
+        baselineName: 'bare Koa',
+        target: '≥ 1500 req/s and ≥ 0.4× bare Koa',
+        met: rps >= 1500 && rps >= 0.4 * bareRps,
+        note: `${common}; ${runsNote(api.map((r) => r.requestsPerSecond))}`,
+      },
+      {
+        figure: `GET entity p50, c=${CONCURRENCY}`,
+        value: p50,
+        unit: 'ms',
+        baseline: median(baseline.map((r) => r.p50)),
+        baselineName: 'bare Koa',
+        target: '≤ 5 ms',
+        met: p50 <= 5,
+        note: runsNote(api.map((r) => r.p50)),
+      },
+      {
+        figure: `GET entity p99, c=${CONCURRENCY}`,
+        value: p99,
+        unit: 'ms',
+        baseline: median(baseline.map((r) => r.p99)),
+        baselineName: 'bare Koa',
+        target: '-',
+        met: true,
+        info: true,
+        note: runsNote(api.map((r) => r.p99)),
+      },
+    ];
+  } finally {
+    await stopChild(bare.process);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---- search ----
+
+const SURNAMES = ['Novák', 'Svoboda', 'Dvořák', 'Černý', 'Procházka', 'Kučera', 'Veselý', 'Horák', 'Němec', 'Pokorný'];
+const FIRST_NAMES = ['Jan', 'Petr', 'Marie', 'Jana', 'Tomáš', 'Eva', 'Karel', 'Lucie', 'Václav', 'Hana'];
+
+interface SearchRequest {
+  body: unknown;
+  kind: string;
+}
+
+/**
+ * name CT_CONTAIN, in three kinds in turn: a surname (about 1 in 30
+ * entities), "surname, first name" (about 1 in 750) and an entity's serial
+ * from its NM_SUP_GEN ("c3-417)", one entity).
+ */
+function nameContainsRequests(entities: number, count: number): SearchRequest[] {
+  const random = seededRandom(7);
+  const chunks = Math.max(1, Math.ceil(entities / 10_000));
+  return Array.from({ length: count }, (_, index) => {
+    const surname = SURNAMES[index % SURNAMES.length]!;
+    const kind = ['surname', 'surname, first', 'serial'][index % 3]!;
+    const value =
+      kind === 'surname'
+        ? surname
+        : kind === 'surname, first'
+          ? `${surname}, ${FIRST_NAMES[Math.floor(random() * FIRST_NAMES.length)]}`
+          : `c${Math.floor(random() * chunks)}-${Math.floor(random() * Math.min(entities, 10_000))})`;
+    return { kind, body: { cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value } } };
+  });
+}
+
+/** types + state: one of the four loaded types (a quarter of the entities each), with one or two states, pages 0-4. */
+function typesStateRequests(count: number): SearchRequest[] {
+  return Array.from({ length: count }, (_, index) => ({
+    kind: index % 2 === 0 ? 'type, ERS_NEW' : 'type, ERS_NEW+ERS_APPROVED',
+    body: {
+      types: [DEFAULT_ENTITY_TYPES[index % DEFAULT_ENTITY_TYPES.length]],
+      state: index % 2 === 0 ? ['ERS_NEW'] : ['ERS_NEW', 'ERS_APPROVED'],
+    },
+  }));
+}
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+
+/** The requests one after the other: latency (to the last byte) of each, by kind. */
+async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeconds = Number.POSITIVE_INFINITY): Promise<{ p50: number; p95: number; byKind: Map<string, number[]>; count: number }> {
+  const times: number[] = [];
+  const byKind = new Map<string, number[]>();
+  const deadline = performance.now() + budgetSeconds * 1000;
+  for (const [index, request] of requests.entries()) {
+    // The kinds alternate, so a run cut short at a whole cycle still has each kind in its share.
+    if (performance.now() > deadline && index % 6 === 0) break;
+    const page = request.kind.startsWith('type') ? Math.floor(index / 2) % 5 : 0;
+    const started = performance.now();
+    const response = await fetch(`${apiUrl}/api/v2/search?page=${page}&pageSize=${SEARCH_PAGE_SIZE}`, {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify(request.body),
+    });
+    const text = await response.text();
+    const ms = performance.now() - started;
+    if (response.status !== 200) throw new Error(`search ${JSON.stringify(request.body)} answered ${response.status}: ${text.slice(0, 500)}`);
+    times.push(ms);
+    byKind.set(request.kind, [...(byKind.get(request.kind) ?? []), ms]);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), byKind, count: times.length };
+}
+
+async function searchFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const sets: [string, SearchRequest[]][] = [
+    ['name CT_CONTAIN', nameContainsRequests(options.entities, options.searchRequests ?? SEARCH_REQUESTS)],
+    ['types + state', typesStateRequests(options.searchRequests ?? SEARCH_REQUESTS)],
+  ];
+  for (const [name, requests] of sets) {
+    await runSearches(stack.apiUrl, requests.slice(0, 6), 10); // warm-up
+    const budget = options.searchSeconds ?? 90;
+    const runs: Awaited<ReturnType<typeof runSearches>>[] = [];
+    for (let run = 0; run < options.runs; run += 1) runs.push(await runSearches(stack.apiUrl, requests, budget));
+    const counts = runs.map((r) => r.count);
+    const sent = counts.every((count) => count === requests.length) ? `${requests.length}` : `${counts.join(' / ')} (of ${requests.length}; runs stop after ${budget} s)`;
+    const kinds = [...runs[0]!.byKind.keys()].map((kind) => {
+      const all = runs.flatMap((r) => r.byKind.get(kind) ?? []).sort((a, b) => a - b);
+      return `${kind} p50 ${percentile(all, 0.5).toFixed(0)} / p95 ${percentile(all, 0.95).toFixed(0)} ms`;
+    });
+    process.stderr.write(`reads: search ${name}: ${kinds.join('; ')}\n`);
+    const p50 = median(runs.map((r) => r.p50));
+    const p95 = median(runs.map((r) => r.p95));
+    figures.push(
+      {
+        figure: `search ${name} p50, ${label}`,
+        value: p50,
+        unit: 'ms',
+        target: '-',
+        met: true,
+        info: true,
+        note: `${sent} sequential requests per run, pageSize ${SEARCH_PAGE_SIZE}; ${runsNote(runs.map((r) => r.p50))}`,
+      },
+      {
+        figure: `search ${name} p95, ${label}`,
+        value: p95,
+        unit: 'ms',
+        target: '≤ 100 ms',
+        met: p95 <= 100,
+        note: `${runsNote(runs.map((r) => r.p95))}; ${kinds.join('; ')}`,
+      },
+    );
+  }
+  return figures;
+}
+
+// ---- updates ----
+
+function memory(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+async function updatesFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
+  const transactions = await query<{ uuid: string }>(stack.databaseUrl, '(select uuid, seq from transaction order by seq limit 1) union all (select uuid, seq from transaction order by seq desc limit 1) order by seq');
+  const [from, to] = [transactions[0]!.uuid, transactions.at(-1)!.uuid];
+  const path = `/api/v2/updates?fromTransId=${from}&toTransId=${to}&page=0&pageSize=${UPDATES_PAGE_SIZE}`;
+  const pid = stack.api.pid!;
+  const before = memory(pid);
+  const seconds: number[] = [];
+  let bytes = 0;
+  let records = 0;
+  let after = before;
+  for (let run = 0; run < options.runs; run += 1) {
+    const started = performance.now();
+    const response = await fetch(`${stack.apiUrl}${path}`, { headers: AUTH });
+    const text = await response.text();
+    seconds.push((performance.now() - started) / 1000);
+    if (response.status !== 200) throw new Error(`updates answered ${response.status}: ${text.slice(0, 500)}`);
+    bytes = Buffer.byteLength(text);
+    records = text.split('<revInfo ').length - 1;
+    after = memory(pid);
+    process.stderr.write(`reads: updates page of ${UPDATES_PAGE_SIZE}: ${seconds.at(-1)!.toFixed(2)} s, ${(bytes / MB).toFixed(1)} MB; API VmRSS ${(after.rss / MB).toFixed(0)} MB, VmHWM ${(after.hwm / MB).toFixed(0)} MB\n`);
+  }
+  const value = median(seconds);
+  // Growth of the resident set: the peak during the runs (VmHWM, when above the start) over the RSS before them.
+  const growth = (Math.max(after.hwm, after.rss) - before.rss) / MB;
+  const startupPeak = before.hwm > before.rss ? ` (VmHWM was ${(before.hwm / MB).toFixed(0)} MB before: start-up peak)` : '';
+  return [
+    {
+      figure: `updates page of ${UPDATES_PAGE_SIZE.toLocaleString('en')}, ${label}`,
+      value,
+      unit: 's',
+      target: '≤ 3 s',
+      met: value <= 3,
+      note: `time to last byte, ${(bytes / MB).toFixed(1)} MB${records ? `, ${records} records` : ''}; ${runsNote(seconds, 's')}`,
+    },
+    {
+      figure: `API RSS growth, updates page of ${UPDATES_PAGE_SIZE.toLocaleString('en')}`,
+      value: growth,
+      unit: 'MB',
+      target: '≤ 100 MB',
+      met: growth <= 100,
+      note: `VmRSS ${(before.rss / MB).toFixed(0)} → ${(after.rss / MB).toFixed(0)} MB, VmHWM ${(after.hwm / MB).toFixed(0)} MB${startupPeak}; peak over ${options.runs} runs`,
+    },
+  ];
+}
+
+// ---- all of it ----
+
+export async function readsFigures(options: ReadsOptions): Promise<Figure[]> {
+  const database = await readsDatabase(options.entities, options.reload);
+  process.stderr.write(`reads: ${database.how}\n`);
+  const stack = await startStack(database.name, {}, { reuseDatabase: true });
+  const label = `${options.entities.toLocaleString('en')} entities`;
+  try {
+    // Updates first, on the fresh API, so that its VmHWM is this page's peak and not the GET runs'.
+    const figures = await updatesFigures(stack, options, label);
+    figures.push(...(await getFigures(stack, options, label)));
+    figures.push(...(await searchFigures(stack, options, label)));
+    if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
+    figures[0]!.note = `${figures[0]!.note}; ${database.how.startsWith('reused') ? 'database reused' : 'database loaded this run'}`;
+    return figures;
+  } finally {
+    await stack.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      entities: { type: 'string', default: '1000000' },
+      runs: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '10' },
+      ids: { type: 'string', default: '5000' },
+      searches: { type: 'string', default: String(SEARCH_REQUESTS) },
+      'search-seconds': { type: 'string', default: '90' },
+      reload: { type: 'boolean', default: false },
+      json: { type: 'string' },
+    },
+  });
+  const loadBefore = readFileSync('/proc/loadavg', 'utf8').trim();
+  const figures = await readsFigures({
+    entities: Number(values.entities.replace(/_/g, '')),
+    runs: Number(values.runs),
+    durationSeconds: Number(values.duration),
+    ids: Number(values.ids),
+    searchRequests: Number(values.searches),
+    searchSeconds: Number(values['search-seconds']),
+    reload: values.reload,
+  });
+  const loadAfter = readFileSync('/proc/loadavg', 'utf8').trim();
+  printTable(figures);
+  process.stdout.write(`load average before: ${loadBefore}; after: ${loadAfter}\n`);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ loadBefore, loadAfter, figures }, null, 2));
+  if (figures.some((figure) => !figure.info && !figure.met)) process.exitCode = 1;
+}

@@ -1,0 +1,85 @@
+// What Temporal knows about a workflow: the attempts of its activities, its
+// status, and a one-line diagnosis for failure messages.
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+
+export interface ActivityAttempt {
+  attempt: number;
+  /** The failure of the attempt before this one. */
+  lastFailure?: string;
+}
+
+export class WorkflowInspector {
+  private readonly address: string;
+  private connection: Promise<Connection> | undefined;
+
+  constructor(address: string) {
+    this.address = address;
+  }
+
+  async close(): Promise<void> {
+    const connection = await this.connection?.catch(() => undefined);
+    await connection?.close().catch(() => undefined);
+  }
+
+  /**
+   * The attempt number of each activity as the history records it (only the
+   * last attempt of an activity gets an ActivityTaskStarted event, and only
+   * once it has finished).
+   */
+  async activityAttempts(workflowId: string): Promise<ActivityAttempt[]> {
+    const history = await (await this.handle(workflowId)).fetchHistory();
+    return (history.events ?? []).flatMap((event) => {
+      const started = event.activityTaskStartedEventAttributes;
+      if (!started) return [];
+      const failure = started.lastFailure;
+      const lastFailure = failure ? `${failure.message ?? ''}${failure.cause?.message ? `: ${failure.cause.message}` : ''}` : undefined;
+      return [{ attempt: started.attempt ?? 0, ...(lastFailure === undefined ? {} : { lastFailure }) }];
+    });
+  }
+
+  /** How many of the workflow's activities Temporal has recorded as completed. */
+  async activitiesCompleted(workflowId: string): Promise<number> {
+    const history = await (await this.handle(workflowId)).fetchHistory();
+    return (history.events ?? []).filter((event) => event.activityTaskCompletedEventAttributes).length;
+  }
+
+  /** The attempt of the workflow's pending activity, if one is pending. */
+  async pendingAttempt(workflowId: string): Promise<number | undefined> {
+    const description = await (await this.handle(workflowId)).describe();
+    return description.raw.pendingActivities?.[0]?.attempt ?? undefined;
+  }
+
+  /** The execution status (RUNNING, COMPLETED, …), or NOT_FOUND. */
+  async status(workflowId: string): Promise<string> {
+    try {
+      return (await (await this.handle(workflowId)).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+      throw error;
+    }
+  }
+
+  /** Status, pending activities and the last history events, for a failure message. */
+  async diagnose(workflowId: string): Promise<string> {
+    try {
+      const handle = await this.handle(workflowId);
+      const description = await handle.describe();
+      const pending = (description.raw.pendingActivities ?? []).map(
+        (activity) => `${activity.activityType?.name} attempt ${activity.attempt} state ${activity.state} last failure ${activity.lastFailure?.message ?? 'none'}`,
+      );
+      const events = ((await handle.fetchHistory()).events ?? []).map((event) => String(event.eventType)).slice(-8);
+      return `workflow ${description.status.name}; pending: ${pending.join(' | ') || 'none'}; last event types: ${events.join(', ')}`;
+    } catch (error) {
+      return `workflow: ${(error as Error).message}`;
+    }
+  }
+
+  private async handle(workflowId: string) {
+    this.connection ??= Connection.connect({ address: this.address, connectTimeout: 5000 });
+    return new Client({ connection: await this.connection }).workflow.getHandle(workflowId);
+  }
+}
+
+export function describeAttempts(attempts: readonly ActivityAttempt[]): string {
+  return attempts.map((a) => `attempt ${a.attempt}${a.lastFailure ? ` (after: ${a.lastFailure.slice(0, 160)})` : ''}`).join(', ') || 'none recorded yet';
+}
