@@ -131,7 +131,8 @@ class Planner {
       localId: command.localId,
       isNew: true,
       record,
-      created: { entityType: command.entityType, parts: structuredClone(parts) },
+      // Shared with the record until a change of this batch edits it (see #detachCreatedParts).
+      created: { entityType: command.entityType, parts },
       changes: [],
       contentChanged: true,
     };
@@ -159,6 +160,7 @@ class Planner {
         this.#errors(localId, resolved.problems);
         continue;
       }
+      this.#detachCreatedParts(slot);
       const outcome = applyChange(slot.record, resolved.value, this.#env);
       if (!outcome.ok) {
         this.#errors(localId, outcome.problems);
@@ -315,6 +317,15 @@ class Planner {
     return create === undefined
       ? { code, message: `${subject(describeRef(ref))} is in state ${state}.`, entityRef: ref }
       : { code, message: `${subject(`the entity created as localId ${create.localId}`)} is in state ${state}.` };
+  }
+
+  /**
+   * The created parts stay as they were created while the record changes on:
+   * copied before the first change, so a plain create (most of a large
+   * ingest) never holds its parts twice.
+   */
+  #detachCreatedParts(slot: Slot): void {
+    if (slot.created !== undefined && slot.created.parts === slot.record.parts) slot.created.parts = structuredClone(slot.record.parts);
   }
 
   #planned(slot: Slot): PlannedRecord {

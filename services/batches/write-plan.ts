@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { copyRows } from '../../db/copy.ts';
+import { toStoredChanges } from '../../db/revision-changes.ts';
 import type { BatchPlan, PlannedRecord } from '../../domain/batch/index.ts';
 import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
 import { searchValues } from '../../domain/search-values.ts';
@@ -172,7 +173,7 @@ function revisionRow(record: PlannedRecord, seq: string, context: WriteContext):
     revision.createdAt,
     revision.user?.name ?? null,
     context.principal,
-    JSON.stringify(record.changes),
+    JSON.stringify(toStoredChanges(record.changes)),
   ];
 }
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { streamRows } from '../../db/cursor.ts';
-import type { PlannedChanges } from '../../domain/batch/index.ts';
-import type { EntityRecord, EntityRef, RevisionChanges } from '../../domain/model.ts';
+import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from '../../db/revision-changes.ts';
+import type { EntityRecord, EntityRef, Part, RevisionChanges } from '../../domain/model.ts';
 
 // The two export streams (snapshot and revisions), read through a cursor so
 // memory stays flat whatever the number of records. The v1 API streams them
@@ -38,7 +38,8 @@ export async function* streamCurrentRecords(pool: pg.Pool, refs: readonly Entity
 interface RevisionRow {
   uuid: string;
   batch_id: string;
-  changes: PlannedChanges;
+  changes: StoredChanges;
+  omitted_parts: Part[] | null;
 }
 
 /**
@@ -49,14 +50,17 @@ interface RevisionRow {
 export async function* streamRevisionChanges(pool: pg.Pool, fromSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges> {
   const { ids, uuids } = splitRefs(refs);
   const filter =
-    refs.length === 0 ? '' : 'and r.entity_id in (select id from entity where id = any($2::bigint[]) or uuid = any($3::uuid[]))';
+    refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
   const rows = streamRows<RevisionRow>(
     pool,
-    `select r.uuid, r.batch_id, r.changes from revision r where r.seq > $1 ${filter} order by r.seq, r.entity_id, r.uuid`,
+    `select r.uuid, r.batch_id, r.changes, ${OMITTED_CREATED_PARTS_SQL} as omitted_parts
+       from revision r join entity e on e.id = r.entity_id
+      where r.seq > $1 ${filter} order by r.seq, r.entity_id, r.uuid`,
     refs.length === 0 ? [fromSeq] : [fromSeq, ids, uuids],
     rowsPerRead,
   );
   for await (const row of rows) {
-    yield { ...row.changes, batchId: row.changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
+    const changes = fromStoredChanges(row.changes, row.omitted_parts);
+    yield { ...changes, batchId: changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
   }
 }

@@ -35,9 +35,14 @@ export interface LookupMatcher {
 }
 
 export interface CompiledSearch {
-  /** One page; each row carries the total as `total` (count(*) over ()). */
+  /** One page of matches. */
   page: SqlQuery;
-  /** The total alone, for a page past the end, where no row carries it. */
+  /**
+   * The total number of matches. Apart from the page, so that a page of a
+   * common match stops after pageSize rows (a window count would make every
+   * page visit every match) and the count gets a plan of its own, such as an
+   * index-only scan for type and state filters.
+   */
   count: SqlQuery;
   matchers: LookupMatcher[];
 }
@@ -282,7 +287,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const limit = params.add(paging.pageSize, 'bigint');
   return {
     page: {
-      text: `${prefix}select ${columns}, count(*) over () as total from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
+      text: `${prefix}select ${columns} from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
       values: params.values,
     },
     count: { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },

@@ -14,7 +14,6 @@ interface ResultRow {
   description: string | null;
   lookup_value?: string;
   lookup_part_type?: PartType;
-  total: string;
 }
 
 interface LookupRow {
@@ -44,10 +43,7 @@ export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: 
   return inTransaction(pool, async (client) => {
     await client.query('set transaction isolation level repeatable read read only');
     const { rows } = await client.query<ResultRow>(compiled.page);
-    let count: number;
-    if (rows.length > 0) count = Number(rows[0]!.total);
-    else if (paging.page === 0) count = 0;
-    else count = Number((await client.query<{ total: string }>(compiled.count)).rows[0]?.total ?? 0);
+    const count = countFromPage(rows.length, paging) ?? Number((await client.query<{ total: string }>(compiled.count)).rows[0]?.total ?? 0);
 
     const entities = rows.map(foundEntity);
     if (searchType === 'FULLTEXT') {
@@ -60,6 +56,13 @@ export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: 
     }
     return { count, entities };
   });
+}
+
+/** The total when the page itself shows it: a short page is the last one (an empty first page: none at all). */
+function countFromPage(rows: number, paging: Paging): number | undefined {
+  if (rows > 0 && rows < paging.pageSize) return paging.page * paging.pageSize + rows;
+  if (rows === 0 && paging.page === 0) return 0;
+  return undefined;
 }
 
 function foundEntity(row: ResultRow): FoundEntity {

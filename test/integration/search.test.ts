@@ -315,7 +315,7 @@ describe('POST /api/v2/search', () => {
     // With sequential scans priced out, the plan shows which access paths exist at all:
     // each text condition must reach search_value through a value index, not by
     // reading every row (a seq scan, or a full walk of the entity_id index).
-    const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
+    const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_name_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
     async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
       const compiled = compileSearch(query, { page: 0, pageSize: 10 }, searchType);
       const client = await (await pgPool(harness.orm)).connect();

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgPool } from '../../db/orm.ts';
+import type { Part, RevisionChanges } from '../../domain/model.ts';
+import { streamRevisionChanges } from '../../services/reads/exports-stream.ts';
+import { batchXml, create, namePart } from '../support/batches.ts';
+import { eventually, startHarness, type Harness } from '../support/harness.ts';
+
+// A revision that only creates its record stores its created parts once, in
+// the record (db/revision-changes.ts). These tests read the change sets back
+// through the export stream and hold them to what each batch created.
+describe('stored change sets of revisions', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  async function apply(xml: string): Promise<{ transaction: string; entityId: number; rev: string }> {
+    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
+    expect(response.status).toBe(202);
+    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+    await eventually(async () => {
+      const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
+      if (status.status === 'FAILED') throw new Error(await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text());
+      return status.status === 'COMPLETED' ? true : undefined;
+    });
+    const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
+    const attribute = (name: string) => new RegExp(`\\b${name}="([^"]+)"`).exec(result)![1]!;
+    return { transaction: attribute('transaction'), entityId: Number(attribute('entityId')), rev: attribute('rev') };
+  }
+
+  async function changesOf(entityId: number): Promise<RevisionChanges[]> {
+    const [{ seq }] = (await (await pgPool(harness.orm)).query<{ seq: string }>('select min(seq) - 1 as seq from transaction')).rows as [{ seq: string }];
+    const all: RevisionChanges[] = [];
+    for await (const changes of streamRevisionChanges(await pgPool(harness.orm), seq, [{ entityId }])) all.push(changes);
+    return all;
+  }
+
+  /** Parts as sent: the service gives every item a uuid of its own. */
+  const withoutItemUuids = (parts: Part[] | undefined) => parts?.map((part) => ({ ...part, items: part.items.map(({ uuid: _uuid, ...item }) => item) }));
+
+  it('gives a plain create its parts from the record, while current and after the record changed', async () => {
+    const parts: Part[] = [namePart('Božena Němcová'), { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka' }] }];
+    const created = await apply(batchXml([create('a', '', { parts })]));
+    const [stored] = (await (await pgPool(harness.orm)).query<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [created.entityId])).rows;
+    expect(stored!.changes.created).toEqual({ entityType: 'PERSON' });
+
+    const current = await changesOf(created.entityId);
+    expect(current).toHaveLength(1);
+    expect(current[0]!.created?.entityType).toBe('PERSON');
+    expect(withoutItemUuids(current[0]!.created?.parts)).toEqual(parts);
+
+    const extra = namePart('Barbora Panklová');
+    await apply(
+      batchXml([{ kind: 'update', entity: { kind: 'stored', localId: 'a', entityId: created.entityId, rev: created.rev }, changes: [{ op: 'newPart', part: extra }] }]),
+    );
+    const superseded = await changesOf(created.entityId);
+    expect(superseded).toHaveLength(2);
+    expect(superseded[0]!.created).toEqual(current[0]!.created);
+    expect(superseded[1]!.created).toBeUndefined();
+    expect(superseded[1]!.changes).toMatchObject([{ op: 'newPart', part: { partUuid: extra.partUuid } }]);
+  });
+
+  it('keeps the created parts of a record the same batch changed further', async () => {
+    const first = namePart('Jan Neruda');
+    const second = namePart('Jan Nepomuk Neruda');
+    const created = await apply(
+      batchXml([create('a', '', { parts: [first] }), { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: second }] }]),
+    );
+    const [revision] = await changesOf(created.entityId);
+    expect(withoutItemUuids(revision!.created?.parts)).toEqual([first]);
+    expect(revision!.changes).toMatchObject([{ op: 'newPart', part: { partUuid: second.partUuid } }]);
+  });
+});
