@@ -1,4 +1,5 @@
 export { planBatch } from './plan.ts';
+export { batchSuccess } from './success.ts';
 export { addPreferredNameWarnings, preferredNameKeys, type NameHolders, type PreferredNameKey } from './preferred-names.ts';
 export { computeForceKey, forceKeyMatches } from './force-key.ts';
 export { batchLookups, createBatchWorld, type BatchLookups, type LoadedWorld } from './lookups.ts';

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import {
   addPreferredNameWarnings,
   batchLookups,
+  batchSuccess,
   computeForceKey,
   createBatchWorld,
   forceKeyMatches,
@@ -21,6 +22,7 @@ import {
   type EntityRef,
   type UserInfo,
 } from '../../domain/model.ts';
+import { splitRefs } from '../../db/entity-refs.ts';
 import { writePlan } from './write-plan.ts';
 
 export interface ApplyRequest {
@@ -74,7 +76,7 @@ export async function applyBatchCommands(client: pg.PoolClient, commands: readon
       return failure(issues, computeForceKey(request.forceKeySecret, request.bodySha256, warnings));
     }
   }
-  if (!request.commit) return simulatedSuccess(plan);
+  if (!request.commit) return batchSuccess(plan, randomUUID());
   return writePlan(client, plan, { batchId: request.batchId, principal: request.principal, onProgress: request.onProgress });
 }
 
@@ -94,30 +96,6 @@ function staleForceKeyIssue(): EntityIssues {
       },
     ],
   };
-}
-
-function simulatedSuccess(plan: BatchPlan): BatchResult {
-  return {
-    outcome: 'success',
-    transactionUuid: randomUUID(),
-    revisions: plan.records.map((record) => ({
-      localId: record.localId,
-      entityId: record.after.entityId,
-      entityUuid: record.after.entityUuid,
-      rev: record.after.revision.rev,
-      metadataRev: record.after.revision.metadataRev,
-    })),
-  };
-}
-
-function splitRefs(refs: readonly EntityRef[]): { ids: string[]; uuids: string[] } {
-  const ids: string[] = [];
-  const uuids: string[] = [];
-  for (const ref of refs) {
-    if (ref.entityId !== undefined) ids.push(String(ref.entityId));
-    if (ref.entityUuid !== undefined) uuids.push(ref.entityUuid.toLowerCase());
-  }
-  return { ids, uuids };
 }
 
 async function lockRecords(client: pg.PoolClient, refs: readonly EntityRef[]): Promise<EntityRecord[]> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { copyRows } from '../../db/copy.ts';
 import { toStoredChanges } from '../../db/revision-changes.ts';
-import type { BatchPlan, PlannedRecord } from '../../domain/batch/index.ts';
+import { batchSuccess, type BatchPlan, type PlannedRecord } from '../../domain/batch/index.ts';
 import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
 import { searchValues } from '../../domain/search-values.ts';
 import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
@@ -86,17 +86,7 @@ export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context:
     await context.onProgress?.((start + step.length) / plan.records.length);
   }
 
-  return {
-    outcome: 'success',
-    transactionUuid,
-    revisions: plan.records.map((record) => ({
-      localId: record.localId,
-      entityId: record.after.entityId,
-      entityUuid: record.after.entityUuid,
-      rev: record.after.revision.rev,
-      metadataRev: record.after.revision.metadataRev,
-    })),
-  };
+  return batchSuccess(plan, transactionUuid);
 }
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {

@@ -1,21 +1,12 @@
 import type pg from 'pg';
 import { streamRows } from '../../db/cursor.ts';
+import { splitRefs } from '../../db/entity-refs.ts';
 import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from '../../db/revision-changes.ts';
 import type { EntityRecord, EntityRef, Part, RevisionChanges } from '../../domain/model.ts';
 
 // The two export streams (snapshot and revisions), read through a cursor so
 // memory stays flat whatever the number of records. The v1 API streams them
 // straight into its response; a Temporal export can stream them into a file.
-
-function splitRefs(refs: readonly EntityRef[]): { ids: string[]; uuids: string[] } {
-  const ids: string[] = [];
-  const uuids: string[] = [];
-  for (const ref of refs) {
-    if (ref.entityId !== undefined) ids.push(String(ref.entityId));
-    if (ref.entityUuid !== undefined) uuids.push(ref.entityUuid.toLowerCase());
-  }
-  return { ids, uuids };
-}
 
 /**
  * The current form of the named records that exist (every record when `refs`

@@ -6,43 +6,20 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand } from '../../domain/model.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
+import type { ExportStatusView } from '../../services/exports/status.ts';
+import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
 
-type ExportStatus = {
-  id: string;
-  kind: 'snapshot' | 'revisions';
-  status: 'ACCEPTED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
-  fromTransId: string | null;
-  entitiesWritten: number;
-  bytes: number;
-  missing: string[];
-  sha256: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-  expiresAt: string | null;
-  error: string | null;
-};
+type ExportStatus = ExportStatusView;
 
-type Created = { entityId: number; entityUuid: string; rev: string };
+type Created = AppliedRevision;
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 async function submitBatch(harness: Harness, commands: ChangeCommand[]): Promise<{ transaction: string; entities: Map<string, Created> }> {
-  const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml(commands) });
-  expect(submitted.status, await submitted.clone().text()).toBe(202);
-  const { updateRequestId } = (await submitted.json()) as { updateRequestId: string };
-  const status = await eventually(async () => {
-    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-    return body.status === 'COMPLETED' || body.status === 'FAILED' ? body.status : undefined;
-  });
-  expect(status).toBe('COMPLETED');
-  const xml = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
-  const entities = new Map<string, Created>();
-  for (const match of xml.matchAll(/<revision localId="([^"]+)" entityId="(\d+)" entityUuid="([^"]+)" rev="([^"]+)"/g)) {
-    entities.set(match[1]!, { entityId: Number(match[2]), entityUuid: match[3]!, rev: match[4]! });
-  }
-  return { transaction: /transaction="([^"]+)"/.exec(xml)![1]!, entities };
+  const { transaction, revisions } = await applyBatch(harness, batchXml(commands));
+  return { transaction, entities: revisions };
 }
 
 function exportApi(harness: Harness) {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { applyBatch } from '../support/apply.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
 
 describe('v2 reads: entities, revisions, change feeds', () => {
   let harness: Harness;
@@ -12,19 +13,7 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     await harness?.close();
   });
 
-  /** Applies a batch and returns its result document and transaction uuid. */
-  async function apply(xml: string): Promise<{ result: string; transaction: string }> {
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-    expect(response.status).toBe(202);
-    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
-    await eventually(async () => {
-      const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-      if (status.status === 'FAILED') throw new Error(await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text());
-      return status.status === 'COMPLETED' ? true : undefined;
-    });
-    const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
-    return { result, transaction: /transaction="([^"]+)"/.exec(result)![1]! };
-  }
+  const apply = (xml: string) => applyBatch(harness, xml);
 
   const attribute = (xml: string, name: string) => new RegExp(`\\b${name}="([^"]+)"`).exec(xml)![1]!;
 

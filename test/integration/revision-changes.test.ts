@@ -4,7 +4,8 @@ import { pgPool } from '../../db/orm.ts';
 import type { Part, RevisionChanges } from '../../domain/model.ts';
 import { streamRevisionChanges } from '../../services/reads/exports-stream.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { applyBatch } from '../support/apply.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
 
 // A revision that only creates its record stores its created parts once, in
 // the record (db/revision-changes.ts). These tests read the change sets back
@@ -18,18 +19,8 @@ describe('stored change sets of revisions', () => {
     await harness?.close();
   });
 
-  async function apply(xml: string): Promise<{ transaction: string; entityId: number; rev: string }> {
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-    expect(response.status).toBe(202);
-    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
-    await eventually(async () => {
-      const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-      if (status.status === 'FAILED') throw new Error(await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text());
-      return status.status === 'COMPLETED' ? true : undefined;
-    });
-    const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
-    const attribute = (name: string) => new RegExp(`\\b${name}="([^"]+)"`).exec(result)![1]!;
-    return { transaction: attribute('transaction'), entityId: Number(attribute('entityId')), rev: attribute('rev') };
+  async function apply(xml: string): Promise<{ entityId: number; rev: string }> {
+    return (await applyBatch(harness, xml)).revisions.get('a')!;
   }
 
   async function changesOf(entityId: number): Promise<RevisionChanges[]> {

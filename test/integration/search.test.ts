@@ -5,7 +5,8 @@ import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { applyBatch, type AppliedRevision } from '../support/apply.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 
 // Entities of this file carry entity types of their own, and every search
 // names them, so that data of other test files never shows up here.
@@ -67,22 +68,8 @@ describe('POST /api/v2/search', () => {
   const ids: Record<string, number> = {};
   const uuids: Record<string, string> = {};
 
-  async function apply(xml: string): Promise<Map<string, { entityId: number; entityUuid: string; rev: string }>> {
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-    expect(response.status, await response.clone().text()).toBe(202);
-    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
-    await eventually(async () => {
-      const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-      return status.status === 'COMPLETED' || status.status === 'FAILED' ? status.status : undefined;
-    });
-    const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
-    expect(result).toContain('batchChangeSuccess');
-    const revisions = new Map<string, { entityId: number; entityUuid: string; rev: string }>();
-    for (const [, attributes] of result.matchAll(/<revision ([^>]*)\/>/g)) {
-      const attribute = (key: string) => new RegExp(`\\b${key}="([^"]*)"`).exec(attributes!)![1]!;
-      revisions.set(attribute('localId'), { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid'), rev: attribute('rev') });
-    }
-    return revisions;
+  async function apply(xml: string): Promise<Map<string, AppliedRevision>> {
+    return (await applyBatch(harness, xml)).revisions;
   }
 
   beforeAll(async () => {

@@ -1,0 +1,35 @@
+// Submits a v2 batch through the API and waits until it has been applied.
+import { eventually, type Harness } from './harness.ts';
+
+export interface AppliedRevision {
+  entityId: number;
+  entityUuid: string;
+  rev: string;
+}
+
+export interface AppliedBatch {
+  /** The batch's result document (batchChangeSuccess). */
+  result: string;
+  transaction: string;
+  /** The revisions of the result by localId. */
+  revisions: Map<string, AppliedRevision>;
+}
+
+/** Fails the calling test unless the batch is accepted and COMPLETED. */
+export async function applyBatch(harness: Harness, xml: string): Promise<AppliedBatch> {
+  const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
+  if (submitted.status !== 202) throw new Error(`batch answered ${submitted.status}: ${await submitted.text()}`);
+  const { updateRequestId } = (await submitted.json()) as { updateRequestId: string };
+  const status = await eventually(async () => {
+    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
+    return body.status === 'COMPLETED' || body.status === 'FAILED' ? body.status : undefined;
+  });
+  const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
+  if (status !== 'COMPLETED') throw new Error(`batch ${updateRequestId} ${status}: ${result}`);
+  const revisions = new Map<string, AppliedRevision>();
+  for (const [, attributes] of result.matchAll(/<revision ([^>]*)\/>/g)) {
+    const attribute = (key: string) => new RegExp(`\\b${key}="([^"]*)"`).exec(attributes!)![1]!;
+    revisions.set(attribute('localId'), { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid'), rev: attribute('rev') });
+  }
+  return { result, transaction: /transaction="([^"]+)"/.exec(result)![1]!, revisions };
+}
