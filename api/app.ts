@@ -30,7 +30,8 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(authenticate(deps.tokens));
   for (const router of routers) {
     app.use(router.routes());
-    app.use(router.allowedMethods({ throw: true }));
+    // Without throw the router sets the Allow header; errorHandler turns its bare 405/501 into a problem.
+    app.use(router.allowedMethods());
   }
   return app;
 }

@@ -44,8 +44,16 @@ export interface ProblemError extends HttpError {
   headers?: Record<string, string>;
 }
 
+/** Seconds a client should wait before sending a request refused with 503 again. */
+const RETRY_AFTER_SECONDS = '5';
+
+/**
+ * Details of 4xx problems, and of 503 (the client's next step), are shown;
+ * those of other 5xx stay in the log.
+ */
 export function problem(status: number, code: ProblemCode, detail: string, errors?: ProblemDetail[]): ProblemError {
-  return createHttpError(status, detail, { code, errors, expose: status < 500 }) as ProblemError;
+  const headers = status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined;
+  return createHttpError(status, detail, { code, errors, headers, expose: status < 500 || status === 503 }) as ProblemError;
 }
 
 export function isProblem(error: unknown): error is ProblemError {

@@ -11,7 +11,11 @@ export function errorHandler(): Middleware {
   return async function errorHandlerMiddleware(ctx, next) {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw problem(404, 'NotFound', `no route for ${ctx.method} ${ctx.path}`);
+      if (ctx.body === undefined) {
+        if (ctx.status === 404) throw problem(404, 'NotFound', `no route for ${ctx.method} ${ctx.path}`);
+        // The router answered a known path with a method it does not serve (501: one no route serves) and set Allow.
+        if (ctx.status === 405 || ctx.status === 501) throw problem(405, 'MethodNotAllowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
+      }
     } catch (error) {
       const mapped = toProblem(error);
       if (mapped.status >= 500) ctx.state.log?.error({ err: error }, 'request failed');

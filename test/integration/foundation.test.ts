@@ -52,6 +52,16 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
       const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health`);
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ status: 'degraded', database: 'up', temporal: 'down' });
+
+      // A batch is refused with what to do next: the detail is shown and Retry-After set.
+      const batch = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/batches`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/xml' },
+        body: batchXml([create('a', 'Jan Žižka')]),
+      });
+      expect(batch.status).toBe(503);
+      expect(batch.headers.get('retry-after')).toBe('5');
+      expect(await batch.json()).toMatchObject({ code: 'ServiceUnavailable', detail: expect.stringContaining('send it again later') });
     } finally {
       server.close();
     }

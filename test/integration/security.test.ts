@@ -163,6 +163,16 @@ describe('security', () => {
       expect((await harness.api('/health')).status).toBe(200);
     });
 
+    it('names the methods a path allows when refusing another (405 with Allow)', async () => {
+      const response = await harness.api(`${V2}/batches`, { method: 'DELETE' });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(((await response.json()) as { detail: string }).detail).toContain('allowed: POST');
+      const unknownMethod = await harness.api(`${V2}/entities/1`, { method: 'PROPFIND' });
+      expect(unknownMethod.status).toBe(405);
+      expect(unknownMethod.headers.get('allow')).toContain('GET');
+    });
+
     it('names the bad field of a JSON body that is not the expected shape', async () => {
       const response = await harness.api(`${V2}/search?page=0&pageSize=10`, { method: 'POST', headers: json, body: JSON.stringify({ cond: { condType: 'value', comparator: 'CT_NOPE', value: 'x' } }) });
       expect(response.status).toBe(400);
