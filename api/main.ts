@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { sweepStrandedBatches } from '../services/batches/recovery.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 
@@ -18,6 +19,7 @@ const app = buildApp({ config, orm, temporal, log, tokens });
 const server = app.listen(config.PORT, config.HOST);
 await once(server, 'listening');
 log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening');
+const stopSweeping = sweepStrandedBatches({ config, orm, temporal, log });
 
 await runUntilSignalled(
   () => once(server, 'close').then(() => undefined),
@@ -26,6 +28,7 @@ await runUntilSignalled(
     server.closeIdleConnections();
   },
 );
+stopSweeping();
 await connection.close();
 await orm.close();
 log.info('api stopped');

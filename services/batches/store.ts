@@ -40,6 +40,15 @@ export async function findLiveBatchWithBody(db: Queryable, sha256: string, excep
   return rows[0]?.id;
 }
 
+/** Batches still ACCEPTED this long after they were stored: their workflow may never have started. */
+export async function findStaleAcceptedBatches(db: Queryable, olderThanSeconds: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from batch where status = 'ACCEPTED' and submitted_at < now() - make_interval(secs => $1) order by submitted_at limit $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows.map((row) => row.id);
+}
+
 export interface NewBatch {
   id: string;
   sha256: string;

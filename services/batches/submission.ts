@@ -1,14 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { AppDeps } from '../../api/deps.ts';
 import { problem } from '../../api/problems.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
-import { WORKFLOW_TYPES } from '../../temporal/names.ts';
-import type { BatchWorkflowInput } from '../../workflows/batch.ts';
 import { findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow } from './store.ts';
+import { startBatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
   body: Buffer;
@@ -83,19 +82,11 @@ function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchS
 }
 
 async function startBatchWorkflow(deps: AppDeps, batchId: string, resumed: boolean): Promise<void> {
-  const input: BatchWorkflowInput = { batchId };
   try {
-    await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
-      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-      workflowId: batchId,
-      args: [input],
-      // A FAILED batch may run again under its id; the database already refused anything else.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      // A new or revived row: a run still open under this id has only its own ending left to do
-      // (it wrote FAILED before closing), so replacing it loses nothing and spares the client a 409.
-      // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
-      workflowIdConflictPolicy: resumed ? 'FAIL' : 'TERMINATE_EXISTING',
-    });
+    // A new or revived row: a run still open under this id has only its own ending left to do
+    // (it wrote FAILED before closing), so replacing it loses nothing and spares the client a 409.
+    // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
+    await startBatchRun(deps, batchId, resumed ? 'FAIL' : 'TERMINATE_EXISTING');
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw problem(409, 'BatchAlreadyExists', `batch ${batchId} is still running`);

@@ -1,0 +1,69 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgPool } from '../../db/orm.ts';
+import { inTransaction } from '../../db/sql.ts';
+import { restartStrandedBatches } from '../../services/batches/recovery.ts';
+import { findBatch, storeBatch } from '../../services/batches/store.ts';
+import { startBatchRun } from '../../services/batches/workflow.ts';
+import { batchXml, create } from '../support/batches.ts';
+import { eventually, startHarness, type Harness } from '../support/harness.ts';
+
+// An API that stops between storing a batch and starting its workflow leaves
+// the batch ACCEPTED with no workflow. The sweep of every API starts it.
+describe('batches left ACCEPTED without a workflow', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  /** Stores a batch as the API does before it starts the workflow, and stops there. */
+  async function storeWithoutWorkflow(name: string): Promise<string> {
+    const id = randomUUID();
+    const body = Buffer.from(batchXml([create('a', name)], { uuid: id }));
+    const pool = await pgPool(harness.orm);
+    await inTransaction(pool, (client) =>
+      storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: 1, body }),
+    );
+    await pool.query(`update batch set submitted_at = now() - interval '2 minutes' where id = $1`, [id]);
+    return id;
+  }
+
+  const statusOf = async (id: string) => (await findBatch(await pgPool(harness.orm), id))?.status;
+  const completed = (id: string) => eventually(async () => ((await statusOf(id)) === 'COMPLETED' ? true : undefined));
+
+  it('starts the workflow of a stranded batch, which then completes once', async () => {
+    const id = await storeWithoutWorkflow('Prokop Holý');
+    const fresh = await storeWithoutWorkflow('Jan Roháč z Dubé');
+    await (await pgPool(harness.orm)).query(`update batch set submitted_at = now() where id = $1`, [fresh]);
+
+    const started = await restartStrandedBatches(harness);
+    expect(started).toContain(id);
+    // One stored a moment ago may still be on its way to its own start.
+    expect(started).not.toContain(fresh);
+    await completed(id);
+    expect(await statusOf(fresh)).toBe('ACCEPTED');
+    const [{ n }] = (await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])).rows as [{ n: string }];
+    expect(Number(n)).toBe(1);
+    expect(await restartStrandedBatches(harness)).not.toContain(id);
+  });
+
+  it('leaves a workflow that exists alone, so sweeps may overlap', async () => {
+    const id = await storeWithoutWorkflow('Jan Žižka z Trocnova');
+    // A run that no worker takes: it exists, and the batch stays ACCEPTED for as long as the test needs.
+    await startBatchRun({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${id}` } }, id, 'FAIL');
+    const handle = harness.temporal.workflow.getHandle(id);
+    const waiting = (await handle.describe()).runId;
+
+    expect(await restartStrandedBatches(harness)).toContain(id);
+    expect((await handle.describe()).runId).toBe(waiting);
+    expect(await statusOf(id)).toBe('ACCEPTED');
+
+    // Once that run is gone, the next sweep starts one that a worker takes.
+    await handle.terminate('test: the run no worker takes');
+    expect(await restartStrandedBatches(harness)).toContain(id);
+    await completed(id);
+  });
+});
