@@ -3,9 +3,11 @@ import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 
 /** The current form of a record, by number or UUID. */
 export async function findCurrentRecord(pool: pg.Pool, ref: EntityRef): Promise<EntityRecord | undefined> {
+  // Named, so each pooled connection parses and plans it once: the hottest read of the service.
   const { rows } = await pool.query<{ record: EntityRecord }>(
-    ref.entityId !== undefined ? 'select record from entity where id = $1' : 'select record from entity where uuid = $1',
-    [ref.entityId ?? ref.entityUuid],
+    ref.entityId !== undefined
+      ? { name: 'current-record-by-id', text: 'select record from entity where id = $1', values: [ref.entityId] }
+      : { name: 'current-record-by-uuid', text: 'select record from entity where uuid = $1', values: [ref.entityUuid] },
   );
   return rows[0]?.record;
 }
