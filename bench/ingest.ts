@@ -73,7 +73,7 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
  */
 export async function ingestRuns(entities: number, runs: number): Promise<IngestRun[]> {
   const dir = mkdtempSync(join(tmpdir(), 'entity-records-ingest-'));
-  const stack = await startStack('er_bench_ingest', { BATCH_MAX_BYTES: String(1024 * 1024 * 1024) });
+  const stack = await startStack('er_bench_ingest', { BATCH_MAX_BYTES: String(1024 * 1024 * 1024), ...(process.env.PROBE_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROBE_PROF}` } : {}) });
   try {
     const results: IngestRun[] = [];
     for (let run = 0; run < runs; run += 1) {

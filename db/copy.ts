@@ -15,23 +15,39 @@ function copyValue(value: unknown): string {
   return /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t')) : text;
 }
 
-const FLUSH_CHARACTERS = 256 * 1024;
+const CHUNK_CHARACTERS = 256 * 1024;
 
-/**
- * Loads rows with COPY FROM STDIN on the caller's connection (and so inside
- * its transaction): the fastest way PostgreSQL takes rows, with backpressure
- * so memory holds one chunk, not the whole load.
- */
-export async function copyRows(client: pg.PoolClient, table: string, columns: readonly string[], rows: Iterable<readonly unknown[]>): Promise<void> {
-  const stream = client.query(copyFrom(`copy ${table} (${columns.join(', ')}) from stdin`));
+/** Rows for one COPY, already in its text format: the CPU work, done apart from sending. */
+export interface CopyLoad {
+  table: string;
+  columns: readonly string[];
+  chunks: string[];
+}
+
+export function encodeCopyLoad(table: string, columns: readonly string[], rows: Iterable<readonly unknown[]>): CopyLoad {
+  const chunks: string[] = [];
   let buffer = '';
   for (const row of rows) {
     buffer += `${row.map(copyValue).join('\t')}\n`;
-    if (buffer.length >= FLUSH_CHARACTERS) {
-      if (!stream.write(buffer)) await once(stream, 'drain');
+    if (buffer.length >= CHUNK_CHARACTERS) {
+      chunks.push(buffer);
       buffer = '';
     }
   }
-  stream.end(buffer);
+  if (buffer.length > 0) chunks.push(buffer);
+  return { table, columns, chunks };
+}
+
+/**
+ * Sends rows with COPY FROM STDIN on the caller's connection (and so inside
+ * its transaction): the fastest way PostgreSQL takes rows, with backpressure.
+ */
+export async function sendCopyLoad(client: pg.PoolClient, load: CopyLoad): Promise<void> {
+  if (load.chunks.length === 0) return;
+  const stream = client.query(copyFrom(`copy ${load.table} (${load.columns.join(', ')}) from stdin`));
+  for (const chunk of load.chunks) {
+    if (!stream.write(chunk)) await once(stream, 'drain');
+  }
+  stream.end();
   await finished(stream);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { copyRows } from '../../db/copy.ts';
+import { setImmediate } from 'node:timers/promises';
+import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../../db/copy.ts';
 import { toStoredChanges } from '../../db/revision-changes.ts';
 import { batchSuccess, type BatchPlan, type PlannedRecord } from '../../domain/batch/index.ts';
 import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
@@ -63,11 +64,26 @@ const PARTICIPANT_COLUMNS = [
 
 /** Records written between progress reports: small enough for a lively progress bar, large enough for bulk speed. */
 const RECORDS_PER_STEP = 2000;
+/** Records encoded between two turns of the event loop, so the previous step's COPY keeps flowing meanwhile. */
+const RECORDS_PER_SLICE = 250;
+
+/** One step's rows, encoded for COPY, and the records whose rows they replace. */
+interface StepLoad {
+  /** Entities the step changes (not creates): their snapshot, current form and search rows are replaced. */
+  existingIds: number[];
+  created: CopyLoad;
+  updatedRows: unknown[][];
+  revisions: CopyLoad;
+  searchValues: CopyLoad;
+  participants: CopyLoad;
+}
 
 /**
  * Writes a plan that passed every check: one transaction row, the new current
  * form of each touched entity, one revision per entity, and the search rows.
- * Runs inside the caller's transaction.
+ * Runs inside the caller's transaction. A step's rows are encoded while
+ * PostgreSQL still takes the previous step's, so the worker's CPU and the
+ * database's work overlap instead of taking turns.
  */
 export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context: WriteContext): Promise<BatchSuccess> {
   const transactionUuid = randomUUID();
@@ -77,16 +93,57 @@ export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context:
   );
   const seq = rows[0]!.seq;
 
+  let writing: Promise<void> = Promise.resolve();
   for (let start = 0; start < plan.records.length; start += RECORDS_PER_STEP) {
     const step = plan.records.slice(start, start + RECORDS_PER_STEP);
-    await keepSupersededSnapshots(client, step);
-    await writeEntities(client, step, seq);
-    await copyRows(client, 'revision', REVISION_COLUMNS, step.map((record) => revisionRow(record, seq, context)));
-    await replaceSearchRows(client, step);
-    await context.onProgress?.((start + step.length) / plan.records.length);
+    const load = await encodeStep(step, seq, context);
+    await writing;
+    const done = (start + step.length) / plan.records.length;
+    writing = writeStep(client, load).then(() => context.onProgress?.(done));
+    // Awaited on the next turn; until then a failure must not count as unhandled.
+    writing.catch(() => undefined);
   }
+  await writing;
 
   return batchSuccess(plan, transactionUuid);
+}
+
+async function encodeStep(step: readonly PlannedRecord[], seq: string, context: WriteContext): Promise<StepLoad> {
+  const createdRows: unknown[][] = [];
+  const updatedRows: unknown[][] = [];
+  const revisionRows: unknown[][] = [];
+  const searchRows: unknown[][] = [];
+  const participantRows: unknown[][] = [];
+  for (let start = 0; start < step.length; start += RECORDS_PER_SLICE) {
+    if (start > 0) await setImmediate();
+    for (const record of step.slice(start, start + RECORDS_PER_SLICE)) {
+      (record.isNew ? createdRows : updatedRows).push(entityRow(record.after, seq));
+      revisionRows.push(revisionRow(record, seq, context));
+      searchRows.push(...searchRowsOf(record.after));
+      participantRows.push(...participantRowsOf(record.after));
+    }
+  }
+  return {
+    existingIds: step.filter((record) => !record.isNew).map((record) => record.after.entityId),
+    created: encodeCopyLoad('entity', ENTITY_COLUMNS, createdRows),
+    updatedRows,
+    revisions: encodeCopyLoad('revision', REVISION_COLUMNS, revisionRows),
+    searchValues: encodeCopyLoad('search_value', SEARCH_COLUMNS, searchRows),
+    participants: encodeCopyLoad('entity_participant', PARTICIPANT_COLUMNS, participantRows),
+  };
+}
+
+async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
+  await keepSupersededSnapshots(client, load.existingIds);
+  await sendCopyLoad(client, load.created);
+  await updateEntities(client, load.updatedRows);
+  await sendCopyLoad(client, load.revisions);
+  if (load.existingIds.length > 0) {
+    await client.query('delete from search_value where entity_id = any($1::bigint[])', [load.existingIds]);
+    await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [load.existingIds]);
+  }
+  await sendCopyLoad(client, load.searchValues);
+  await sendCopyLoad(client, load.participants);
 }
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {
@@ -106,10 +163,7 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
   ];
 }
 
-async function writeEntities(client: pg.PoolClient, records: readonly PlannedRecord[], seq: string): Promise<void> {
-  const created = records.filter((record) => record.isNew).map((record) => entityRow(record.after, seq));
-  const updated = records.filter((record) => !record.isNew).map((record) => entityRow(record.after, seq));
-  await copyRows(client, 'entity', ENTITY_COLUMNS, created);
+async function updateEntities(client: pg.PoolClient, updated: readonly unknown[][]): Promise<void> {
   if (updated.length === 0) return;
   const arrays = ENTITY_COLUMNS.map((column, index) => `$${index + 1}::${ENTITY_COLUMN_TYPES[column]}[]`).join(', ');
   const assignments = ENTITY_COLUMNS.filter((name) => name !== 'id' && name !== 'uuid').map((name) => `${name} = u.${name}`).join(', ');
@@ -138,14 +192,13 @@ const ENTITY_COLUMN_TYPES: Record<string, string> = {
  * that snapshot); before a record changes, its outgoing revision keeps a copy.
  * A bulk create thus writes each record once, not twice.
  */
-async function keepSupersededSnapshots(client: pg.PoolClient, records: readonly PlannedRecord[]): Promise<void> {
-  const existing = records.filter((record) => !record.isNew).map((record) => record.after.entityId);
-  if (existing.length === 0) return;
+async function keepSupersededSnapshots(client: pg.PoolClient, existingIds: readonly number[]): Promise<void> {
+  if (existingIds.length === 0) return;
   await client.query(
     `update revision r set snapshot = e.record
        from entity e
       where e.id = any($1::bigint[]) and r.entity_id = e.id and r.uuid = e.metadata_rev and r.snapshot is null`,
-    [existing],
+    [existingIds],
   );
 }
 
@@ -167,26 +220,19 @@ function revisionRow(record: PlannedRecord, seq: string, context: WriteContext):
   ];
 }
 
-async function replaceSearchRows(client: pg.PoolClient, records: readonly PlannedRecord[]): Promise<void> {
-  const existing = records.filter((record) => !record.isNew).map((record) => record.after.entityId);
-  if (existing.length > 0) {
-    await client.query('delete from search_value where entity_id = any($1::bigint[])', [existing]);
-    await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [existing]);
+function searchRowsOf(record: EntityRecord): unknown[][] {
+  return searchValues(record).map((value) => [record.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
+}
+
+/** One row per user and role, however often the record names them. */
+function participantRowsOf(record: EntityRecord): unknown[][] {
+  const rows: unknown[][] = [];
+  const seen = new Set<string>();
+  for (const participant of record.revision.participants) {
+    const key = `${participant.user.id}\u0000${participant.role}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    rows.push([record.entityId, participant.user.id, participant.role, participant.lastChange]);
   }
-  const searchRows: unknown[][] = [];
-  const participantRows: unknown[][] = [];
-  for (const { after } of records) {
-    for (const value of searchValues(after)) {
-      searchRows.push([after.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
-    }
-    const seen = new Set<string>();
-    for (const participant of after.revision.participants) {
-      const key = `${participant.user.id}\u0000${participant.role}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      participantRows.push([after.entityId, participant.user.id, participant.role, participant.lastChange]);
-    }
-  }
-  await copyRows(client, 'search_value', SEARCH_COLUMNS, searchRows);
-  await copyRows(client, 'entity_participant', PARTICIPANT_COLUMNS, participantRows);
+  return rows;
 }

@@ -11,6 +11,8 @@ import { startHarness, type Harness } from '../support/harness.ts';
 // the record (db/revision-changes.ts). These tests read the change sets back
 // through the export stream and hold them to what each batch created.
 describe('stored change sets of revisions', () => {
+  // Test files share the database: a type of its own keeps PreferredNameExists out of the way.
+  const entityType = `RC-${randomUUID()}`;
   let harness: Harness;
   beforeAll(async () => {
     harness = await startHarness();
@@ -35,13 +37,13 @@ describe('stored change sets of revisions', () => {
 
   it('gives a plain create its parts from the record, while current and after the record changed', async () => {
     const parts: Part[] = [namePart('Božena Němcová'), { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka' }] }];
-    const created = await apply(batchXml([create('a', '', { parts })]));
+    const created = await apply(batchXml([create('a', '', { parts, entityType })]));
     const [stored] = (await (await pgPool(harness.orm)).query<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [created.entityId])).rows;
-    expect(stored!.changes.created).toEqual({ entityType: 'PERSON' });
+    expect(stored!.changes.created).toEqual({ entityType });
 
     const current = await changesOf(created.entityId);
     expect(current).toHaveLength(1);
-    expect(current[0]!.created?.entityType).toBe('PERSON');
+    expect(current[0]!.created?.entityType).toBe(entityType);
     expect(withoutItemUuids(current[0]!.created?.parts)).toEqual(parts);
 
     const extra = namePart('Barbora Panklová');
@@ -59,7 +61,7 @@ describe('stored change sets of revisions', () => {
     const first = namePart('Jan Neruda');
     const second = namePart('Jan Nepomuk Neruda');
     const created = await apply(
-      batchXml([create('a', '', { parts: [first] }), { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: second }] }]),
+      batchXml([create('a', '', { parts: [first], entityType }), { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: second }] }]),
     );
     const [revision] = await changesOf(created.entityId);
     expect(withoutItemUuids(revision!.created?.parts)).toEqual([first]);
