@@ -31,6 +31,15 @@ export function xmlError(line: number, column: number, message: string): Invalid
 
 const UTF8 = /^utf-?8$/i;
 
+/**
+ * A copy of text that sax cut out of a decoded chunk. V8 keeps such a
+ * substring as a slice that holds on to the whole chunk, so the values of a
+ * batch's commands would keep most of the document's text alive.
+ */
+function copied(value: string): string {
+  return value.length === 0 ? '' : Buffer.from(value, 'utf8').toString('utf8');
+}
+
 /** A push parser: feed text with write(), then close(). */
 export class XmlElementReader {
   private readonly parser: sax.SAXParser;
@@ -113,6 +122,7 @@ export class XmlElementReader {
     if (findForbiddenCharacter(element.text) >= 0) {
       throw xmlError(element.line, element.column, `element ${element.name} contains a character XML 1.0 does not allow`);
     }
+    element.text = copied(element.text);
     if (this.stack.length === 1) this.handler.child(element);
     if (this.stack.length === 0) this.rootClosed = true;
   }

@@ -23,6 +23,7 @@ import {
   type UserInfo,
 } from '../../domain/model.ts';
 import { splitRefs } from '../../db/entity-refs.ts';
+import { newUuid } from './uuids.ts';
 import { writePlan } from './write-plan.ts';
 
 export interface ApplyRequest {
@@ -46,8 +47,10 @@ export interface ApplyRequest {
  * caller commits or rolls back. Updated records are locked (in id order, so
  * concurrent batches cannot deadlock) before their revs are compared: two
  * batches naming the same rev serialise, and the later one fails as stale.
+ * It takes the commands over: the array is emptied once they are planned, so
+ * a large batch does not hold its commands and their plan while it writes.
  */
-export async function applyBatchCommands(client: pg.PoolClient, commands: readonly ChangeCommand[], request: ApplyRequest): Promise<BatchResult> {
+export async function applyBatchCommands(client: pg.PoolClient, commands: ChangeCommand[], request: ApplyRequest): Promise<BatchResult> {
   const lookups = batchLookups(commands);
   const records = await lockRecords(client, lookups.records);
   const entities = await loadSummaries(client, lookups.targets);
@@ -56,7 +59,7 @@ export async function applyBatchCommands(client: pg.PoolClient, commands: readon
 
   let nextId = 0;
   const plan0 = planBatch(commands, createBatchWorld({ records, entities, takenUuids }), {
-    newUuid: randomUUID,
+    newUuid,
     allocateEntityId: () => {
       const id = entityIds[nextId++];
       if (id === undefined) throw new Error('more creates than allocated entity ids');
@@ -65,6 +68,7 @@ export async function applyBatchCommands(client: pg.PoolClient, commands: readon
     now: new Date().toISOString(),
     user: request.sender,
   });
+  commands.length = 0;
   const plan = await withPreferredNameWarnings(client, plan0);
 
   if (plan.hasErrors) return failure(plan.issues);
@@ -152,5 +156,5 @@ async function withPreferredNameWarnings(client: pg.PoolClient, plan: BatchPlan)
     const key = `${row.entity_type}\u0000${row.name}`;
     holders.set(key, [...(holders.get(key) ?? []), Number(row.id)]);
   }
-  return addPreferredNameWarnings(plan, (entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], randomUUID);
+  return addPreferredNameWarnings(plan, (entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], newUuid);
 }
