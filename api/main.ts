@@ -5,6 +5,7 @@ import { openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { sweepStrandedBatches } from '../services/batches/recovery.ts';
+import { registerSearchAttributes } from '../temporal/register.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 
@@ -13,6 +14,7 @@ const log = createLogger(config.LOG_LEVEL, 'api');
 const orm = await openOrm(config.DATABASE_URL);
 const connection = await Connection.connect({ address: config.temporalAddress });
 const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+await registerSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
 if (config.AUTH_DISABLED) log.warn('AUTH_DISABLED=true: every request is treated as an admin; never do this outside local experiments');
 const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, (line) => process.stdout.write(`${line}\n`));
 const app = buildApp({ config, orm, temporal, log, tokens });

@@ -1,6 +1,7 @@
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batches.ts';
 import { QUERIES } from '../temporal/names.ts';
+import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
 
 export interface BatchWorkflowInput {
   batchId: string;
@@ -34,9 +35,11 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchWor
     phase = await applyBatch(input.batchId);
   } catch (error) {
     phase = 'FAILED';
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: phase }]);
     const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
     await markBatchFailed(input.batchId, reason);
     throw ApplicationFailure.nonRetryable(`batch ${input.batchId} could not be applied: ${reason}`);
   }
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: phase }]);
   return { batchId: input.batchId, status: phase };
 }

@@ -1,4 +1,5 @@
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
 import type { ExportActivities } from '../activities/exports.ts';
 
 export interface ExportWorkflowInput {
@@ -36,13 +37,20 @@ export async function exportWorkflow(input: ExportWorkflowInput): Promise<Export
     outcome = await runExport(input.exportId, input.retentionMs);
   } catch (error) {
     const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: 'FAILED' }]);
     await markExportFailed(input.exportId, reason);
     throw ApplicationFailure.nonRetryable(`export ${input.exportId} could not be written: ${reason}`);
   }
-  if (outcome.status !== 'COMPLETED') return { exportId: input.exportId, status: outcome.status === 'EXPIRED' ? 'EXPIRED' : 'FAILED' };
+  if (outcome.status !== 'COMPLETED') {
+    const status = outcome.status === 'EXPIRED' ? 'EXPIRED' : 'FAILED';
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: status }]);
+    return { exportId: input.exportId, status };
+  }
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: 'COMPLETED' }]);
 
   // expiresAt was stored with the file; the workflow clock is deterministic.
   await sleep(Math.max(1, Date.parse(outcome.expiresAt) - Date.now()));
   await expireExport(input.exportId);
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: 'EXPIRED' }]);
   return { exportId: input.exportId, status: 'EXPIRED', entitiesWritten: outcome.entitiesWritten };
 }

@@ -19,8 +19,8 @@ const BATCHES_PER_SWEEP = 100;
 /** Starts the workflow of every stranded batch; returns their ids. */
 export async function restartStrandedBatches(deps: Pick<AppDeps, 'config' | 'temporal' | 'orm'>, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<string[]> {
   const stranded = await findStaleAcceptedBatches(await pgPool(deps.orm), olderThanSeconds, BATCHES_PER_SWEEP);
-  for (const batchId of stranded) await startBatchRun(deps, batchId, 'USE_EXISTING');
-  return stranded;
+  for (const run of stranded) await startBatchRun(deps, run, 'USE_EXISTING');
+  return stranded.map((run) => run.batchId);
 }
 
 /** Sweeps at once and then every minute until the returned function is called. */

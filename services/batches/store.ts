@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { BatchStatus } from '../../db/entities/batch.ts';
 import type { Queryable } from '../../db/sql.ts';
 import type { BatchResult, XmlVersion } from '../../domain/model.ts';
+import type { BatchRun } from './workflow.ts';
 
 // Every query on the batch tables, shared by the API and the activities.
 
@@ -41,12 +42,15 @@ export async function findLiveBatchWithBody(db: Queryable, sha256: string, excep
 }
 
 /** Batches still ACCEPTED this long after they were stored: their workflow may never have started. */
-export async function findStaleAcceptedBatches(db: Queryable, olderThanSeconds: number, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `select id from batch where status = 'ACCEPTED' and submitted_at < now() - make_interval(secs => $1) order by submitted_at limit $2`,
+export async function findStaleAcceptedBatches(db: Queryable, olderThanSeconds: number, limit: number): Promise<BatchRun[]> {
+  const { rows } = await db.query<BatchRun>(
+    `select b.id as "batchId", b.submitted_by as submitter, b.api_version as "apiVersion", coalesce(b.changes_total, 0) as changes, bb.bytes
+       from batch b join batch_body bb on bb.batch_id = b.id
+      where b.status = 'ACCEPTED' and b.submitted_at < now() - make_interval(secs => $1)
+      order by b.submitted_at limit $2`,
     [olderThanSeconds, limit],
   );
-  return rows.map((row) => row.id);
+  return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
 }
 
 export interface NewBatch {

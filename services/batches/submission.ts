@@ -7,7 +7,7 @@ import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow } from './store.ts';
-import { startBatchRun } from './workflow.ts';
+import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
   body: Buffer;
@@ -66,7 +66,8 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
     if (existing && isSameSubmission(existing, sha256, submission)) return true;
     throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   });
-  await startBatchWorkflow(deps, batchId, resumed);
+  const run = { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes: submission.body.length };
+  await startBatchWorkflow(deps, run, resumed);
   return { batchId };
 }
 
@@ -81,12 +82,13 @@ function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchS
   );
 }
 
-async function startBatchWorkflow(deps: AppDeps, batchId: string, resumed: boolean): Promise<void> {
+async function startBatchWorkflow(deps: AppDeps, run: BatchRun, resumed: boolean): Promise<void> {
+  const { batchId } = run;
   try {
     // A new or revived row: a run still open under this id has only its own ending left to do
     // (it wrote FAILED before closing), so replacing it loses nothing and spares the client a 409.
     // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
-    await startBatchRun(deps, batchId, resumed ? 'FAIL' : 'TERMINATE_EXISTING');
+    await startBatchRun(deps, run, resumed ? 'FAIL' : 'TERMINATE_EXISTING');
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw problem(409, 'BatchAlreadyExists', `batch ${batchId} is still running`);

@@ -4,6 +4,7 @@ import { problem } from '../../api/problems.ts';
 import type { ExportKind } from '../../db/entities/export-request.ts';
 import { pgPool } from '../../db/orm.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
+import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import type { ExportWorkflowInput } from '../../workflows/export.ts';
 import { findTransaction } from '../reads/updates.ts';
 import type { RequestedId } from './ids.ts';
@@ -38,7 +39,16 @@ export async function startExport(deps: AppDeps, start: ExportStart): Promise<{ 
 
   const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
   try {
-    await deps.temporal.workflow.start(WORKFLOW_TYPES.export, { taskQueue: deps.config.TEMPORAL_TASK_QUEUE, workflowId: id, args: [input] });
+    await deps.temporal.workflow.start(WORKFLOW_TYPES.export, {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      workflowId: id,
+      args: [input],
+      memo: { submitter: start.principal, kind: start.kind, requestedIds: start.requestedIds.length, ...(start.fromTransId ? { fromTransId: start.fromTransId } : {}) },
+      typedSearchAttributes: [
+        { key: SEARCH_ATTRIBUTES.submitter, value: start.principal },
+        { key: SEARCH_ATTRIBUTES.kind, value: start.kind },
+      ],
+    });
   } catch (error) {
     await failExport(pool, id, 'the export workflow could not be started');
     deps.log.error({ err: error, exportId: id }, 'could not start export workflow');

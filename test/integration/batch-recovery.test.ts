@@ -55,7 +55,7 @@ describe('batches left ACCEPTED without a workflow', () => {
   it('leaves a workflow that exists alone, so sweeps may overlap', async () => {
     const id = await storeWithoutWorkflow('Jan Žižka z Trocnova');
     // A run that no worker takes: it exists, and the batch stays ACCEPTED for as long as the test needs.
-    await startBatchRun({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${id}` } }, id, 'FAIL');
+    await startBatchRun({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${id}` } }, { batchId: id, submitter: 'test-admin', apiVersion: 'v2', changes: 1, bytes: 1 }, 'FAIL');
     const handle = harness.temporal.workflow.getHandle(id);
     const waiting = (await handle.describe()).runId;
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
@@ -11,6 +12,7 @@ import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, type DevServer } from '../../scripts/lib/temporal-server.ts';
+import { registerSearchAttributes } from '../../temporal/register.ts';
 import { buildWorkflowBundle } from '../../worker/bundle.ts';
 
 declare module 'vitest' {
@@ -44,6 +46,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     })(),
   ]);
   const devServer: DevServer = server;
+  // What api/main.ts does at start; the tests build the app in-process.
+  const connection = await Connection.connect({ address: devServer.address });
+  await registerSearchAttributes(connection, 'default');
+  await connection.close();
 
   const workflowBundlePath = join(scratchDir, 'workflow-bundle.js');
   await buildWorkflowBundle(workflowBundlePath);

@@ -1,0 +1,20 @@
+import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES } from './search-attributes.ts';
+
+const INDEXED_TYPES = { KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD } as const;
+
+/**
+ * Registers the custom search attributes the workflows use on `namespace`,
+ * those it does not have yet. Idempotent: every API calls it at start, and a
+ * workflow started or upserting with an unregistered attribute would fail.
+ */
+export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => customAttributes?.[key.name] === undefined);
+  if (missing.length === 0) return;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_TYPES[key.type]])),
+  });
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchXml, create } from '../support/batches.ts';
+import { eventually, startHarness, type Harness } from '../support/harness.ts';
+
+// What an operator finds in the Temporal UI: a memo on every batch and export
+// workflow, and search attributes to list them by submitter, kind and outcome.
+describe('workflows as the Temporal UI shows them', () => {
+  const entityType = `UI-${randomUUID()}`;
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  async function submit(xml: string, as: 'write' | 'admin'): Promise<string> {
+    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml, as });
+    expect(response.status).toBe(202);
+    return ((await response.json()) as { updateRequestId: string }).updateRequestId;
+  }
+
+  async function listed(query: string): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const workflow of harness.temporal.workflow.list({ query })) ids.push(workflow.workflowId);
+    return ids;
+  }
+
+  it('gives a batch workflow a memo and lists it by submitter, API version and outcome', async () => {
+    const xml = batchXml([create('a', 'Ema Destinnová', { entityType })]);
+    const completed = await submit(xml, 'write');
+    const described = await eventually(async () => {
+      const description = await harness.temporal.workflow.getHandle(completed).describe();
+      return description.status.name === 'COMPLETED' ? description : undefined;
+    });
+    // The same name again: PreferredNameExists stops the batch, and its workflow still completes.
+    const failed = await submit(batchXml([create('a', 'Ema Destinnová', { entityType })]), 'admin');
+    expect(await described.memo).toEqual({ submitter: 'test-writer', apiVersion: 'v2', bytes: Buffer.byteLength(xml), changes: 1 });
+    expect(described.typedSearchAttributes.getAll().map(({ key, value }) => [key.name, value])).toEqual(
+      expect.arrayContaining([
+        ['Submitter', 'test-writer'],
+        ['RequestKind', 'v2'],
+        ['Outcome', 'COMPLETED'],
+      ]),
+    );
+
+    // Visibility lags a moment behind the workflow.
+    await eventually(async () => ((await listed(`Submitter = "test-writer" AND Outcome = "COMPLETED" AND RequestKind = "v2"`)).includes(completed) ? true : undefined));
+    await eventually(async () => ((await listed(`Submitter = "test-admin" AND Outcome = "FAILED"`)).includes(failed) ? true : undefined));
+    expect(await listed(`Submitter = "test-writer" AND Outcome = "FAILED"`)).not.toContain(completed);
+  });
+
+  it('gives an export workflow a memo and lists it by submitter, kind and outcome', async () => {
+    const response = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1, 2]', as: 'export' });
+    expect(response.status).toBe(200);
+    const { id } = (await response.json()) as { id: string };
+    const described = await harness.temporal.workflow.getHandle(id).describe();
+    expect(await described.memo).toEqual({ submitter: 'test-exporter', kind: 'snapshot', requestedIds: 2 });
+    await eventually(async () => ((await listed(`Submitter = "test-exporter" AND RequestKind = "snapshot" AND Outcome = "COMPLETED"`)).includes(id) ? true : undefined));
+  });
+});
