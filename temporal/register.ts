@@ -1,8 +1,9 @@
 import type { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from './search-attributes.ts';
 
-const INDEXED_TYPES = { KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD } as const;
+// A CommonJS package: Node's ESM loader offers its namespace only as the default export.
+const INDEXED_TYPES = { KEYWORD: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD } as const;
 
 /**
  * Registers the custom search attributes the workflows use on `namespace`,
