@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, ConfigError } from '../config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
+import { portIsFree } from './lib/ports.ts';
 import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
 import { startDevServer, stopProcess, type DevServer } from './lib/temporal-server.ts';
 
@@ -33,6 +34,21 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+
+  // Said up front and by name: otherwise a server that cannot bind dies with a message deep in its own log.
+  const ports = [
+    { port: config.PORT, host: config.HOST, name: 'PORT (the API)' },
+    ...(config.TEMPORAL_ADDRESS ? [] : [
+      { port: config.TEMPORAL_PORT, host: '127.0.0.1', name: 'TEMPORAL_PORT (the Temporal dev server)' },
+      { port: config.TEMPORAL_UI_PORT, host: '127.0.0.1', name: 'TEMPORAL_UI_PORT (its Web UI)' },
+    ]),
+  ];
+  for (const { port, host, name } of ports) {
+    if (!(await portIsFree(port, host))) {
+      say(`port ${port} on ${host} is in use (another npm start?): stop that, or set ${name} to another port.`);
+      process.exit(1);
+    }
+  }
 
   let temporalAddress = config.TEMPORAL_ADDRESS;
   if (!temporalAddress) {
