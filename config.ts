@@ -35,6 +35,15 @@ const configSchema = z.object({
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
+  /** Browser origins allowed to call the API (CORS), comma-separated; empty allows none. */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .pipe(z.array(z.url().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
+  /** Batch and export submissions per token per window; 0 turns the limit off. */
+  SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
+  SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
 });
 
 export type Config = z.infer<typeof configSchema> & { temporalAddress: string; forceKeySecret: string; exportDir: string };

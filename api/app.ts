@@ -5,6 +5,7 @@ import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
 import { metricsRouter } from './metrics.ts';
 import { authenticate } from './middleware/auth.ts';
+import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
@@ -26,6 +27,8 @@ export function buildApp(deps: AppDeps): Koa {
   // First, so it times everything and sees the status the error handler settled on.
   app.use(httpMetrics(metrics.httpRequestDuration, routers));
   app.use(requestContext(deps.log));
+  // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
+  app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
   app.use(authenticate(deps.tokens));
   for (const router of routers) {

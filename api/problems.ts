@@ -25,6 +25,7 @@ export const PROBLEM_CODES = [
   'UnsupportedMediaType',
   'NotFound',
   'MethodNotAllowed',
+  'TooManyRequests',
   'BadRequest',
   'ServiceUnavailable',
   'InternalError',

@@ -172,6 +172,8 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       WORKFLOW_BUNDLE: workflowBundle,
       PORT: String(port),
       AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
+      // Benchmarks and the load scenario submit as fast as they can under one token: they measure throughput, not the limit.
+      SUBMISSION_RATE_LIMIT: '0',
       ...extraEnv,
     };
     const apiUrl = `http://127.0.0.1:${port}`;

@@ -87,9 +87,10 @@ describe('fuzz: every documented route', () => {
   beforeAll(async () => {
     // Small limits, so that the fuzzer's few-KB bodies also reach the paths that refuse too much: a v1
     // batch still running after 0.15 s (final 102), bodies over the limit (413, declared or chunked),
-    // too many changes for a test batch, too many ids for an export, too many updates for one answer.
+    // too many changes for a test batch, too many ids for an export, too many updates for one answer,
+    // too many submissions per token in a second (429).
     harness = await startHarness({
-      env: { V1_BATCH_WAIT_SECONDS: '0.15', BATCH_MAX_BYTES: '4096', TEST_BATCH_MAX_CHANGES: '2', EXPORT_MAX_IDS: '50', UPDATES_FROM_MAX: '3' },
+      env: { V1_BATCH_WAIT_SECONDS: '0.15', BATCH_MAX_BYTES: '4096', TEST_BATCH_MAX_CHANGES: '2', EXPORT_MAX_IDS: '50', UPDATES_FROM_MAX: '3', SUBMISSION_RATE_LIMIT: '40', SUBMISSION_RATE_WINDOW_SECONDS: '1' },
     });
   });
   afterAll(async () => {
@@ -119,6 +120,8 @@ describe('fuzz: every documented route', () => {
 
   it('is healthy afterwards and still processes a batch', async () => {
     expect((await harness.api('/health', { as: null })).status).toBe(200);
+    // The fuzzer may have used up this second's submissions.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     const applied = await applyBatch(harness, batchXml([create('a', 'Fuzz Test', { entityType: `FUZZ-${randomUUID()}` })]));
     expect(applied.revisions.get('a')?.entityId).toBeGreaterThan(0);
   });

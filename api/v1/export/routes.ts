@@ -8,6 +8,7 @@ import { streamCurrentRecords, streamRevisionChanges } from '../../../services/r
 import { findTransaction } from '../../../services/reads/updates.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
+import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseQuery, parseWith } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { readJsonBody } from '../../body.ts';
@@ -24,7 +25,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
   const maxIds = deps.config.EXPORT_MAX_IDS;
   const readIds = async (ctx: Context) => parseWith(idListSchema(maxIds), await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), 'body');
 
-  router.post('/snapshots', requirePermission('export'), async (ctx) => {
+  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
     const refs = await readIds(ctx);
     // v1 asks for named records: an empty list names none (v2's asynchronous export takes it as "all").
     const records = refs.length === 0 ? noRecords() : streamCurrentRecords(await pgPool(deps.orm), refs);
@@ -32,7 +33,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
     ctx.body = Readable.from(writeEntities(records, 'v1'));
   });
 
-  router.post('/revisions', requirePermission('export'), async (ctx) => {
+  router.post('/revisions', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
     const pool = await pgPool(deps.orm);

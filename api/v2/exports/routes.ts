@@ -10,6 +10,7 @@ import { startExport } from '../../../services/exports/start.ts';
 import { exportStatusView } from '../../../services/exports/status.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
+import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { readJsonBody } from '../../body.ts';
@@ -29,13 +30,13 @@ export function exportsRouter(deps: AppDeps): Router {
     ctx.body = { id, status: 'ACCEPTED' };
   };
 
-  router.post('/snapshots', requirePermission('export'), async (ctx) => {
+  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
     const requestedIds = await readIds(ctx);
     const { id } = await startExport(deps, { kind: 'snapshot', requestedIds, principal: ctx.state.principal.name });
     accepted(ctx, id);
   });
 
-  router.post('/revisions', requirePermission('export'), async (ctx) => {
+  router.post('/revisions', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const requestedIds = await readIds(ctx);
     const { id } = await startExport(deps, { kind: 'revisions', requestedIds, fromTransId, principal: ctx.state.principal.name });
