@@ -48,6 +48,9 @@ const ROUTES: RouteCase[] = [
   { name: 'v1 search', method: 'POST', path: '/api/v1/search?page=0&pageSize=10', headers: json, body: () => '{}', permission: 'read' },
   { name: 'v1 updates from', method: 'GET', path: `/api/v1/updates/from/${randomUUID()}`, permission: 'read' },
   { name: 'v1 export snapshots', method: 'POST', path: '/api/v1/export/snapshots', headers: json, body: () => '["1"]', permission: 'export' },
+  { name: 'v1 export revisions', method: 'POST', path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
+  { name: 'v1 submit batch', method: 'POST', path: '/api/v1/batches', headers: xml, body: () => '<bu', permission: 'write' },
+  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
 ];
 
 /** Which test tokens hold each permission (admin holds all). */
