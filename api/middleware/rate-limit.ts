@@ -6,7 +6,7 @@ import { problem } from '../problems.ts';
 // One counter per token across every submission route (batches, test
 // batches, exports, v1 and v2): a client cannot double its allowance by
 // switching routes. Counters live in this process, so N APIs allow N times
-// the limit in all; docs/security.md says so.
+// the limit in all; docs/decisions.md says so.
 const countersByConfig = new WeakMap<Config, Map<string, unknown>>();
 
 /**
