@@ -40,7 +40,7 @@ const configSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
-    .pipe(z.array(z.url().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
+    .pipe(z.array(z.string().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
   /** Batch and export submissions per token per window; 0 turns the limit off. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),

@@ -12,6 +12,7 @@ import { listRoutes } from '../../api/docs/list-routes.ts';
 import { PROBLEM_CODES } from '../../api/problems.ts';
 import { createLogger } from '../../logger.ts';
 import { batchXml, create } from '../support/batches.ts';
+import { documentOperations, type DocumentOperation } from '../support/openapi-operations.ts';
 import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
 
 type TokenName = keyof typeof TEST_TOKENS;
@@ -57,23 +58,11 @@ interface Operation {
   security?: Array<Record<string, string[]>>;
   responses: Record<string, DocumentedResponse>;
 }
-interface DocumentedOperation {
-  version: ApiVersion;
-  method: string;
-  /** As written in the document (`/batches/{updateRequestId}/status`). */
-  docPath: string;
-  /** With the server prefix (`/api/v2/batches/{updateRequestId}/status`). */
-  fullPath: string;
-  operation: Operation;
-  /** Path-level and operation-level parameters, the operation's winning. */
-  parameters: Parameter[];
-}
+type DocumentedOperation = DocumentOperation<Operation, Parameter> & { version: ApiVersion };
 interface ProblemBody {
   code?: string;
   errors?: Array<{ path?: string; message: string }>;
 }
-
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 /** Served, but not part of either API contract. */
 const NOT_IN_CONTRACT = new Set(['GET /metrics', 'GET /docs', 'GET /docs/v2', 'GET /docs/v1', 'GET /docs/assets/{file}', 'GET /docs/schemas/{file}']);
@@ -301,21 +290,7 @@ describe('the service answers as documented', () => {
 // --- the documents, read ---
 
 function documentedOperations(version: ApiVersion, document: OpenApiDocument): DocumentedOperation[] {
-  const servers = document.servers as Array<{ url: string }>;
-  const result: DocumentedOperation[] = [];
-  for (const [docPath, item] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
-    const server = (item.servers as Array<{ url: string }> | undefined)?.[0]?.url ?? servers[0]!.url;
-    const fullPath = `${server.replace(/\/$/, '')}${docPath}`;
-    const shared = (item.parameters as Parameter[] | undefined) ?? [];
-    for (const method of METHODS) {
-      const operation = item[method] as Operation | undefined;
-      if (!operation) continue;
-      const own = operation.parameters ?? [];
-      const parameters = [...shared.filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)), ...own];
-      result.push({ version, method: method.toUpperCase(), docPath, fullPath, operation, parameters });
-    }
-  }
-  return result;
+  return documentOperations<Operation, Parameter>(document).map((operation) => ({ version, ...operation }));
 }
 
 function find(version: ApiVersion, method: string, docPath: string): DocumentedOperation {

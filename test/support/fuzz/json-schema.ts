@@ -2,9 +2,10 @@
 // fast-check arbitraries: what a well-behaved client would send, the start
 // from which the fuzzer's mutations depart.
 import fc from 'fast-check';
+import type { OpenApiDocument } from '../../../api/docs/documents.ts';
+import { resolveRef } from '../openapi-operations.ts';
 
 export type JsonSchema = Record<string, unknown>;
-export type OpenApiDocument = Record<string, unknown>;
 
 export interface SchemaOptions {
   /** Identifiers that exist in the database; string and integer schemas they satisfy use them too. */
@@ -12,22 +13,6 @@ export interface SchemaOptions {
   /** $ref hops before a branch is cut off with null (a recursive schema needs a bound). */
   maxDepth: number;
   maxItems: number;
-}
-
-export function resolveRef(document: OpenApiDocument, ref: string): JsonSchema {
-  if (!ref.startsWith('#/')) throw new Error(`fuzz: only local $refs are followed, not ${ref}`);
-  let node: unknown = document;
-  for (const segment of ref.slice(2).split('/')) {
-    node = (node as Record<string, unknown> | undefined)?.[segment.replaceAll('~1', '/').replaceAll('~0', '~')];
-  }
-  if (typeof node !== 'object' || node === null) throw new Error(`fuzz: $ref ${ref} names nothing`);
-  return node as JsonSchema;
-}
-
-/** The object itself, or what its $ref names (with the referring object's own keywords on top). */
-export function dereference(document: OpenApiDocument, node: JsonSchema): JsonSchema {
-  const { $ref, ...rest } = node;
-  return typeof $ref === 'string' ? { ...dereference(document, resolveRef(document, $ref)), ...rest } : node;
 }
 
 /** Builds arbitraries for the schemas of one document; a $ref reached at the same depth is built once. */
