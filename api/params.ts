@@ -5,19 +5,19 @@ import { problem } from './problems.ts';
 // Request parsing shared by every route: zod schemas in, typed values out, a
 // 400 problem naming the bad field otherwise.
 
-export const uuidSchema = z.uuid({ message: 'must be a UUID' }).transform((value) => value.toLowerCase());
+/**
+ * Any 8-4-4-4-12 hex UUID, in any case (the real interface's Uuid is 36
+ * characters of format uuid; PostgreSQL takes every such value, whatever its
+ * version and variant bits say).
+ */
+export const uuidSchema = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' })
+  .transform((value) => value.toLowerCase());
 
-/** The largest entity number: the real registry's EntityId is an int32. */
-export const MAX_ENTITY_ID = 2_147_483_647;
-
-/** A number (a positive int32) or a UUID: the spec's EntityId, the real EntityRef. */
+/** A number or a UUID: the spec's EntityId, the real EntityRef (entity numbers are int32; a larger one names no record). */
 export const entityIdSchema = z.union([
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,9}$/)
-    .transform(Number)
-    .refine((id) => id <= MAX_ENTITY_ID)
-    .transform((entityId) => ({ entityId })),
+  z.string().regex(/^[1-9][0-9]{0,15}$/).transform((value) => ({ entityId: Number(value) })),
   uuidSchema.transform((value) => ({ entityUuid: value })),
 ]);
 

@@ -47,10 +47,10 @@ export function registerBatchCommands(program: Command): void {
 
   batch
     .command('status')
-    .description('print the processing state of a batch as JSON, with its counts and times (GET /api/v2/batches/{id})')
+    .description('print the processing state of a batch as JSON, with its counts and times (GET /api/v2/batches/{id}/detail)')
     .argument('<id>', 'update request id (the batch UUID)', uuid)
     .action(async (id: string, _options: unknown, command: Command) => {
-      await printJson(await clientOf(command).json<BatchDetailView>(`/api/v2/batches/${id}`));
+      await printJson(await clientOf(command).json<BatchDetailView>(`/api/v2/batches/${id}/detail`));
     });
 
   batch
@@ -85,7 +85,7 @@ async function waitForBatch(client: ApiClient, id: string): Promise<BatchDetailV
   let progress: Progress | undefined;
   try {
     return await pollUntil(
-      () => client.json<BatchDetailView>(`/api/v2/batches/${id}`),
+      () => client.json<BatchDetailView>(`/api/v2/batches/${id}/detail`),
       (status) => FINISHED.has(status.state),
       (status) => {
         progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, { status: status.status });

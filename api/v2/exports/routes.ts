@@ -8,7 +8,6 @@ import { directoryExportStore } from '../../../services/exports/files.ts';
 import { findExport } from '../../../services/exports/requests.ts';
 import { startExport } from '../../../services/exports/start.ts';
 import { exportProcessStatus, exportStatusView } from '../../../services/exports/status.ts';
-import { methodNotAllowed, REFUSED_METHOD_ROUTE } from '../../method-not-allowed.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -28,7 +27,7 @@ export function exportsRouter(deps: AppDeps): Router {
 
   // The real client reads the export id as plain text (ExportRequestId).
   const accepted = (ctx: Context, id: string) => {
-    ctx.set('Location', `/api/v2/export/${id}`);
+    ctx.set('Location', `/api/v2/export/${id}/detail`);
     ctx.type = 'text/plain';
     ctx.body = id;
   };
@@ -77,11 +76,8 @@ export function exportsRouter(deps: AppDeps): Router {
     }
   });
 
-  router.get(REFUSED_METHOD_ROUTE, '/snapshots', methodNotAllowed('POST'));
-  router.get(REFUSED_METHOD_ROUTE, '/revisions', methodNotAllowed('POST'));
-
   // Our extension (not in the real interface): kind, counts, times and expiry behind the status.
-  router.get('/:id', requirePermission('read'), async (ctx) => {
+  router.get('/:id/detail', requirePermission('read'), async (ctx) => {
     ctx.body = exportStatusView(await requireExport(ctx));
   });
 

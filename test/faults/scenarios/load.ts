@@ -70,7 +70,7 @@ export const load: Scenario = {
         }
         // Poll until it finished; every poll is a request of the load too.
         for (let poll = 0; poll < 1200; poll += 1) {
-          const status = await client.request(`/api/v2/batches/${batch.batchId}`, {}, 10_000);
+          const status = await client.request(`/api/v2/batches/${batch.batchId}/detail`, {}, 10_000);
           noteBad('GET status', status);
           const state = status.status === 200 ? (JSON.parse(status.body) as { status: string }).status : undefined;
           if (state === 'COMPLETED' || state === 'FAILED') {
