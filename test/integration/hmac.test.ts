@@ -3,15 +3,20 @@
 // an implementation of its own, never from the service's api/auth/nda-hmac.ts.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app.ts';
 import { canonicalString } from '../../api/auth/nda-hmac.ts';
 import { SpentSignatures } from '../../api/auth/spent-signatures.ts';
+import { loadTokens } from '../../api/auth/tokens.ts';
 import { ConfigError, loadConfig } from '../../config.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -244,6 +249,28 @@ describe('HMAC API keys', () => {
   it('ignores X-Forwarded-Host unless TRUST_PROXY is set', async () => {
     const answer = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v2/entities/${entityId}`, host: 'records.example.org', headers: { 'x-forwarded-host': 'records.example.org' } });
     expect(answer.status).toBe(401);
+  });
+
+  it('logs the key\'s name as the principal, and never a secret, at debug level too', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+    const server = buildApp({ config: harness.config, orm: harness.orm, temporal: harness.temporal, log, tokens: loadTokens(harness.config, () => undefined) }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const good = elzaHeaders(TEST_KEYS.read, { host: '127.0.0.1', method: 'GET', pathAndQuery: `/api/v2/entities/${entityId}` });
+      expect((await send(baseUrl, { pathAndQuery: `/api/v2/entities/${entityId}`, headers: good })).status).toBe(200);
+      const bad = elzaHeaders({ keyId: TEST_KEYS.read.keyId, secret: TEST_KEYS.admin.secret }, { host: '127.0.0.1', method: 'GET', pathAndQuery: `/api/v2/entities/${entityId}` });
+      expect((await send(baseUrl, { pathAndQuery: `/api/v2/entities/${entityId}`, headers: bad })).status).toBe(401);
+      const refused = await send(baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: { ...XML, ...elzaHeaders(TEST_KEYS.read, { host: '127.0.0.1', method: 'POST', pathAndQuery: '/api/v2/batches' }) }, body: '<batchUpdate/>' });
+      expect(refused.status).toBe(403);
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+    const logged = lines.join('');
+    expect(logged).toContain('"principal":"key-reader"');
+    for (const key of Object.values(TEST_KEYS)) expect(logged).not.toContain(key.secret);
   });
 
   it('never shows a secret in the OpenAPI documents', async () => {
