@@ -314,6 +314,8 @@ function requiredPermission(operation: DocumentedOperation): string | null {
   if (security !== undefined && security.length === 0) return null;
   const roles = security?.[0]?.bearerAuth ?? [];
   expect(roles, `${label(operation)} names one permission`).toHaveLength(1);
+  // Either credential, the same permission: a bearer token or an HMAC API key.
+  if (security !== undefined) expect(security, `${label(operation)} accepts a token or a key`).toEqual([{ bearerAuth: roles }, { ndaHmac: roles }]);
   return roles[0]!;
 }
 
