@@ -6,12 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand } from '../../domain/model.ts';
 import { batchXml, create, namePart, SENDER } from '../support/batches.ts';
-import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { eventually, startHarness, TEST_KEYS, type Harness } from '../support/harness.ts';
+import { elzaHeaders } from '../support/nda-signer.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 import { REAL_OPENAPI_PRESENT, realModelErrors } from '../support/real-client.ts';
 
 const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
-type Principal = keyof typeof TEST_TOKENS;
+type Principal = keyof typeof TEST_KEYS;
 
 describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real client, unchanged', () => {
   let harness: Harness;
@@ -26,11 +27,30 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     await harness?.close();
   });
 
-  /** As the generated client calls: it sends Accept: application/json to JSON and XML operations alike. */
+  let lastWriteSecond = '';
+
+  /**
+   * As the generated client calls: signed with an API key (HMAC, as ELZA's
+   * interceptor signs), Accept: application/json to JSON and XML operations
+   * alike. A signature is good for one write, so two writes to the same URL
+   * wait for the next second, as a client sending one batch after another does.
+   */
   async function call(method: string, path: string, options: { body?: string; type?: string; as?: Principal } = {}): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    let at = new Date();
+    if (method === 'POST') {
+      while (at.toISOString().slice(0, 19) === lastWriteSecond) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        at = new Date();
+      }
+      lastWriteSecond = at.toISOString().slice(0, 19);
+    }
+    const pathAndQuery = `/api/v2${path}`;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...elzaHeaders(TEST_KEYS[options.as ?? 'write'], { host: '127.0.0.1', method, pathAndQuery, at }),
+    };
     if (options.type) headers['content-type'] = options.type;
-    return harness.api(`/api/v2${path}`, { method, headers, body: options.body, as: options.as ?? 'write' });
+    return harness.api(pathAndQuery, { method, headers, body: options.body, as: null });
   }
 
   async function json<T>(response: Response, model: string): Promise<T> {
