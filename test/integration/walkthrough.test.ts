@@ -9,13 +9,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
@@ -84,17 +83,16 @@ describe('README walkthrough', () => {
       DATA_DIR: join(folder, '.data'),
       LOG_LEVEL: 'warn',
     });
+    // A file, not a pipe: the commands below run synchronously, and a full pipe would stall the service.
     const log = join(folder, '.data', 'npm-start.log');
-    writeFileSync(log, '');
-    stack = spawn('npm', ['start'], { cwd: folder, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output: string[] = [];
-    stack.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    stack.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    const logFd = openSync(log, 'a');
+    stack = spawn('npm', ['start'], { cwd: folder, env, detached: true, stdio: ['ignore', logFd, logFd] });
+    closeSync(logFd);
     stackExit = once(stack, 'exit');
     let exited = false;
     void stackExit.then(() => (exited = true));
     await eventually(async () => {
-      if (exited) throw new Error(`npm start exited:\n${output.join('')}`);
+      if (exited) throw new Error(`npm start exited:\n${readFileSync(log, 'utf8')}`);
       const health = await fetch(`${baseUrl}/health`).catch(() => undefined);
       return health?.ok ? true : undefined;
     }, 240_000);
