@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ProblemCode } from '../../api/problems.ts';
 import type { BatchDetailView } from '../../services/batches/status.ts';
 import { clientOf, readInputFile, uuid } from '../arguments.ts';
-import { summarizeResult } from '../batch-result.ts';
+import { describeResult, summarizeResult } from '../batch-result.ts';
 import type { ApiClient } from '../client.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { printJson, printResult, say } from '../output.ts';
@@ -76,7 +76,7 @@ export function registerBatchCommands(program: Command): void {
         failures: REFUSED,
       });
       await printResult(xml);
-      reportResult('test batch', xml);
+      reportResult('test batch', xml, { test: true });
     });
 }
 
@@ -105,12 +105,13 @@ async function printOutcome(client: ApiClient, status: BatchDetailView): Promise
 }
 
 /** One summary line on stderr; a failed batch ends the command with exit 1. */
-function reportResult(what: string, xml: string): void {
+function reportResult(what: string, xml: string, { test = false } = {}): void {
   const summary = summarizeResult(xml);
+  const text = describeResult(summary, test);
   if (!summary.failed) {
-    say(`${what} COMPLETED: ${summary.text}`);
+    say(`${what} ${test ? 'passed' : 'COMPLETED'}: ${text}`);
     return;
   }
-  const hint = summary.forceKey ? `\nto write it despite its warnings, submit it again with --force-key ${summary.forceKey}` : '';
-  throw new CliError(EXIT.failed, `${what} FAILED: ${summary.text}${hint}`);
+  const hint = summary.forceKey ? `\nto write it despite its warnings, submit it ${test ? '' : 'again '}with --force-key ${summary.forceKey}` : '';
+  throw new CliError(EXIT.failed, `${what} FAILED: ${text}${hint}`);
 }

@@ -110,10 +110,16 @@ describe('entity-records CLI', () => {
     expect(run.stderr).toContain('400 InvalidXml');
   });
 
-  it('runs a test batch: exit 0, nothing written', async () => {
-    const run = await cli(['batch', 'test', file('test.xml', batchXml([create('a', `Zkouška ${randomUUID()}`, { entityType })]))]);
+  it('runs a test batch: exit 0, says what it would write and that nothing was written', async () => {
+    const testName = `Zkouška ${randomUUID()}`;
+    const run = await cli(['batch', 'test', file('test.xml', batchXml([create('a', testName, { entityType })]))]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('<batchChangeSuccess');
+    expect(run.stderr).toContain('test batch passed: it would write 1 revision; nothing was written');
+    // Its transaction was rolled back and never exists: the summary must not name it.
+    expect(run.stderr).not.toMatch(/transaction|written in/);
+    const found = await cli(['search', '--name', testName]);
+    expect(found.stdout).toMatch(/count="0"|<count>0<\/count>/);
   });
 
   it('exits 2 on usage errors: unknown command, missing argument, bad identifier, bad choice', async () => {
