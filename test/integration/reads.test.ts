@@ -79,7 +79,7 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const t2 = await apply(batchXml([update('x', x, xRev, [{ op: 'setEntityType', entityType: `${entityType}-b` }])]));
     const xRev2 = attribute(t2.result, 'rev');
 
-    const page = await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=10`);
+    const page = await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`);
     expect(page.status).toBe(200);
     const xml = await page.text();
     expect(xml).toContain('<updates');
@@ -87,14 +87,14 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(xml).toContain(`rev="${xRev2}"`);
     expect(xml).not.toContain(`rev="${xRev}"`);
 
-    const onlyT1 = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=0&pageSize=10`)).text();
+    const onlyT1 = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=1&pageSize=10`)).text();
     expect(onlyT1).toContain(`rev="${xRev}"`);
-    const empty = await (await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=0&pageSize=10`)).text();
+    const empty = await (await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`)).text();
     expect(empty).not.toContain('<revInfo');
 
-    const first = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=1`)).text();
-    const second = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
-    const again = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=1`)).text();
+    const first = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
+    const second = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=2&pageSize=1`)).text();
+    const again = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
     expect(first).toBe(again);
     expect(attribute(first, 'entityId')).not.toBe(attribute(second, 'entityId'));
   });
@@ -102,14 +102,14 @@ describe('v2 reads: entities, revisions, change feeds', () => {
   it('rejects bad update queries: unknown transaction 404, reversed range 400, page size over 50000 400', async () => {
     const a = await apply(batchXml([create('a', 'Okraj A', { entityType: `T-${randomUUID()}` })]));
     const b = await apply(batchXml([create('a', 'Okraj B', { entityType: `T-${randomUUID()}` })]));
-    const unknown = await harness.api(`/api/v2/updates?fromTransId=${randomUUID()}&toTransId=${b.transaction}&page=0&pageSize=10`);
+    const unknown = await harness.api(`/api/v2/updates?fromTransId=${randomUUID()}&toTransId=${b.transaction}&page=1&pageSize=10`);
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound' });
-    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=0&pageSize=10`)).status).toBe(400);
-    const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=50001`);
+    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=1&pageSize=10`)).status).toBe(400);
+    const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=1&pageSize=50001`);
     expect(big.status).toBe(400);
     expect(await big.json()).toMatchObject({ code: 'PageSizeTooLarge' });
-    const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=0&pageSize=10`);
+    const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=1&pageSize=10`);
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe('query.toTransId');
   });

@@ -96,12 +96,12 @@ export const load: Scenario = {
           const fulltext = round % 2 === 0;
           const body = fulltext ? { types: [seedType], text } : { types: [seedType], cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: text } };
           answer = await client.request(
-            `/api/v2/search?page=0&pageSize=20&searchType=${fulltext ? 'FULLTEXT' : 'DEFAULT'}`,
+            `/api/v2/search?page=1&pageSize=20&searchType=${fulltext ? 'FULLTEXT' : 'DEFAULT'}`,
             { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
             10_000,
           );
         } else {
-          answer = await client.request(`/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=0&pageSize=100`, {}, 10_000);
+          answer = await client.request(`/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=1&pageSize=100`, {}, 10_000);
         }
         noteBad(`read ${kind}`, answer);
         if (answer.status === 200) latencies[kind].push(answer.ms);
