@@ -237,9 +237,10 @@ function rowTest(cond: Condition): RowTest | undefined {
 /**
  * The user filters: a user id and role alone are read from
  * entity_participant; a user's UUID or name, and the role SENDER (the user of
- * the current revision, who sent its content), from the record's revision
- * through JSON containment, which the GIN index entity_revision_users_idx
- * serves. Without a role, a user matches as a participant or as the sender.
+ * the current revision, who sent its content), from entity_users() of the
+ * record's revision (its participants and its sender, with role SENDER), by
+ * JSON containment that the GIN index entity_users_idx serves. Without a
+ * role, a user matches as a participant or as the sender.
  */
 function userFilter(query: SearchQuery, params: Params): string | undefined {
   const { user, userUuid, userName, userRole } = query;
@@ -254,13 +255,8 @@ function userFilter(query: SearchQuery, params: Params): string | undefined {
   if (user !== undefined) who.id = user;
   if (userUuid !== undefined) who.uuid = userUuid;
   if (userName !== undefined) who.name = userName;
-  // Each form adds its parameter only when used: an unused $n has no type and fails the statement.
-  const asSender = () => `e.record->'revision' @> ${params.add(JSON.stringify({ user: who }), 'jsonb')}`;
-  const asParticipant = (role?: string) =>
-    `e.record->'revision' @> ${params.add(JSON.stringify({ participants: [role === undefined ? { user: who } : { user: who, role }] }), 'jsonb')}`;
-  if (userRole === 'SENDER') return asSender();
-  if (userRole !== undefined) return asParticipant(userRole);
-  return `(${asParticipant()} or ${asSender()})`;
+  const wanted = userRole === undefined ? { user: who } : { user: who, role: userRole };
+  return `entity_users(e.record->'revision') @> ${params.add(JSON.stringify([wanted]), 'jsonb')}`;
 }
 
 /** The entity-level filters of a query: types, states, participants, codes and the condition tree. */

@@ -51,6 +51,6 @@ describe('compileSearch', () => {
     const hostile = "x'; drop table entity; --";
     const compiled = compileSearch({ userName: hostile, userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'EDITOR' }, { page: 1, pageSize: 1 }, 'EXACT');
     expect(compiled.page.text).not.toContain('drop table');
-    expect(compiled.page.values).toContain(JSON.stringify({ participants: [{ user: { uuid: '0e3c5a5e-1111-4222-8333-944455556666', name: hostile }, role: 'EDITOR' }] }));
+    expect(compiled.page.values).toContain(JSON.stringify([{ user: { uuid: '0e3c5a5e-1111-4222-8333-944455556666', name: hostile }, role: 'EDITOR' }]));
   });
 });
