@@ -112,6 +112,12 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=1&pageSize=10`);
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe('query.toTransId');
+    // The page parameter is shared with search: pages count from 1, and a missing one is named as required.
+    const pageZero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
+    expect(pageZero.status).toBe(400);
+    expect(await pageZero.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }] });
+    const noPage = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&pageSize=10`);
+    expect(await noPage.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'page is required' }] });
   });
 
   it('lists everything after a transaction, or only the summary above UPDATES_FROM_MAX', async () => {

@@ -482,6 +482,7 @@ describe('POST /api/v2/search', () => {
       const both = await problem(await post({}, ''), 400, 'BadRequest');
       expect(both.map((error) => error.message)).toEqual(['page is required', 'pageSize is required']);
       expect(JSON.stringify(both)).not.toMatch(/NaN/);
+      expect(await problem(await post({}, 'page=1&page=2&pageSize=10'), 400, 'BadRequest')).toEqual([{ path: 'query.page', message: 'page must be given once' }]);
     });
 
     it('a bad condition, named by its path', async () => {
