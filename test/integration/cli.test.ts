@@ -161,14 +161,18 @@ describe('entity-records CLI', () => {
     expect((await cli(['entity', 'get', String(created.entityId), '--revision', randomUUID()])).stderr).toContain('404 RevisionNotFound');
   });
 
-  it('searches by name (CT_CONTAIN on the name index), type and state', async () => {
-    const run = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--state', 'ERS_NEW', 'ERS_APPROVED', '--page-size', '10']);
+  it('searches by name (CT_CONTAINS on the DISPLAY_NAME index), type and state, pages counted from 1', async () => {
+    const run = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--state', 'RS_NEW', 'ERS_APPROVED', '--page', '1', '--page-size', '10']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('<queryResult');
     expect(run.stdout).toContain(name);
+    const secondPage = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--page', '2', '--page-size', '10']);
+    expect(secondPage.code, secondPage.stderr).toBe(0);
+    expect(secondPage.stdout).not.toContain(name);
     const none = await cli(['search', '--name', `nic-${randomUUID()}`, '--type', entityType]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).not.toContain(name);
+    expect((await cli(['search', '--page', '0'])).code).toBe(2);
   });
 
   it('lists updates after a transaction, and between two as one document over several pages', async () => {

@@ -38,7 +38,7 @@ const ROUTES: RouteCase[] = [
   { name: 'v2 entity', method: 'GET', path: `${V2}/entities/1`, permission: 'read' },
   { name: 'v2 revision', method: 'GET', path: `${V2}/entities/1/revision/${randomUUID()}`, permission: 'read' },
   { name: 'v2 search', method: 'POST', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: () => '{}', permission: 'read' },
-  { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
+  { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
   { name: 'v2 updates from', method: 'GET', path: `${V2}/updates/from/${randomUUID()}`, permission: 'read' },
   { name: 'v2 export snapshots', method: 'POST', path: `${V2}/export/snapshots`, headers: json, body: () => '[999999991]', permission: 'export' },
   { name: 'v2 export revisions', method: 'POST', path: `${V2}/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
@@ -52,7 +52,7 @@ const ROUTES: RouteCase[] = [
   { name: 'v1 export snapshots', method: 'POST', path: '/api/v1/export/snapshots', headers: json, body: () => '["1"]', permission: 'export' },
   { name: 'v1 export revisions', method: 'POST', path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
   { name: 'v1 submit batch', method: 'POST', path: '/api/v1/batches', headers: xml, body: () => '<bu', permission: 'write' },
-  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
+  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
 ];
 
 /** Which test tokens hold each permission (admin holds all). */
