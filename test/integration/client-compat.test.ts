@@ -140,7 +140,7 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
 
     // 5. Sync from the beginning of history.
     const from = await xml(await call('GET', `/updates/from/${GENESIS}`), 'updatesFrom');
-    const to = attribute(from, 'to');
+    const to = element(from, 'to');
     const updates = await xml(await call('GET', `/updates?fromTransId=${GENESIS}&toTransId=${to}&page=1&pageSize=50000`), 'updates');
     expect(updates).toContain(`entityUuid="${entityUuid}"`);
 

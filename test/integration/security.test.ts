@@ -99,7 +99,7 @@ describe('security', () => {
     const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
     const updateRequestId = (await response.json()) as string;
     await eventually(async () => {
-      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}`)).json()) as { status: string };
+      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}/detail`)).json()) as { status: string };
       return status.status === 'COMPLETED' ? true : undefined;
     });
     const connection = harness.orm.em.getConnection();
