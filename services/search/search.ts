@@ -24,13 +24,14 @@ interface LookupRow {
   matcher: number;
 }
 
-function checkText(query: SearchQuery, searchType: SearchType): void {
-  if (searchType === 'FULLTEXT' && query.text === undefined) {
-    throw problem(400, 'BadRequest', 'searchType=FULLTEXT needs a text', [{ path: 'body.text', message: 'required with searchType=FULLTEXT' }]);
-  }
-  if (searchType !== 'FULLTEXT' && query.text !== undefined) {
-    throw problem(400, 'BadRequest', 'text is only used with searchType=FULLTEXT', [{ path: 'body.text', message: 'only allowed with searchType=FULLTEXT' }]);
-  }
+/**
+ * `text` is this service's own field (the real QueryParamsDef has none): it
+ * drives FULLTEXT. A FULLTEXT query without it is evaluated as EXACT (its
+ * fields and condition tree decide), and EXACT leaves a `text` aside, so a
+ * client that sends the real QueryParamsDef with either searchType is served.
+ */
+function effectiveSearchType(query: SearchQuery, searchType: SearchType): SearchType {
+  return searchType === 'FULLTEXT' && query.text === undefined ? 'EXACT' : searchType;
 }
 
 /**
@@ -38,8 +39,8 @@ function checkText(query: SearchQuery, searchType: SearchType): void {
  * All statements read one snapshot, so the count, the page and its lookups
  * agree even while batches are being applied.
  */
-export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: Paging, searchType: SearchType = 'EXACT'): Promise<QueryResult> {
-  checkText(query, searchType);
+export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT'): Promise<QueryResult> {
+  const searchType = effectiveSearchType(query, requestedType);
   const compiled = compileSearch(query, paging, searchType);
   return inTransaction(pool, async (client) => {
     await client.query('set transaction isolation level repeatable read read only');

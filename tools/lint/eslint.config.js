@@ -1,0 +1,72 @@
+// The project's lint rules: typescript-eslint's recommended set and the
+// layer rules (what each folder may import). Run with `npm run lint` from the
+// project root; this folder only carries the linter and the TypeScript it
+// parses with (see package.json).
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+import { fileURLToPath } from 'node:url';
+
+/** The project root: every pattern below is relative to it. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const INFRASTRUCTURE = ['koa', '@koa/*', 'koa-*', '@mikro-orm/*', '@temporalio/*', 'pg', 'pg-*', 'pino', 'prom-client'];
+
+export default tseslint.config(
+  {
+    basePath: ROOT,
+    ignores: ['node_modules/**', 'tools/lint/node_modules/**', '.data/**', '.venv/**', 'walkthrough/**', 'api/docs/assets/**', '**/*.js'],
+  },
+  {
+    basePath: ROOT,
+    files: ['**/*.ts'],
+    extends: [js.configs.recommended, tseslint.configs.recommended],
+    languageOptions: { globals: { ...globals.node } },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Workflow code is replayed deterministically: the workflow SDK, shared Temporal names and types only.
+    basePath: ROOT,
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(?!@temporalio/workflow$|\\.\\./temporal/|\\./).*', allowTypeImports: true, message: 'workflows import only @temporalio/workflow, ../temporal/* and types' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The domain is plain TypeScript: no database, workflow engine or HTTP, nothing from the layers above it.
+    basePath: ROOT,
+    files: ['domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: INFRASTRUCTURE, message: 'domain/ stays free of infrastructure' },
+            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/', message: 'domain/ imports nothing from the layers above it' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Use cases know no HTTP: they throw typed errors (services/errors.ts) that api/ maps.
+    basePath: ROOT,
+    files: ['services/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'temporal/**/*.ts', 'db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)api/', message: 'only api/ knows HTTP; services throw typed errors' }, { group: ['koa', '@koa/*'], message: 'only api/ knows HTTP' }] },
+      ],
+    },
+  },
+);
