@@ -1,50 +1,53 @@
 import createHttpError, { type HttpError } from 'http-errors';
+import { ERROR_CODES, type ErrorCode, type ErrorDetail, type ErrorProperties, type ServiceError } from '../services/errors.ts';
 
 // The v2 structured exception: application/problem+json with a stable
 // `code`, which is also the real registry's BaseException (type, code,
 // message, properties). Every expected failure is raised through `problem()`, so the
 // error middleware needs no knowledge of individual routes.
 
-export const PROBLEM_CODES = [
-  'EntityNotFound',
-  'RevisionNotFound',
-  'BatchNotFound',
-  'BatchAlreadyExists',
-  'BatchNotFinished',
-  'InvalidXml',
-  'SchemaViolation',
-  'TooManyChanges',
-  'TooManyUpdates',
-  'PageSizeTooLarge',
-  'TransactionNotFound',
-  'ExportNotFound',
-  'ExportNotReady',
-  'ExportExpired',
-  'Unauthorized',
-  'Forbidden',
-  'PayloadTooLarge',
-  'UnsupportedMediaType',
-  'NotFound',
-  'MethodNotAllowed',
-  'TooManyRequests',
-  'BadRequest',
-  'ServiceUnavailable',
-  'InternalError',
-] as const;
-export type ProblemCode = (typeof PROBLEM_CODES)[number];
+export const PROBLEM_CODES = ERROR_CODES;
+export type ProblemCode = ErrorCode;
+export type ProblemDetail = ErrorDetail;
 
-export interface ProblemDetail {
-  message: string;
-  line?: number;
-  column?: number;
-  path?: string;
+/** The one table from a stable code to its HTTP status. */
+const STATUS_OF: Readonly<Record<ProblemCode, number>> = {
+  EntityNotFound: 404,
+  RevisionNotFound: 404,
+  BatchNotFound: 404,
+  BatchAlreadyExists: 409,
+  BatchNotFinished: 409,
+  InvalidXml: 400,
+  SchemaViolation: 400,
+  TooManyChanges: 422,
+  TooManyUpdates: 400,
+  PageSizeTooLarge: 400,
+  TransactionNotFound: 404,
+  ExportNotFound: 404,
+  ExportNotReady: 409,
+  ExportExpired: 410,
+  Unauthorized: 401,
+  Forbidden: 403,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  TooManyRequests: 429,
+  BadRequest: 400,
+  ServiceUnavailable: 503,
+  InternalError: 500,
+};
+
+/** A use case's typed failure as the problem the API answers. */
+export function problemOf(error: ServiceError): ProblemError {
+  return problem(STATUS_OF[error.code], error.code, error.message, error.errors, error.properties);
 }
 
 export interface ProblemError extends HttpError {
   code: ProblemCode;
   errors?: ProblemDetail[];
   /** Extra facts for the client (the real BaseException's `properties`), e.g. the transactionId that was not found. */
-  properties?: Record<string, string | number | boolean>;
+  properties?: ErrorProperties;
   headers?: Record<string, string>;
 }
 

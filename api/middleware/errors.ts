@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { DomainError, InvalidXmlError, SchemaViolationError } from '../../domain/errors.ts';
-import { isProblem, problem, type ProblemCode, type ProblemError } from '../problems.ts';
+import { ServiceError } from '../../services/errors.ts';
+import { isProblem, problem, problemOf, type ProblemCode, type ProblemError } from '../problems.ts';
 
 /**
  * The one place where failures become responses: typed problems keep their
@@ -42,6 +43,7 @@ export function errorHandler(): Middleware {
 
 function toProblem(error: unknown): ProblemError {
   if (isProblem(error)) return error;
+  if (error instanceof ServiceError) return problemOf(error);
   if (error instanceof InvalidXmlError) return problem(400, 'InvalidXml', error.message, error.problems);
   if (error instanceof SchemaViolationError) return problem(400, 'SchemaViolation', error.message, error.problems);
   if (error instanceof DomainError) return problem(400, 'BadRequest', error.message);

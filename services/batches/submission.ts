@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { AppDeps } from '../../api/deps.ts';
-import { problem } from '../../api/problems.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 import { inTransaction, type Queryable } from '../../db/sql.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
@@ -27,7 +27,7 @@ export interface BatchSubmission {
 export async function validateSubmittedBatch(body: Buffer, apiVersion: XmlVersion): Promise<ValidatedBatch> {
   const validated = await validateBatchXml(body);
   if (validated.version !== apiVersion) {
-    throw problem(400, 'SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
+    throw new ServiceError('SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
   }
   return validated;
 }
@@ -43,17 +43,17 @@ export async function* bodySource(body: Buffer): AsyncGenerator<Buffer> {
  * workflow does, and PostgreSQL (not Temporal's retention) is the lasting
  * guard against duplicates.
  */
-export async function submitBatch(deps: AppDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
+export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
   const validated = await validateSubmittedBatch(submission.body, submission.apiVersion);
   const sha256 = createHash('sha256').update(submission.body).digest('hex');
   const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
   const pool = await pgPool(deps.orm);
   const resumed = await inTransaction(pool, async (client) => {
     const twin = await findLiveBatchWithBody(client, sha256, batchId);
-    if (twin) throw problem(409, 'BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
+    if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
     const force = submission.force && submission.mayForce;
     if (submission.force && !force && !(await offersIssuedForceKey(client, batchId, sha256, submission.forceKey))) {
-      throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
+      throw new ServiceError('Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
     const stored = await storeBatch(client, {
       id: batchId,
@@ -70,7 +70,7 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
     // batch ACCEPTED with no workflow: the same submission sent again starts it.
     const existing = await findBatch(client, batchId);
     if (existing && isSameSubmission(existing, sha256, submission)) return true;
-    throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
+    throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   });
   const run = { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes: submission.body.length };
   await startBatchWorkflow(deps, run, resumed);
@@ -99,7 +99,7 @@ function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchS
   );
 }
 
-async function startBatchWorkflow(deps: AppDeps, run: BatchRun, resumed: boolean): Promise<void> {
+async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boolean): Promise<void> {
   const { batchId } = run;
   try {
     // A new or revived row: a run still open under this id has only its own ending left to do
@@ -108,11 +108,11 @@ async function startBatchWorkflow(deps: AppDeps, run: BatchRun, resumed: boolean
     await startBatchRun(deps, run, resumed ? 'FAIL' : 'TERMINATE_EXISTING');
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      throw problem(409, 'BatchAlreadyExists', `batch ${batchId} is still running`);
+      throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
     }
     const pool = await pgPool(deps.orm);
     await finishBatch(pool, batchId, 'FAILED', null, 'the batch workflow could not be started');
     deps.log.error({ err: error, batchId }, 'could not start batch workflow');
-    throw problem(503, 'ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
+    throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
   }
 }

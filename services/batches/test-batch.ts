@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { AppDeps } from '../../api/deps.ts';
-import { problem } from '../../api/problems.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { BatchResult, ChangeCommand, XmlVersion } from '../../domain/model.ts';
 import { readBatch } from '../../domain/xml/batch-reader.ts';
@@ -14,11 +14,11 @@ import { bodySource, validateSubmittedBatch } from './submission.ts';
  * real batch, planned inside a transaction that is always rolled back and
  * writes nothing (not even a sequence value), answered synchronously.
  */
-export async function testBatch(deps: AppDeps, body: Buffer, apiVersion: XmlVersion, principal: string): Promise<BatchResult> {
+export async function testBatch(deps: ServiceDeps, body: Buffer, apiVersion: XmlVersion, principal: string): Promise<BatchResult> {
   const validated = await validateSubmittedBatch(body, apiVersion);
   const max = deps.config.TEST_BATCH_MAX_CHANGES;
   if (validated.changes > max) {
-    throw problem(422, 'TooManyChanges', `a test batch may hold at most ${max} changes; this one holds ${validated.changes}, so it was not processed`);
+    throw new ServiceError('TooManyChanges', `a test batch may hold at most ${max} changes; this one holds ${validated.changes}, so it was not processed`);
   }
   const commands: ChangeCommand[] = [];
   const summary = await readBatch(bodySource(body), (command) => commands.push(command));
@@ -27,10 +27,10 @@ export async function testBatch(deps: AppDeps, body: Buffer, apiVersion: XmlVers
   const pool = await pgPool(deps.orm);
   const existing = await findBatch(pool, batchId);
   if (existing && existing.status !== 'FAILED') {
-    throw problem(409, 'BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
+    throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   }
   const twin = await findLiveBatchWithBody(pool, sha256, batchId);
-  if (twin) throw problem(409, 'BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
+  if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
 
   const client: pg.PoolClient = await pool.connect();
   try {

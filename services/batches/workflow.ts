@@ -1,5 +1,5 @@
 import { WorkflowIdReusePolicy, type WorkflowIdConflictPolicy } from '@temporalio/client';
-import type { AppDeps } from '../../api/deps.ts';
+import type { ServiceDeps } from '../deps.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
@@ -19,7 +19,7 @@ export interface BatchRun {
  * ID). A FAILED batch may run again under its id, so a closed run never
  * stands in the way; `onConflict` says what to do about a run still open.
  */
-export async function startBatchRun(deps: Pick<AppDeps, 'config' | 'temporal'>, run: BatchRun, onConflict: WorkflowIdConflictPolicy): Promise<void> {
+export async function startBatchRun(deps: Pick<ServiceDeps, 'config' | 'temporal'>, run: BatchRun, onConflict: WorkflowIdConflictPolicy): Promise<void> {
   const input: BatchWorkflowInput = { batchId: run.batchId };
   await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { problem } from '../../api/problems.ts';
+import { ServiceError } from '../errors.ts';
 import type { ExportFileStore, StoredFile } from './files.ts';
 import { findExport, type ExportRow } from './requests.ts';
 import { effectiveStatus } from './status.ts';
@@ -20,13 +20,13 @@ export interface ExportDownload {
  */
 export async function openExportDownload(pool: pg.Pool, store: ExportFileStore, id: string): Promise<ExportDownload> {
   const row = await findExport(pool, id);
-  if (!row) throw problem(404, 'ExportNotFound', `no export ${id}`);
+  if (!row) throw new ServiceError('ExportNotFound', `no export ${id}`);
   const status = effectiveStatus(row);
-  if (status === 'ACCEPTED' || status === 'RUNNING') throw problem(409, 'ExportNotReady', `export ${id} is ${status}; poll its status`);
+  if (status === 'ACCEPTED' || status === 'RUNNING') throw new ServiceError('ExportNotReady', `export ${id} is ${status}; poll its status`);
   if (status === 'FAILED') {
-    throw problem(409, 'ExportNotReady', `export ${id} FAILED and has no file; start a new export`, [{ message: row.error ?? 'the export failed' }]);
+    throw new ServiceError('ExportNotReady', `export ${id} FAILED and has no file; start a new export`, [{ message: row.error ?? 'the export failed' }]);
   }
-  const gone = () => problem(410, 'ExportExpired', `the file of export ${id} expired${row.expiresAt ? ` at ${new Date(row.expiresAt).toISOString()}` : ''} and was deleted`);
+  const gone = () => new ServiceError('ExportExpired', `the file of export ${id} expired${row.expiresAt ? ` at ${new Date(row.expiresAt).toISOString()}` : ''} and was deleted`);
   if (status === 'EXPIRED' || row.filePath === null || row.sha256 === null) throw gone();
   const file = await store.open(row.filePath);
   if (!file) throw gone();

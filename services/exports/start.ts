@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { AppDeps } from '../../api/deps.ts';
-import { problem } from '../../api/problems.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 import type { ExportKind } from '../../db/entities/export-request.ts';
 import { pgPool } from '../../db/orm.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
@@ -26,12 +26,12 @@ const HOUR_MS = 3_600_000;
  * transaction, store the request, start its workflow (workflow ID = export
  * ID). The row exists before the workflow does.
  */
-export async function startExport(deps: AppDeps, start: ExportStart): Promise<{ id: string }> {
+export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   const pool = await pgPool(deps.orm);
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
     const from = start.fromTransId === undefined ? undefined : await findTransaction(pool, start.fromTransId);
-    if (!from) throw problem(404, 'TransactionNotFound', `no transaction ${start.fromTransId}`);
+    if (!from) throw new ServiceError('TransactionNotFound', `no transaction ${start.fromTransId}`);
     fromSeq = from.seq;
   }
   const id = randomUUID();
@@ -52,7 +52,7 @@ export async function startExport(deps: AppDeps, start: ExportStart): Promise<{ 
   } catch (error) {
     await failExport(pool, id, 'the export workflow could not be started');
     deps.log.error({ err: error, exportId: id }, 'could not start export workflow');
-    throw problem(503, 'ServiceUnavailable', 'the workflow engine is not available; the export was not started, request it again later');
+    throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the export was not started, request it again later');
   }
   return { id };
 }

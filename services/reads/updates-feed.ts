@@ -1,12 +1,12 @@
 import type pg from 'pg';
-import { problem } from '../../api/problems.ts';
+import { ServiceError } from '../errors.ts';
 import type { RevisionPointer, UpdatesFromInfo } from '../../domain/model.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import { countChangedRecords, findTransaction, latestTransaction, streamChangedRecords, type TransactionPoint } from './updates.ts';
 
 async function requireTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint> {
   const found = await findTransaction(pool, uuid);
-  if (!found) throw problem(404, 'TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
+  if (!found) throw new ServiceError('TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
   return found;
 }
 
@@ -14,7 +14,7 @@ async function requireTransaction(pool: pg.Pool, uuid: string): Promise<Transact
 export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
   const from = await requireTransaction(pool, fromUuid);
   const to = await requireTransaction(pool, toUuid);
-  if (BigInt(to.seq) < BigInt(from.seq)) throw problem(400, 'BadRequest', 'toTransId was written before fromTransId');
+  if (BigInt(to.seq) < BigInt(from.seq)) throw new ServiceError('BadRequest', 'toTransId was written before fromTransId');
   return streamChangedRecords(pool, from.seq, to.seq, pageOffset({ page, pageSize }), pageSize);
 }
 

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { pageOffset } from '../../domain/paging.ts';
-import { problem } from '../../api/problems.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { FoundEntity, PartType, QueryResult } from '../../domain/model.ts';
 import { compileLookups, compileSearch, type LookupMatcher } from './compile.ts';

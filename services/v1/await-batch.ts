@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppDeps } from '../../api/deps.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { pgPool } from '../../db/orm.ts';
 import { findBatch, type BatchRow } from '../batches/store.ts';
 
@@ -17,7 +17,7 @@ export function isFinished(batch: BatchRow): boolean {
  * workflow be unreachable (history gone, engine down), the database is
  * polled until the deadline instead.
  */
-export async function awaitBatch(deps: AppDeps, batchId: string, waitMs: number): Promise<BatchRow | undefined> {
+export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: number): Promise<BatchRow | undefined> {
   const deadline = Date.now() + waitMs;
   const pool = await pgPool(deps.orm);
   const handle = deps.temporal.workflow.getHandle(batchId);
