@@ -78,9 +78,6 @@ function measureXmllint(file: string, extra: string[]): Measurement {
   return { seconds: (performance.now() - started) / 1000, peakRssBytes: undefined };
 }
 
-function measure(runs: number, measureOnce: () => Measurement): Measurement[] {
-  return Array.from({ length: runs }, measureOnce);
-}
 
 function hasXmllint(): boolean {
   return spawnSync('xmllint', ['--version']).status === 0;

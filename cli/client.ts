@@ -66,7 +66,7 @@ interface Problem {
 /** The answer's problem+json as one message: status, code, detail and each listed error on its own line. */
 async function problemError(method: string, path: string, response: Response, failures: readonly string[]): Promise<CliError> {
   const text = await response.text().catch(() => '');
-  let problem: Problem = {};
+  let problem: Problem;
   try {
     problem = JSON.parse(text) as Problem;
   } catch {

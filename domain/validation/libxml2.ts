@@ -79,7 +79,7 @@ export class Libxml2Engine {
     }
     const errors: Diagnostic[] = [];
     const ctxt = lib._xmlNewParserCtxt();
-    let doc = 0;
+    let doc: number;
     try {
       lib._xmlCtxtSetErrorHandler(ctxt, this.handler, 0);
       doc = this.collecting(errors, Number.POSITIVE_INFINITY, () =>

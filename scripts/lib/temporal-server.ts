@@ -74,7 +74,7 @@ async function waitForFrontend(address: string): Promise<void> {
         await connection.close();
       }
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`temporal dev server at ${address} did not answer within ${START_TIMEOUT_MS / 1000} s: ${String(error)}`);
+      if (Date.now() > deadline) throw new Error(`temporal dev server at ${address} did not answer within ${START_TIMEOUT_MS / 1000} s: ${String(error)}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

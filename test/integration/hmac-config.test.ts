@@ -96,7 +96,7 @@ describe('API key configuration', () => {
       [[entry({ keyId: 'has,comma' })], /entry 1 .*keyId: printable ASCII without spaces or commas/],
       [[entry({ keyId: undefined })], /entry 1 \(name "elza"\): keyId/],
       [[entry({ name: '' })], /entry 1 .*name/],
-      [[entry({ secret: 12345678901234567890123456789012345 })], /entry 1 .*secret/],
+      [[entry({ secret: 1234567890123456 })], /entry 1 .*secret/],
       [[entry({ secrets: 'typo' })], /entry 1 .*secrets/],
       [[null], /entry 1: /],
     ];

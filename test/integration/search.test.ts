@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, Part, Participant, RecordChange } from '../../domain/model.ts';
 import { pgPool } from '../../db/orm.ts';
-import { inTransaction } from '../../db/sql.ts';
 import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';

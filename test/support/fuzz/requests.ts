@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { XmlVersion } from '../../../domain/model.ts';
 import { batchXml, create } from '../batches.ts';
 import { TEST_TOKENS } from '../harness.ts';
-import { schemaArbitraries, type JsonSchema } from './json-schema.ts';
+import { schemaArbitraries } from './json-schema.ts';
 import { JSON_TEXTS, mutatedBytes, mutatedJson, mutatedXml, randomBytes } from './mutations.ts';
 import type { FuzzParameter, FuzzRoute } from './routes.ts';
 import { flawedSignature, hostileNdaDate, malformedHmacHeaders, validSignature, type SignWith } from './signatures.ts';
