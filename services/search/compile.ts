@@ -1,6 +1,7 @@
 import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import type { Comparator, Condition, Paging, SearchPartType, SearchQuery, SearchType } from './query.ts';
+import { ENTITY_ID_PATTERN, UUID_PATTERN } from './schema.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
 // search_value and entity_participant. Every user value travels as a $n
@@ -195,13 +196,15 @@ class ConditionCompiler {
   }
 
   private compileEntityIndex(cond: EntityIndexCondition): string {
+    // A value that no entity number or UUID can equal (the real QueryParamsDef's value is any string) matches nothing.
     if (cond.name === 'entityId') {
       const operator = NUMERIC_OPERATORS[cond.comparator];
-      if (operator) return `e.id ${operator} ${this.params.add(cond.value.trim(), 'bigint')}`;
-      return compareText('e.id::text', cond.comparator, cond.value.trim(), this.params);
+      const value = cond.value.trim();
+      if (operator) return ENTITY_ID_PATTERN.test(value) ? `e.id ${operator} ${this.params.add(value, 'bigint')}` : 'false';
+      return compareText('e.id::text', cond.comparator, value, this.params);
     }
     const text = cond.value.trim().toLowerCase();
-    if (cond.comparator === 'CT_EQ') return `e.uuid = ${this.params.add(text, 'uuid')}`;
+    if (cond.comparator === 'CT_EQ') return UUID_PATTERN.test(text) ? `e.uuid = ${this.params.add(text, 'uuid')}` : 'false';
     return compareText('e.uuid::text', cond.comparator, text, this.params);
   }
 }

@@ -38,8 +38,8 @@ const RECORD_STATES: Readonly<Record<string, EntityState>> = {
   RS_REPLACED: 'ERS_REPLACED',
 };
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ENTITY_ID_PATTERN = /^[1-9][0-9]{0,15}$/;
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const ENTITY_ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 const MAX_LIST = 1000;
 const MAX_CODES = 10_000;
 
@@ -97,15 +97,6 @@ function conditionSchema(strict: boolean): z.ZodType<Condition> {
     name: z.enum(INDEX_NAMES),
     comparator,
     value: searchText,
-  }).superRefine((cond, ctx) => {
-    const text = cond.value.trim();
-    const ordered = cond.comparator === 'CT_EQ' || cond.comparator.startsWith('CT_GT') || cond.comparator.startsWith('CT_LT');
-    if (cond.name === 'entityId' && ordered && !ENTITY_ID_PATTERN.test(text)) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `entityId with ${cond.comparator} needs a positive integer` });
-    }
-    if (cond.name === 'entityUuid' && cond.comparator === 'CT_EQ' && !UUID_PATTERN.test(text)) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'entityUuid with CT_EQ needs a UUID' });
-    }
   });
 
   const condition: z.ZodType<Condition> = z.discriminatedUnion('condType', [
