@@ -11,7 +11,7 @@ import { BENCH_TOKEN, startStack } from '../../bench/lib/stack.ts';
 import { ensureVenvTool } from '../../scripts/lib/venv.ts';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
-/** hooks.py: valid batch bodies for the XML media types. */
+/** hooks.py (valid batch bodies for the XML media types) and schemathesis.toml. */
 const HOOKS_DIR = fileURLToPath(new URL('.', import.meta.url));
 /** Examples per operation: enough to cover every parameter's bounds, few enough to stay within minutes. */
 const MAX_EXAMPLES = process.env.CONTRACT_MAX_EXAMPLES ?? '25';
@@ -23,6 +23,8 @@ const stack = await startStack(`er_contract_${process.pid}`, { SUBMISSION_RATE_L
 function runSchemathesis(version: 'v1' | 'v2'): Promise<boolean> {
   const base = `${stack.apiUrl}/api/${version}`;
   const args = [
+    '--config-file',
+    `${HOOKS_DIR}schemathesis.toml`,
     'run',
     `${base}/openapi.json`,
     '--url',
