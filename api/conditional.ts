@@ -1,4 +1,10 @@
 import type { Context } from 'koa';
+import type { EntityRecord } from '../domain/model.ts';
+
+/** The strong tag of a record: its rev alone stays the same across metadata-only revisions, whose document differs. */
+export function recordEtag(record: EntityRecord): string {
+  return `${record.revision.rev}.${record.revision.metadataRev}`;
+}
 
 /**
  * Sets a strong ETag and tells whether the request's If-None-Match already

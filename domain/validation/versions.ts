@@ -1,7 +1,14 @@
-// The two XML dialects: namespace, schema file and the roots that the
-// validator treats specially.
+// What the validator needs of each XML dialect beyond its names (which are
+// in domain/xml/vocabulary*.ts, with the one namespace table): the schema
+// file and the roots it treats specially.
 
-export type SchemaVersion = 'v2' | 'v1';
+import type { XmlVersion } from '../model.ts';
+import { V1 } from '../xml/vocabulary-v1.ts';
+import { V2 } from '../xml/vocabulary-v2.ts';
+
+export { versionOfNamespace } from '../xml/vocabulary.ts';
+
+export type SchemaVersion = XmlVersion;
 
 export interface VersionInfo {
   version: SchemaVersion;
@@ -25,10 +32,10 @@ const schemaUrl = (file: string): URL => new URL(`../../schemas/${file}`, import
 export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
   v2: {
     version: 'v2',
-    namespace: 'http://cam.tacr.cz/2025',
+    namespace: V2.namespace,
     schemaFile: schemaUrl('entity-records-2025.xsd'),
-    batchRoot: 'batchUpdate',
-    batchIdAttribute: 'uuid',
+    batchRoot: V2.root.batch,
+    batchIdAttribute: V2.batch.batchUuid,
     sliceableRoots: new Map([
       ['batchUpdate', 'info'],
       ['entities', null],
@@ -39,10 +46,10 @@ export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
   },
   v1: {
     version: 'v1',
-    namespace: 'http://cam.tacr.cz/2019',
+    namespace: V1.namespace,
     schemaFile: schemaUrl('entity-records-2019.xsd'),
-    batchRoot: 'bu',
-    batchIdAttribute: 'bid',
+    batchRoot: V1.root.batch,
+    batchIdAttribute: V1.batch.batchUuid,
     sliceableRoots: new Map([
       ['bu', 'inf'],
       ['ents', null],
@@ -52,9 +59,3 @@ export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
     idAttribute: 'lid',
   },
 };
-
-export function versionOfNamespace(namespace: string | undefined): SchemaVersion | undefined {
-  if (namespace === VERSIONS.v2.namespace) return 'v2';
-  if (namespace === VERSIONS.v1.namespace) return 'v1';
-  return undefined;
-}

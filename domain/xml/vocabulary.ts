@@ -116,7 +116,7 @@ export function vocabularyFor(version: XmlVersion): Vocabulary {
 }
 
 /** The interface version whose namespace this is, if any. */
-export function versionOfNamespace(namespace: string): XmlVersion | undefined {
+export function versionOfNamespace(namespace: string | undefined): XmlVersion | undefined {
   if (namespace === V2.namespace) return 'v2';
   if (namespace === V1.namespace) return 'v1';
   return undefined;

@@ -6,7 +6,7 @@ import { pgPool } from '../../db/orm.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import type { ExportWorkflowInput } from '../../workflows/export.ts';
-import { findTransaction } from '../reads/updates.ts';
+import { requireTransaction } from '../reads/updates.ts';
 import type { RequestedId } from './ids.ts';
 import { failExport, insertExport } from './requests.ts';
 
@@ -30,9 +30,8 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   const pool = await pgPool(deps.orm);
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
-    const from = start.fromTransId === undefined ? undefined : await findTransaction(pool, start.fromTransId);
-    if (!from) throw new ServiceError('TransactionNotFound', `no transaction ${start.fromTransId}`);
-    fromSeq = from.seq;
+    if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
+    fromSeq = (await requireTransaction(pool, start.fromTransId)).seq;
   }
   const id = randomUUID();
   await insertExport(pool, { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal });

@@ -2,13 +2,7 @@ import type pg from 'pg';
 import { ServiceError } from '../errors.ts';
 import type { RevisionPointer, UpdatesFromInfo } from '../../domain/model.ts';
 import { pageOffset } from '../../domain/paging.ts';
-import { countChangedRecords, findTransaction, latestTransaction, streamChangedRecords, type TransactionPoint } from './updates.ts';
-
-async function requireTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint> {
-  const found = await findTransaction(pool, uuid);
-  if (!found) throw new ServiceError('TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
-  return found;
-}
+import { countChangedRecords, latestTransaction, requireTransaction, streamChangedRecords } from './updates.ts';
 
 /** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
 export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ServiceError } from '../errors.ts';
 import { streamRows } from '../../db/cursor.ts';
 import type { RevisionPointer } from '../../domain/model.ts';
 
@@ -10,6 +11,13 @@ export interface TransactionPoint {
 export async function findTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint | undefined> {
   const { rows } = await pool.query<TransactionPoint>('select uuid, seq from transaction where uuid = $1', [uuid]);
   return rows[0];
+}
+
+/** The transaction a client named, or TransactionNotFound naming it (also as the real ErrorTransactionNotFound's transactionId). */
+export async function requireTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint> {
+  const found = await findTransaction(pool, uuid);
+  if (!found) throw new ServiceError('TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
+  return found;
 }
 
 export async function latestTransaction(pool: pg.Pool): Promise<TransactionPoint | undefined> {

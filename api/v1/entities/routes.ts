@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { pgPool } from '../../../db/orm.ts';
 import { serializeEntity } from '../../../domain/xml/index.ts';
 import { findCurrentRecord } from '../../../services/reads/entities.ts';
-import { etagMatches } from '../../conditional.ts';
+import { etagMatches, recordEtag } from '../../conditional.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { entityRefParam } from '../../params.ts';
@@ -16,7 +16,7 @@ export function v1EntitiesRouter(deps: AppDeps): Router {
     const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'apid'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.apid}`);
     ctx.set('Cache-Control', 'no-cache');
-    if (etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`)) {
+    if (etagMatches(ctx, recordEtag(record))) {
       ctx.status = 304;
       return;
     }

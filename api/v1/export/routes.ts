@@ -5,7 +5,7 @@ import { pgPool } from '../../../db/orm.ts';
 import type { EntityRecord } from '../../../domain/model.ts';
 import { writeEntities, writeRevisions } from '../../../domain/xml/index.ts';
 import { streamCurrentRecords, streamRevisionChanges } from '../../../services/reads/exports-stream.ts';
-import { findTransaction } from '../../../services/reads/updates.ts';
+import { requireTransaction } from '../../../services/reads/updates.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -37,8 +37,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
     const pool = await pgPool(deps.orm);
-    const from = await findTransaction(pool, fromTransId);
-    if (!from) throw problem(404, 'TransactionNotFound', `no transaction ${fromTransId}`);
+    const from = await requireTransaction(pool, fromTransId);
     setV1XmlType(ctx);
     ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.seq, refs), 'v1'));
   });

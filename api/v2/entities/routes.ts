@@ -3,7 +3,7 @@ import { pgPool } from '../../../db/orm.ts';
 import { serializeEntity } from '../../../domain/xml/index.ts';
 import { findCurrentRecord, findRecordAtRevision } from '../../../services/reads/entities.ts';
 import type { AppDeps } from '../../deps.ts';
-import { etagMatches } from '../../conditional.ts';
+import { etagMatches, recordEtag } from '../../conditional.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { entityRefParam, parseParams } from '../../params.ts';
 import { problem } from '../../problems.ts';
@@ -16,8 +16,7 @@ export function entitiesRouter(deps: AppDeps): Router {
     const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'entityId'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
     ctx.set('Cache-Control', 'no-cache');
-    // rev alone would keep its value across metadata-only revisions, whose document differs.
-    if (etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`)) {
+    if (etagMatches(ctx, recordEtag(record))) {
       ctx.status = 304;
       return;
     }
@@ -30,7 +29,7 @@ export function entitiesRouter(deps: AppDeps): Router {
     const { revisionId } = parseParams(ctx, revisionPathSchema);
     const record = await findRecordAtRevision(await pgPool(deps.orm), entityId, revisionId);
     if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
-    etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`);
+    etagMatches(ctx, recordEtag(record));
     ctx.type = 'application/xml';
     ctx.body = serializeEntity(record, 'v2');
   });
