@@ -35,22 +35,19 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   if (type === false) unsupported(ctx, 'application/json');
   const declared = refuseDeclaredOverLimit(ctx, limit);
   const text = await getRawBody(ctx.req, { length: declared, limit, encoding: 'utf-8' });
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text, refuseNul) as unknown;
+    return JSON.parse(text, withoutNul) as unknown;
   } catch (error) {
-    if (error instanceof NulCharacterError) throw problem(400, 'BadRequest', error.message);
     throw problem(400, 'BadRequest', `malformed JSON: ${(error as Error).message}`);
   }
-  return parsed;
 }
 
-class NulCharacterError extends Error {}
-
-/** PostgreSQL text cannot hold U+0000: a JSON string with one would fail deep in a query, so it is refused here. */
-function refuseNul(key: string, value: unknown): unknown {
-  if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) {
-    throw new NulCharacterError('the JSON body holds a NUL character (\\u0000), which no field may contain');
-  }
-  return value;
+/**
+ * PostgreSQL text cannot hold U+0000, so a JSON string with one would fail
+ * deep in a query. It is read with U+FFFD in its place: no stored value holds
+ * that either, so such a search value matches nothing, and an identifier with
+ * it is not well formed (400), while every JSON string stays acceptable.
+ */
+function withoutNul(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
 }

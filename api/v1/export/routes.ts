@@ -10,7 +10,6 @@ import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseQuery, parseWith } from '../../params.ts';
-import { problem } from '../../problems.ts';
 import { readJsonBody } from '../../body.ts';
 import { setV1XmlType } from '../xml.ts';
 import { idListSchema, revisionsQuerySchema } from './schema.ts';
