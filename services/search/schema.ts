@@ -76,11 +76,8 @@ function conditionSchema(strict: boolean): z.ZodType<Condition> {
     value: searchText.optional(),
     comparator: comparator.optional(),
   })
-    .superRefine((cond, ctx) => {
-      if (cond.comparator !== undefined && cond.value === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['value'], message: 'a comparator needs a value' });
-      }
-    })
+    // A comparator without a value compares nothing (the real QueryValueCondDef makes both optional):
+    // the condition then asks for items of the given types and specs, whatever their value.
     .transform((cond): Condition => {
       const out: Condition = { condType: 'value' };
       if (cond.itemTypes) out.itemTypes = cond.itemTypes;

@@ -97,7 +97,10 @@ describe('queryParamsSchema', () => {
 
   it('names the bad field of a nested condition', () => {
     expect(paths(v2.safeParse({ cond: { condType: 'or', conds: [{ condType: 'value' }, { condType: 'bogus' }] } }))).toEqual(['cond.conds.1.condType']);
-    expect(paths(v2.safeParse({ cond: { condType: 'value', comparator: 'CT_EQ' } }))).toEqual(['cond.value']);
+    // Both optional in the real QueryValueCondDef: a comparator without a value compares nothing.
+    const typesOnly = v2.safeParse({ cond: { condType: 'value', itemTypes: ['NM_MAIN'], comparator: 'CT_EQ' } });
+    expect(paths(typesOnly)).toBeUndefined();
+    expect(typesOnly.data?.cond).toEqual({ condType: 'value', itemTypes: ['NM_MAIN'] });
     // Any string is a value in the real QueryParamsDef: one no entity number can equal matches nothing (compile.ts), it is not refused.
     expect(paths(v2.safeParse({ cond: { condType: 'index', name: 'entityId', comparator: 'CT_GT', value: 'abc' } }))).toBeUndefined();
     expect(paths(v2.safeParse({ cond: { condType: 'index', name: 'nope', comparator: 'CT_EQ', value: 'a' } }))).toEqual(['cond.name']);
