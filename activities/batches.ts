@@ -76,6 +76,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             onProgress: async (done) => {
               progress.phase = 'write';
               progress.done = done;
+              heartbeat.now();
               await deps.afterWriteStep?.(batchId, done, attempt);
               throwIfStopped(context);
               await recordProgress(pool, batchId, Math.floor(done * total));

@@ -66,6 +66,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
           onStep: async ({ entitiesWritten, bytes }) => {
             progress.entitiesWritten = entitiesWritten;
             progress.bytes = bytes;
+            heartbeat.now();
             throwIfStopped(context);
             await recordProgress(pool, exportId, entitiesWritten, bytes);
             await deps.afterExportStep?.(exportId, entitiesWritten, attempt);

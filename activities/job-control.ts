@@ -13,11 +13,12 @@ import { describeJobWorkflow } from '../temporal/job-workflow.ts';
 /** Between two heartbeats: the worker's throttle (worker/create-worker.ts) lets one through per second. */
 export const HEARTBEAT_EVERY_MS = 1_000;
 
-/** Heartbeats `details()` every `everyMs` until stopped. */
-export function keepHeartbeating(context: Context, details: () => unknown, everyMs = HEARTBEAT_EVERY_MS): { stop(): void } {
-  context.heartbeat(details());
-  const timer = setInterval(() => context.heartbeat(details()), everyMs);
-  return { stop: () => clearInterval(timer) };
+/** Heartbeats `details()` every `everyMs` until stopped, and at once on `now()` (a step done: the SDK's throttle decides when it is sent). */
+export function keepHeartbeating(context: Context, details: () => unknown, everyMs = HEARTBEAT_EVERY_MS): { now(): void; stop(): void } {
+  const beat = () => context.heartbeat(details());
+  beat();
+  const timer = setInterval(beat, everyMs);
+  return { now: beat, stop: () => clearInterval(timer) };
 }
 
 /** Throws the activity's CancelledFailure once Temporal has cancelled it (or its workflow is gone). */
