@@ -1,7 +1,8 @@
 import createHttpError, { type HttpError } from 'http-errors';
 
-// The v2 structured exception (DESIGN §6): application/problem+json with a
-// stable `code`. Every expected failure is raised through `problem()`, so the
+// The v2 structured exception: application/problem+json with a stable
+// `code`, which is also the real registry's BaseException (type, code,
+// message, properties). Every expected failure is raised through `problem()`, so the
 // error middleware needs no knowledge of individual routes.
 
 export const PROBLEM_CODES = [
@@ -42,6 +43,8 @@ export interface ProblemDetail {
 export interface ProblemError extends HttpError {
   code: ProblemCode;
   errors?: ProblemDetail[];
+  /** Extra facts for the client (the real BaseException's `properties`), e.g. the transactionId that was not found. */
+  properties?: Record<string, string | number | boolean>;
   headers?: Record<string, string>;
 }
 
@@ -52,9 +55,15 @@ const RETRY_AFTER_SECONDS = '5';
  * Details of 4xx problems, and of 503 (the client's next step), are shown;
  * those of other 5xx stay in the log.
  */
-export function problem(status: number, code: ProblemCode, detail: string, errors?: ProblemDetail[]): ProblemError {
+export function problem(
+  status: number,
+  code: ProblemCode,
+  detail: string,
+  errors?: ProblemDetail[],
+  properties?: ProblemError['properties'],
+): ProblemError {
   const headers = status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS } : undefined;
-  return createHttpError(status, detail, { code, errors, headers, expose: status < 500 || status === 503 }) as ProblemError;
+  return createHttpError(status, detail, { code, errors, properties, headers, expose: status < 500 || status === 503 }) as ProblemError;
 }
 
 export function isProblem(error: unknown): error is ProblemError {

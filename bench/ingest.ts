@@ -51,11 +51,11 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
     headers: { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` },
     body,
   });
-  if (response.status !== 202) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
-  const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+  if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
+  const updateRequestId = (await response.json()) as string;
   for (;;) {
     const status = (await (
-      await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/status`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
+      await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
     ).json()) as { status: string };
     if (status.status === 'COMPLETED') break;
     if (status.status === 'FAILED') throw new Error(`batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`);

@@ -320,7 +320,7 @@ function nameContainsRequests(entities: number, count: number): SearchRequest[] 
   });
 }
 
-/** types + state: one of the four loaded types (a quarter of the entities each), with one or two states, pages 0-4. */
+/** types + state: one of the four loaded types (a quarter of the entities each), with one or two states, pages 1-5. */
 function typesStateRequests(count: number): SearchRequest[] {
   return Array.from({ length: count }, (_, index) => ({
     kind: index % 2 === 0 ? 'type, ERS_NEW' : 'type, ERS_NEW+ERS_APPROVED',
@@ -341,7 +341,7 @@ async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeco
   for (const [index, request] of requests.entries()) {
     // The kinds alternate, so a run cut short at a whole cycle still has each kind in its share.
     if (performance.now() > deadline && index % 6 === 0) break;
-    const page = request.kind.startsWith('type') ? Math.floor(index / 2) % 5 : 0;
+    const page = request.kind.startsWith('type') ? (Math.floor(index / 2) % 5) + 1 : 1;
     const started = performance.now();
     const response = await fetch(`${apiUrl}/api/v2/search?page=${page}&pageSize=${SEARCH_PAGE_SIZE}`, {
       method: 'POST',
@@ -412,7 +412,7 @@ function memory(pid: number): { rss: number; hwm: number } {
 async function updatesFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
   const transactions = await query<{ uuid: string }>(stack.databaseUrl, '(select uuid, seq from transaction order by seq limit 1) union all (select uuid, seq from transaction order by seq desc limit 1) order by seq');
   const [from, to] = [transactions[0]!.uuid, transactions.at(-1)!.uuid];
-  const path = `/api/v2/updates?fromTransId=${from}&toTransId=${to}&page=0&pageSize=${UPDATES_PAGE_SIZE}`;
+  const path = `/api/v2/updates?fromTransId=${from}&toTransId=${to}&page=1&pageSize=${UPDATES_PAGE_SIZE}`;
   const pid = stack.api.pid!;
   const before = memory(pid);
   const seconds: number[] = [];

@@ -23,14 +23,18 @@ export function errorHandler(): Middleware {
       ctx.status = mapped.status;
       for (const [name, value] of Object.entries(mapped.headers ?? {})) ctx.set(name, value);
       ctx.type = 'application/problem+json';
+      const detail = mapped.expose ? mapped.message : 'internal error; see the server log for this request id';
       ctx.body = {
         type: `urn:entity-records:problem:${mapped.code}`,
         title: mapped.code,
         status: mapped.status,
-        detail: mapped.expose ? mapped.message : 'internal error; see the server log for this request id',
+        detail,
         code: mapped.code,
+        // The real BaseException reads `message` and `properties`; its generated model has no field for the rest, but reads them leniently.
+        message: detail,
         requestId: ctx.state.requestId,
         ...(mapped.errors ? { errors: mapped.errors } : {}),
+        ...(mapped.properties ? { properties: mapped.properties, ...mapped.properties } : {}),
       };
     }
   };

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { ProblemCode } from '../../api/problems.ts';
-import type { BatchStatusView } from '../../services/batches/status.ts';
+import type { BatchDetailView } from '../../services/batches/status.ts';
 import { clientOf, readInputFile, uuid } from '../arguments.ts';
 import { summarizeResult } from '../batch-result.ts';
 import type { ApiClient } from '../client.ts';
@@ -12,7 +12,7 @@ import { startProgress, type Progress } from '../progress.ts';
 /** Answers that refuse the batch itself: the command failed (exit 1), the server did not. */
 const REFUSED: readonly ProblemCode[] = ['InvalidXml', 'SchemaViolation', 'BatchAlreadyExists', 'TooManyChanges', 'PayloadTooLarge'];
 
-const FINISHED = new Set<BatchStatusView['status']>(['COMPLETED', 'FAILED']);
+const FINISHED = new Set<BatchDetailView['state']>(['FINISHED', 'ERROR']);
 
 export function registerBatchCommands(program: Command): void {
   const batch = program.command('batch').description('submit change batches and follow them');
@@ -30,7 +30,7 @@ export function registerBatchCommands(program: Command): void {
       const query = new URLSearchParams();
       if (options.force) query.set('force', 'true');
       if (options.forceKey !== undefined) query.set('forceKey', options.forceKey);
-      const { updateRequestId } = await client.json<{ updateRequestId: string }>(`/api/v2/batches${query.size > 0 ? `?${query}` : ''}`, {
+      const updateRequestId = await client.json<string>(`/api/v2/batches${query.size > 0 ? `?${query}` : ''}`, {
         method: 'POST',
         headers: { 'content-type': 'application/xml' },
         body,
@@ -47,10 +47,10 @@ export function registerBatchCommands(program: Command): void {
 
   batch
     .command('status')
-    .description('print the processing status of a batch as JSON')
+    .description('print the processing state of a batch as JSON, with its counts and times (GET /api/v2/batches/{id})')
     .argument('<id>', 'update request id (the batch UUID)', uuid)
     .action(async (id: string, _options: unknown, command: Command) => {
-      await printJson(await clientOf(command).json<BatchStatusView>(`/api/v2/batches/${id}/status`));
+      await printJson(await clientOf(command).json<BatchDetailView>(`/api/v2/batches/${id}`));
     });
 
   batch
@@ -80,13 +80,13 @@ export function registerBatchCommands(program: Command): void {
     });
 }
 
-async function waitForBatch(client: ApiClient, id: string): Promise<BatchStatusView> {
+async function waitForBatch(client: ApiClient, id: string): Promise<BatchDetailView> {
   // Started on the first status read, which knows the number of changes.
   let progress: Progress | undefined;
   try {
     return await pollUntil(
-      () => client.json<BatchStatusView>(`/api/v2/batches/${id}/status`),
-      (status) => FINISHED.has(status.status),
+      () => client.json<BatchDetailView>(`/api/v2/batches/${id}`),
+      (status) => FINISHED.has(status.state),
       (status) => {
         progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, { status: status.status });
         if (status.changesTotal !== null) progress.setTotal(status.changesTotal);
@@ -98,7 +98,7 @@ async function waitForBatch(client: ApiClient, id: string): Promise<BatchStatusV
   }
 }
 
-async function printOutcome(client: ApiClient, status: BatchStatusView): Promise<void> {
+async function printOutcome(client: ApiClient, status: BatchDetailView): Promise<void> {
   const xml = await client.text(`/api/v2/batches/${status.updateRequestId}/result`);
   await printResult(xml);
   reportResult(`batch ${status.updateRequestId}`, xml);

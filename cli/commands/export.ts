@@ -18,7 +18,7 @@ import { formatBytes, startProgress } from '../progress.ts';
 /** The export is gone or will never have a file: the command failed, the server did not. */
 const EXPORT_FAILURES: readonly ProblemCode[] = ['ExportExpired', 'ExportNotReady'];
 
-const FINISHED = new Set<ExportStatusView['status']>(['COMPLETED', 'FAILED', 'EXPIRED']);
+const FINISHED = new Set<ExportStatusView['state']>(['FINISHED', 'ERROR']);
 
 interface ExportOptions {
   all?: boolean;
@@ -41,7 +41,7 @@ export function registerExportCommands(program: Command): void {
 
   exportCommand
     .command('revisions')
-    .description('the changes of the given records (or of all of them) after a transaction as an entityReocrdRevisions document')
+    .description('the changes of the given records (or of all of them) after a transaction as an entityRecordRevisions document')
     .requiredOption('--from <transId>', 'changes after this transaction', uuid)
     .argument('[ids...]', 'entity numbers or UUIDs', collectIds)
     .option('--all', 'every record')
@@ -56,25 +56,27 @@ function collectIds(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), entityId(value)];
 }
 
-/** The start body: numbers as JSON numbers, UUIDs as strings; empty (with --all) means every record. */
-function requestedIds(command: Command, ids: string[] | undefined, options: ExportOptions): Array<number | string> {
+/** The start body as the real interface has it: entity refs as strings; empty (with --all) means every record. */
+function requestedIds(command: Command, ids: string[] | undefined, options: ExportOptions): string[] {
   const given = ids ?? [];
   if (options.all === true && given.length > 0) command.error('error: give entity ids or --all, not both');
   if (options.all !== true && given.length === 0) command.error('error: give entity ids, or --all for every record');
-  return given.map((id) => (/^\d+$/.test(id) ? Number(id) : id));
+  return given;
 }
 
-async function runExport(command: Command, kind: 'snapshots' | 'revisions', ids: Array<number | string>, query: string, out: string): Promise<void> {
+async function runExport(command: Command, kind: 'snapshots' | 'revisions', ids: string[], query: string, out: string): Promise<void> {
   const target = resolve(out);
   await access(dirname(target), constants.W_OK).catch(() => {
     throw new CliError(EXIT.usage, `cannot write ${out}: ${dirname(target)} is not a writable directory`);
   });
   const client = clientOf(command);
-  const { id } = await client.json<{ id: string }>(`/api/v2/export/${kind}${query}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ids),
-  });
+  const id = (
+    await client.text(`/api/v2/export/${kind}${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ids),
+    })
+  ).trim();
   say(`export ${id} started`);
   const status = await waitForExport(client, id, ids.length);
   if (status.status !== 'COMPLETED') throw new CliError(EXIT.failed, `export ${id} ${status.status}${status.error ? `: ${status.error}` : ''}`);
@@ -87,13 +89,13 @@ async function runExport(command: Command, kind: 'snapshots' | 'revisions', ids:
 /** Polls the status; the bar counts records written, against the number requested when there is one. */
 async function waitForExport(client: ApiClient, id: string, requested: number): Promise<ExportStatusView> {
   const progress = requested > 0
-    ? startProgress('export |{bar}| {value}/{total} records | {status}', requested, { status: 'ACCEPTED' })
-    : startProgress('export {value} records | {status}', 0, { status: 'ACCEPTED' });
+    ? startProgress('export |{bar}| {value}/{total} records | {status}', requested, { status: 'PENDING' })
+    : startProgress('export {value} records | {status}', 0, { status: 'PENDING' });
   try {
     return await pollUntil(
-      () => client.json<ExportStatusView>(`/api/v2/export/status/${id}`),
-      (status) => FINISHED.has(status.status),
-      (status) => progress.update(status.entitiesWritten, { status: status.status }),
+      () => client.json<ExportStatusView>(`/api/v2/export/${id}`),
+      (status) => FINISHED.has(status.state),
+      (status) => progress.update(status.entitiesWritten, { status: status.state }),
     );
   } finally {
     progress.stop();

@@ -45,10 +45,10 @@ async function updatesBetween(client: ApiClient, from: string, to: string, pageS
   let records = 0;
   let tail = '';
   try {
-    for (let page = 0; ; page += 1) {
+    for (let page = 1; ; page += 1) {
       const query = new URLSearchParams({ fromTransId: from, toTransId: to, page: String(page), pageSize: String(pageSize) });
       const document = splitUpdates(await client.text(`/api/v2/updates?${query}`));
-      if (page === 0) {
+      if (page === 1) {
         await writeOut(document.head);
         tail = document.tail;
       }

@@ -32,7 +32,7 @@ export const VERSIONS: Readonly<Record<SchemaVersion, VersionInfo>> = {
     sliceableRoots: new Map([
       ['batchUpdate', 'info'],
       ['entities', null],
-      ['entityReocrdRevisions', null],
+      ['entityRecordRevisions', null],
       ['updates', null],
     ]),
     idAttribute: 'localId',

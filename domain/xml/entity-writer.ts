@@ -2,6 +2,7 @@
 // `entities` (the snapshot export), one chunk per record.
 
 import type { EntityRecord, Part, XmlVersion } from '../model.ts';
+import { xmlDateTime } from './date-time.ts';
 import { Markup } from './markup.ts';
 import { vocabularyFor, type Vocabulary } from './vocabulary.ts';
 import { V1_ONLY } from './vocabulary-v1.ts';
@@ -80,7 +81,7 @@ function writeRevisionInfoV2(out: Markup, record: EntityRecord, vocab: Vocabular
   const names = vocab.entity;
   out.open(names.revision).leaf(names.rev, revision.rev).leaf(V2_META.metadataRev, revision.metadataRev).leaf(V2_META.prevRev, revision.prevRev);
   if (revision.user !== undefined) writeUser(out, V2_META.user, revision.user);
-  out.leaf(names.createdAt, revision.createdAt);
+  out.leaf(names.createdAt, xmlDateTime(revision.createdAt));
   for (const participant of revision.participants) writeParticipant(out, V2_META.participant, participant);
   out.close(names.revision);
 }
@@ -91,5 +92,5 @@ function writeRevisionInfoV1(out: Markup, record: EntityRecord, vocab: Vocabular
   const names = vocab.entity;
   out.open(names.revision).leaf(names.rev, rev).leaf(V1_ONLY.userName, user?.name);
   if (user?.entityId !== undefined) out.empty(V1_ONLY.userEntity, [[vocab.id.entityId, user.entityId]]);
-  out.leaf(names.createdAt, createdAt).close(names.revision);
+  out.leaf(names.createdAt, xmlDateTime(createdAt)).close(names.revision);
 }

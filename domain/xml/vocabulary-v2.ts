@@ -1,5 +1,7 @@
-// Interface v2 (namespace of the 2025 schema) with the names the
-// specification fixes: parst, batchUpdate, entityReocrdRevisions (sic).
+// Interface v2 (namespace of the 2025 schema) with the public schema's names:
+// parts and entityRecordRevisions, which the real clients read (the
+// specification's spellings parst and entityReocrdRevisions: docs/decisions.md).
+// The spec's parst is still accepted on input.
 
 import type { Vocabulary } from './vocabulary.ts';
 
@@ -9,7 +11,7 @@ export const V2: Vocabulary = {
   root: {
     entity: 'entity',
     entities: 'entities',
-    revisions: 'entityReocrdRevisions',
+    revisions: 'entityRecordRevisions',
     batch: 'batchUpdate',
     success: 'batchChangeSuccess',
     failure: 'batchChangeFailure',
@@ -24,7 +26,7 @@ export const V2: Vocabulary = {
     revision: 'revision',
     rev: 'rev',
     createdAt: 'createdAt',
-    parts: ['parst', 'parts'],
+    parts: ['parts', 'parst'],
   },
   part: { element: 'part', partUuid: 'partUuid', type: 'type', parent: 'parent', items: 'items', extensionItems: 'eits' },
   item: {

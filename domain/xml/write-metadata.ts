@@ -2,6 +2,7 @@
 // inline (never as userRef), so no document depends on xs:ID bookkeeping.
 
 import type { Issue, IssueStatus, Participant, RecordIssue, UserInfo } from '../model.ts';
+import { xmlDateTime } from './date-time.ts';
 import type { Markup } from './markup.ts';
 import { entityRefAttributes, itemRefAttributes, partRefAttributes } from './write-items.ts';
 import { V2, V2_META } from './vocabulary-v2.ts';
@@ -19,7 +20,7 @@ export function writeUser(out: Markup, name: string, user: UserInfo): void {
 
 /** The content of a ParticipantActivity (participant, addParticipant). */
 export function writeParticipant(out: Markup, name: string, participant: Participant): void {
-  out.open(name).leaf('role', participant.role).leaf('lastChange', participant.lastChange);
+  out.open(name).leaf('role', participant.role).leaf('lastChange', xmlDateTime(participant.lastChange));
   writeUser(out, V2_META.user, participant.user);
   out.close(name);
 }
@@ -28,7 +29,7 @@ export function writeParticipant(out: Markup, name: string, participant: Partici
 export function writeIssueStatus(out: Markup, name: string, status: IssueStatus, issueUuid?: string): void {
   out.open(name).leaf('resolution', status.resolution);
   writeUser(out, V2_META.user, status.user);
-  out.leaf('updated', status.updated).leaf('note', status.note).leaf('issueUuid', issueUuid).close(name);
+  out.leaf('updated', xmlDateTime(status.updated)).leaf('note', status.note).leaf('issueUuid', issueUuid).close(name);
 }
 
 /** What an ExistingIssue adds to an Issue. */
@@ -49,7 +50,7 @@ export function writeIssue(out: Markup, name: string, issue: Issue, history?: Is
   if (issue.itemRef !== undefined) out.empty('itemRef', itemRefAttributes(issue.itemRef, V2));
   if (issue.entityRef !== undefined) out.empty('entityRef', entityRefAttributes(issue.entityRef, V2));
   if (history !== undefined) {
-    out.leaf('from', history.from);
+    out.leaf('from', xmlDateTime(history.from));
     if (history.status !== undefined) writeIssueStatus(out, 'status', history.status);
     out.leaf('fromRev', history.fromRev);
   }

@@ -1,23 +1,65 @@
 import type { BatchResult } from '../../domain/model.ts';
 import type { BatchRow } from './store.ts';
 
-export interface BatchStatusView {
+/** The real registry's RequestProcessState, shared by batches and exports. */
+export type RequestProcessState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
+
+/** Exactly what the real client's BatchUpdateStatus / ExportRequestStatus models hold: no other field. */
+export interface ProcessStatus {
+  state: RequestProcessState;
+  progress: number;
+}
+
+/**
+ * A batch that ran to its verdict is FINISHED whether it was written or not
+ * (the result says which); ERROR is for one that could not be processed.
+ */
+export function batchProcessStatus(batch: BatchRow): ProcessStatus {
+  switch (batch.status) {
+    case 'ACCEPTED':
+      return { state: 'PENDING', progress: 0 };
+    case 'PROCESSING':
+      return { state: 'PROCESSING', progress: percent(batch.changesApplied, batch.changesTotal) };
+    case 'COMPLETED':
+      return { state: 'FINISHED', progress: 100 };
+    case 'FAILED':
+      return batch.result ? { state: 'FINISHED', progress: 100 } : { state: 'ERROR', progress: 100 };
+  }
+}
+
+/** Done share as a whole percentage; 100 only once finished, so a client never reads "100, PROCESSING" as done. */
+export function percent(done: number, total: number | null): number {
+  if (!total || total <= 0) return 0;
+  return Math.min(99, Math.floor((done * 100) / total));
+}
+
+/** Our extension resource (GET /api/v2/batches/{id}): the counts and times the CLI and operators want. */
+export interface BatchDetailView extends ProcessStatus {
   updateRequestId: string;
+  /** The service's own finer state: ACCEPTED, PROCESSING, COMPLETED (written) or FAILED (not written). */
   status: BatchRow['status'];
   changesTotal: number | null;
   changesApplied: number;
+  submittedBy: string;
+  attempt: number;
   submittedAt: string;
   finishedAt: string | null;
+  /** Why a batch could not be processed (state ERROR); null otherwise. */
+  error: string | null;
 }
 
-export function batchStatusView(batch: BatchRow): BatchStatusView {
+export function batchDetailView(batch: BatchRow): BatchDetailView {
   return {
     updateRequestId: batch.id,
+    ...batchProcessStatus(batch),
     status: batch.status,
     changesTotal: batch.changesTotal,
     changesApplied: batch.changesApplied,
+    submittedBy: batch.submittedBy,
+    attempt: batch.attempt,
     submittedAt: toIso(batch.submittedAt),
     finishedAt: batch.finishedAt === null ? null : toIso(batch.finishedAt),
+    error: batch.error,
   };
 }
 
@@ -42,6 +84,6 @@ export function batchOutcome(batch: BatchRow): BatchResult {
 }
 
 /** The ORM's pool hands timestamps back as text; either way the API answers ISO 8601 in UTC. */
-function toIso(value: Date | string): string {
+export function toIso(value: Date | string): string {
   return new Date(value).toISOString();
 }

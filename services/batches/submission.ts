@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { AppDeps } from '../../api/deps.ts';
 import { problem } from '../../api/problems.ts';
-import { inTransaction } from '../../db/sql.ts';
+import { inTransaction, type Queryable } from '../../db/sql.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
@@ -14,6 +14,8 @@ export interface BatchSubmission {
   apiVersion: XmlVersion;
   principal: string;
   force: boolean;
+  /** Whether the principal holds the force permission; without it, force=true needs the forceKey this batch's result gave. */
+  mayForce: boolean;
   forceKey?: string;
 }
 
@@ -49,12 +51,16 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
   const resumed = await inTransaction(pool, async (client) => {
     const twin = await findLiveBatchWithBody(client, sha256, batchId);
     if (twin) throw problem(409, 'BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
+    const force = submission.force && submission.mayForce;
+    if (submission.force && !force && !(await offersIssuedForceKey(client, batchId, sha256, submission.forceKey))) {
+      throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
+    }
     const stored = await storeBatch(client, {
       id: batchId,
       sha256,
       apiVersion: submission.apiVersion,
       submittedBy: submission.principal,
-      force: submission.force,
+      force,
       offeredForceKey: submission.forceKey,
       changesTotal: validated.changes,
       body: submission.body,
@@ -71,13 +77,24 @@ export async function submitBatch(deps: AppDeps, submission: BatchSubmission): P
   return { batchId };
 }
 
+/**
+ * The real client forces a batch by sending the same XML under the same id
+ * with force=true and the forceKey of its failure: that key alone authorises
+ * the write (the apply still checks it against the warnings of the moment).
+ */
+async function offersIssuedForceKey(client: Queryable, batchId: string, sha256: string, forceKey: string | undefined): Promise<boolean> {
+  if (forceKey === undefined) return false;
+  const existing = await findBatch(client, batchId);
+  return existing?.status === 'FAILED' && existing.bodySha256 === sha256 && existing.result?.outcome === 'failure' && existing.result.forceKey === forceKey;
+}
+
 function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchSubmission): boolean {
   return (
     existing.status === 'ACCEPTED' &&
     existing.bodySha256 === sha256 &&
     existing.apiVersion === submission.apiVersion &&
     existing.submittedBy === submission.principal &&
-    existing.force === submission.force &&
+    existing.force === (submission.force && submission.mayForce) &&
     (existing.offeredForceKey ?? undefined) === submission.forceKey
   );
 }

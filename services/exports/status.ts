@@ -1,7 +1,9 @@
 import type { ExportKind, ExportStatus } from '../../db/entities/export-request.ts';
+import { percent, toIso, type ProcessStatus } from '../batches/status.ts';
 import type { ExportRow } from './requests.ts';
 
-export interface ExportStatusView {
+/** Our extension resource (GET /api/v2/export/{id}): what stands behind the real client's `{state, progress}`. */
+export interface ExportStatusView extends ProcessStatus {
   id: string;
   kind: ExportKind;
   status: ExportStatus;
@@ -26,9 +28,25 @@ export function effectiveStatus(row: Pick<ExportRow, 'status' | 'expiresAt'>, no
   return row.status;
 }
 
+/** The real client's ExportRequestStatus: an expired or failed export is ERROR, a file ready to download FINISHED. */
+export function exportProcessStatus(row: ExportRow, now = Date.now()): ProcessStatus {
+  switch (effectiveStatus(row, now)) {
+    case 'ACCEPTED':
+      return { state: 'PENDING', progress: 0 };
+    case 'RUNNING':
+      return { state: 'PROCESSING', progress: percent(Number(row.entitiesWritten), row.requestedIds.length || null) };
+    case 'COMPLETED':
+      return { state: 'FINISHED', progress: 100 };
+    case 'FAILED':
+    case 'EXPIRED':
+      return { state: 'ERROR', progress: 100 };
+  }
+}
+
 export function exportStatusView(row: ExportRow, now = Date.now()): ExportStatusView {
   return {
     id: row.id,
+    ...exportProcessStatus(row, now),
     kind: row.kind,
     status: effectiveStatus(row, now),
     fromTransId: row.fromTransId,
@@ -41,9 +59,4 @@ export function exportStatusView(row: ExportRow, now = Date.now()): ExportStatus
     expiresAt: row.expiresAt === null ? null : toIso(row.expiresAt),
     error: row.error,
   };
-}
-
-/** The ORM's pool hands timestamps back as text; either way the API answers ISO 8601 in UTC. */
-function toIso(value: Date | string): string {
-  return new Date(value).toISOString();
 }

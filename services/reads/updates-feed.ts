@@ -1,11 +1,12 @@
 import type pg from 'pg';
 import { problem } from '../../api/problems.ts';
 import type { RevisionPointer, UpdatesFromInfo } from '../../domain/model.ts';
+import { pageOffset } from '../../domain/paging.ts';
 import { countChangedRecords, findTransaction, latestTransaction, streamChangedRecords, type TransactionPoint } from './updates.ts';
 
 async function requireTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint> {
   const found = await findTransaction(pool, uuid);
-  if (!found) throw problem(404, 'TransactionNotFound', `no transaction ${uuid}`);
+  if (!found) throw problem(404, 'TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
   return found;
 }
 
@@ -14,7 +15,7 @@ export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: strin
   const from = await requireTransaction(pool, fromUuid);
   const to = await requireTransaction(pool, toUuid);
   if (BigInt(to.seq) < BigInt(from.seq)) throw problem(400, 'BadRequest', 'toTransId was written before fromTransId');
-  return streamChangedRecords(pool, from.seq, to.seq, page * pageSize, pageSize);
+  return streamChangedRecords(pool, from.seq, to.seq, pageOffset({ page, pageSize }), pageSize);
 }
 
 export interface UpdatesFrom {

@@ -17,11 +17,11 @@ describe('batch round trip (read, write, read)', () => {
     });
   }
 
-  it('writes parst, the default namespace and one updateEntity per command', () => {
+  it('writes parts (the public name), the default namespace and one updateEntity per command', () => {
     const xml = serializeBatch(BATCH_V2_HEADER, BATCH_V2_COMMANDS, 'v2');
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<batchUpdate xmlns="http://cam.tacr.cz/2025">')).toBe(true);
-    expect(xml).toContain('<parst><part partUuid="dec6babf-b64b-4cd0-93af-2d94bf49e6f1" type="PT_NAME">');
-    expect(xml).not.toContain('<parts>');
+    expect(xml).toContain('<parts><part partUuid="dec6babf-b64b-4cd0-93af-2d94bf49e6f1" type="PT_NAME">');
+    expect(xml).not.toContain('<parst>');
     expect(xml.match(/<updateEntity>/g)).toHaveLength(4);
     // A part without a UUID yet is written without the attribute.
     expect(xml).toContain('<part type="PT_REL" parent="e929f4a4-ffef-42dc-b01a-3a2c59fa4504">');

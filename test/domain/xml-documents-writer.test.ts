@@ -109,8 +109,8 @@ const REVISIONS: RevisionChanges[] = [
 describe('writeRevisions', () => {
   it('writes every change kind of the public RevChanges in v2 (no issue changes) and reads back the same revisions', async () => {
     const chunks = await collect(writeRevisions(fromArray(REVISIONS), 'v2'));
-    expect(chunks[0]).toBe(`${DECLARATION}<entityReocrdRevisions xmlns="http://cam.tacr.cz/2025">`);
-    expect(chunks[1]).toContain(`<newEntity entityType="PERSON" entityUuid="${uuid(100)}"><parst>`);
+    expect(chunks[0]).toBe(`${DECLARATION}<entityRecordRevisions xmlns="http://cam.tacr.cz/2025">`);
+    expect(chunks[1]).toContain(`<newEntity entityType="PERSON" entityUuid="${uuid(100)}"><parts>`);
     const xml = chunks.join('');
     expect(xml).toContain('addParticipant');
     expect(xml).not.toMatch(/addIssue|removeIssue/);

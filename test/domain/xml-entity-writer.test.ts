@@ -13,7 +13,7 @@ describe('serializeEntity', () => {
     const record = sampleRecord(5);
     const xml = serializeEntity(record, 'v2');
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<entity xmlns="http://cam.tacr.cz/2025" entityId="5"')).toBe(true);
-    expect(xml).toContain('<parst>');
+    expect(xml).toContain('<parts>');
     expect(readEntity(xml)).toEqual(record);
   });
 
@@ -37,7 +37,7 @@ describe('serializeEntity', () => {
     };
     const xml = serializeEntity(record, 'v2');
     expect(xml).toMatch(/<\/revision><replacedBy entityId="8"\/><\/entity>$/);
-    expect(xml).not.toMatch(/<parst|<issues|<user|<prevRev/);
+    expect(xml).not.toMatch(/<parts|<issues|<user|<prevRev/);
     expect(readEntity(xml)).toEqual(record);
   });
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchXml, create, update } from '../support/batches.ts';
 import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 
-type Status = { updateRequestId: string; status: string; changesTotal: number; changesApplied: number; submittedAt: string; finishedAt: string | null };
+type Status = { updateRequestId: string; state: string; progress: number; status: string; changesTotal: number; changesApplied: number; submittedAt: string; finishedAt: string | null };
 
 describe('v2 batches', () => {
   let harness: Harness;
@@ -30,14 +30,14 @@ describe('v2 batches', () => {
 
   async function submit(xml: string, query = ''): Promise<string> {
     const response = await post(xml, query);
-    expect(response.status, await response.clone().text()).toBe(202);
-    return ((await response.json()) as { updateRequestId: string }).updateRequestId;
+    expect(response.status, await response.clone().text()).toBe(200);
+    return (await response.json()) as string;
   }
 
   async function finished(batchId: string): Promise<Status> {
     return eventually(async () => {
-      const status = (await (await harness.api(`/api/v2/batches/${batchId}/status`)).json()) as Status;
-      return status.status === 'COMPLETED' || status.status === 'FAILED' ? status : undefined;
+      const status = (await (await harness.api(`/api/v2/batches/${batchId}`)).json()) as Status;
+      return status.state === 'FINISHED' || status.state === 'ERROR' ? status : undefined;
     });
   }
 
@@ -59,15 +59,17 @@ describe('v2 batches', () => {
     return { entityId: Number(/entityId="(\d+)"/.exec(xml)![1]), rev: /\brev="([^"]+)"/.exec(xml)![1]! };
   }
 
-  it('applies a batch: 202 with Location, status COMPLETED with counts, a success result, one transaction', async () => {
+  it('applies a batch: 200 with the id as a JSON string, status {state, progress} and nothing else, detail with counts, a success result, one transaction', async () => {
     const uuid = randomUUID();
     const response = await post(batchXml([create('a', 'Karel Čapek'), create('b', 'Božena Němcová')], { uuid }));
-    expect(response.status).toBe(202);
-    expect(response.headers.get('location')).toBe(`/api/v2/batches/${uuid}/status`);
-    expect(await response.json()).toEqual({ updateRequestId: uuid });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(response.headers.get('location')).toBe(`/api/v2/batches/${uuid}`);
+    expect(await response.text()).toBe(`"${uuid}"`);
 
     const status = await finished(uuid);
-    expect(status).toMatchObject({ updateRequestId: uuid, status: 'COMPLETED', changesTotal: 2, changesApplied: 2 });
+    expect(status).toMatchObject({ updateRequestId: uuid, state: 'FINISHED', progress: 100, status: 'COMPLETED', changesTotal: 2, changesApplied: 2 });
+    expect(await (await harness.api(`/api/v2/batches/${uuid}/status`)).json()).toStrictEqual({ state: 'FINISHED', progress: 100 });
     expect(Date.parse(status.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(status.submittedAt));
 
     const xml = await result(uuid);
@@ -85,9 +87,13 @@ describe('v2 batches', () => {
     expect(unknown.headers.get('content-type')).toContain('application/problem+json');
     expect(await unknown.json()).toMatchObject({ code: 'BatchNotFound', status: 404 });
     expect((await harness.api(`/api/v2/batches/${randomUUID()}/result`)).status).toBe(404);
+    expect((await harness.api(`/api/v2/batches/${randomUUID()}`)).status).toBe(404);
     const bad = await harness.api('/api/v2/batches/not-a-uuid/status');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: 'BadRequest' });
+    const test = await harness.api('/api/v2/batches/test');
+    expect(test.status).toBe(405);
+    expect(test.headers.get('allow')).toBe('POST');
   });
 
   it('rejects malformed XML, schema violations (with line and column), wrong media types and oversized bodies', async () => {
@@ -137,9 +143,10 @@ describe('v2 batches', () => {
     const idle = await startHarness({ worker: false });
     try {
       const response = await idle.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', 'Čekající')]) });
-      const { updateRequestId } = (await response.json()) as { updateRequestId: string };
-      const status = (await (await idle.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as Status;
-      expect(status).toMatchObject({ status: 'ACCEPTED', changesTotal: 1, changesApplied: 0, finishedAt: null });
+      const updateRequestId = (await response.json()) as string;
+      expect(await (await idle.api(`/api/v2/batches/${updateRequestId}/status`)).json()).toStrictEqual({ state: 'PENDING', progress: 0 });
+      const status = (await (await idle.api(`/api/v2/batches/${updateRequestId}`)).json()) as Status;
+      expect(status).toMatchObject({ state: 'PENDING', status: 'ACCEPTED', changesTotal: 1, changesApplied: 0, finishedAt: null });
       const early = await idle.api(`/api/v2/batches/${updateRequestId}/result`);
       expect(early.status).toBe(409);
       expect(await early.json()).toMatchObject({ code: 'BatchNotFinished' });
@@ -149,10 +156,10 @@ describe('v2 batches', () => {
     }
   });
 
-  it('fails a batch with errors and writes nothing', async () => {
+  it('fails a batch with errors and writes nothing: FINISHED (a verdict), the result a failure', async () => {
     const uuid = randomUUID();
     await submit(batchXml([create('ok', 'Platný'), update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }));
-    expect((await finished(uuid)).status).toBe('FAILED');
+    expect(await finished(uuid)).toMatchObject({ state: 'FINISHED', status: 'FAILED' });
     const xml = await result(uuid);
     expect(xml).toContain('batchChangeFailure');
     expect(xml).toContain('UnknownEntity');
@@ -185,6 +192,28 @@ describe('v2 batches', () => {
     expect(Number(names[0]!.n)).toBe(2);
   });
 
+  it('forces as the real client does: same XML and id with force=true&forceKey, no force permission needed, PENDING at once', async () => {
+    const entityType = `T-${randomUUID()}`;
+    await finished(await submit(batchXml([create('a', 'Eliška Krásnohorská', { entityType })])));
+    const uuid = randomUUID();
+    const xml = batchXml([create('b', 'Eliška Krásnohorská', { entityType })], { uuid });
+    await submit(xml);
+    expect(await finished(uuid)).toMatchObject({ state: 'FINISHED', status: 'FAILED' });
+    const forceKey = /<forceKey>([^<]+)<\/forceKey>/.exec(await result(uuid))![1]!;
+
+    const wrongKey = await post(xml, `?force=true&forceKey=${encodeURIComponent('not-the-key')}`, 'write');
+    expect(wrongKey.status).toBe(403);
+    const forced = await post(xml, `?force=true&forceKey=${encodeURIComponent(forceKey)}`, 'write');
+    expect(forced.status).toBe(200);
+    expect(await forced.json()).toBe(uuid);
+    // Never the old FINISHED-with-failure: the revived batch is PENDING (or already further along, never FAILED).
+    const right = (await (await harness.api(`/api/v2/batches/${uuid}`)).json()) as Status;
+    expect(['ACCEPTED', 'PROCESSING', 'COMPLETED']).toContain(right.status);
+    expect(await finished(uuid)).toMatchObject({ state: 'FINISHED', status: 'COMPLETED' });
+    const names = await sql<{ n: string }>('select count(*) as n from entity where entity_type = ?', [entityType]);
+    expect(Number(names[0]!.n)).toBe(2);
+  });
+
   it('writes despite warnings with force=true only for a principal holding the force permission', async () => {
     const entityType = `T-${randomUUID()}`;
     await finished(await submit(batchXml([create('a', 'Marie Dvořáková', { entityType })])));
@@ -193,8 +222,8 @@ describe('v2 batches', () => {
     expect(denied.status).toBe(403);
     expect(await denied.json()).toMatchObject({ code: 'Forbidden' });
     const allowed = await post(xml, '?force=true', 'force');
-    expect(allowed.status).toBe(202);
-    const { updateRequestId } = (await allowed.json()) as { updateRequestId: string };
+    expect(allowed.status).toBe(200);
+    const updateRequestId = (await allowed.json()) as string;
     expect((await finished(updateRequestId)).status).toBe('COMPLETED');
   });
 
@@ -268,7 +297,8 @@ describe('v2 batches', () => {
     expect((await finished(uuid)).status).toBe('COMPLETED');
     // Deleting the execution stands in for the namespace retention having passed.
     await harness.temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: uuid } });
-    expect(((await (await harness.api(`/api/v2/batches/${uuid}/status`)).json()) as Status).status).toBe('COMPLETED');
+    expect(await (await harness.api(`/api/v2/batches/${uuid}/status`)).json()).toStrictEqual({ state: 'FINISHED', progress: 100 });
+    expect(((await (await harness.api(`/api/v2/batches/${uuid}`)).json()) as Status).status).toBe('COMPLETED');
     expect(await result(uuid)).toContain('batchChangeSuccess');
   });
 });

@@ -200,7 +200,7 @@ describe('entity-records CLI', () => {
     const run = await cli(['export', 'revisions', '--from', created.transaction, String(later.entityId), '--out', out]);
     expect(run.code, run.stderr).toBe(0);
     const bytes = readFileSync(out);
-    expect(bytes.toString()).toContain('<entityReocrdRevisions');
+    expect(bytes.toString()).toContain('<entityRecordRevisions');
     await validateDocument(bytes, 'v2');
   });
 

@@ -37,15 +37,23 @@ function exportApi(harness: Harness) {
     async start(kind: 'snapshots' | 'revisions', body: unknown, query = ''): Promise<string> {
       const response = await this.post(kind, body, { query });
       expect(response.status, await response.clone().text()).toBe(200);
-      const answer = (await response.json()) as { id: string; status: string };
-      expect(answer.status).toBe('ACCEPTED');
-      expect(response.headers.get('location')).toBe(`/api/v2/export/status/${answer.id}`);
-      return answer.id;
+      // The real client reads the export id as plain text.
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      const id = await response.text();
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(response.headers.get('location')).toBe(`/api/v2/export/${id}`);
+      return id;
     },
+    /** The extension resource, after checking that the real status resource agrees with it and holds nothing else. */
     async status(id: string): Promise<ExportStatus> {
-      const response = await harness.api(`/api/v2/export/status/${id}`, { as: 'read' });
+      const response = await harness.api(`/api/v2/export/${id}`, { as: 'read' });
       expect(response.status).toBe(200);
-      return (await response.json()) as ExportStatus;
+      const detail = (await response.json()) as ExportStatus;
+      const wire = await harness.api(`/api/v2/export/status/${id}`, { as: 'read' });
+      const real = (await wire.json()) as Record<string, unknown>;
+      expect(Object.keys(real).sort()).toEqual(['progress', 'state']);
+      expect(['PENDING', 'PROCESSING', 'FINISHED', 'ERROR']).toContain(real.state);
+      return detail;
     },
     /** Polls until the export finished; every status seen on the way is collected in `seen`. */
     async finished(id: string, seen: string[] = [], timeoutMs = 30_000): Promise<ExportStatus> {
@@ -179,7 +187,7 @@ describe('v2 exports', () => {
     const file = await api.file(id);
     await validateDocument(file, 'v2');
     const xml = file.toString('utf8');
-    expect(xml).toMatch(/<entityReocrdRevisions xmlns="http:\/\/cam\.tacr\.cz\/2025"/);
+    expect(xml).toMatch(/<entityRecordRevisions xmlns="http:\/\/cam\.tacr\.cz\/2025"/);
     expect(count(xml, 'revision')).toBe(3);
     const order = [...xml.matchAll(/<revision revisionUuid="([^"]+)" entityId="(\d+)"/g)].map((match) => Number(match[2]));
     expect(order).toEqual([a.entityId, c.entityId, f.entityId]);
@@ -396,7 +404,7 @@ describe('v2 exports', () => {
       }, 15_000);
       expect(expired.status).toBe('EXPIRED');
       expect(existsSync(path)).toBe(false);
-      expect(await shortApi.status(id)).toMatchObject({ status: 'EXPIRED', entitiesWritten: 1 });
+      expect(await shortApi.status(id)).toMatchObject({ status: 'EXPIRED', state: 'ERROR', entitiesWritten: 1 });
       const gone = await shortApi.download(id);
       expect(gone.status).toBe(410);
       expect(await gone.json()).toMatchObject({ code: 'ExportExpired' });

@@ -28,9 +28,9 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
       headers: { 'content-type': 'application/xml' },
       body: batchXml([create('a', 'Karel Havlíček')]),
     });
-    expect(response.status).toBe(202);
-    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
-    expect(response.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}/status`);
+    expect(response.status).toBe(200);
+    const updateRequestId = (await response.json()) as string;
+    expect(response.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}`);
 
     const description = await harness.temporal.workflow.getHandle(updateRequestId).describe();
     expect(description.workflowId).toBe(updateRequestId);

@@ -65,12 +65,14 @@ describe('metrics', () => {
 
   async function runBatch(xml: string): Promise<string> {
     const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-    expect(submitted.status, await submitted.clone().text()).toBe(202);
-    const { updateRequestId } = (await submitted.json()) as { updateRequestId: string };
-    return eventually(async () => {
-      const { status } = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-      return status === 'COMPLETED' || status === 'FAILED' ? status : undefined;
+    expect(submitted.status, await submitted.clone().text()).toBe(200);
+    const updateRequestId = (await submitted.json()) as string;
+    await eventually(async () => {
+      const { state } = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { state: string };
+      return state === 'FINISHED' || state === 'ERROR' ? state : undefined;
     });
+    const { status } = (await (await harness.api(`/api/v2/batches/${updateRequestId}`)).json()) as { status: string };
+    return status;
   }
 
   it('counts finished batches and their changes from the database, and times requests by route pattern', async () => {
@@ -80,7 +82,7 @@ describe('metrics', () => {
 
     const after = await eventually(async () => {
       const text = await scrape();
-      return sample(text, 'http_request_duration_seconds_count{route="/api/v2/batches",method="POST",status="202"}') >= 2 ? text : undefined;
+      return sample(text, 'http_request_duration_seconds_count{route="/api/v2/batches",method="POST",status="200"}') >= 2 ? text : undefined;
     });
     expect(sample(after, 'batches_total{outcome="COMPLETED"}')).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'batches_total{outcome="COMPLETED"}') - sample(before, 'batches_total{outcome="COMPLETED"}')).toBe(1);
@@ -107,9 +109,9 @@ describe('metrics', () => {
     const before = await scrape();
     const started = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
     expect(started.status, await started.clone().text()).toBe(200);
-    const { id } = (await started.json()) as { id: string };
+    const id = await started.text();
     const status = await eventually(async () => {
-      const body = (await (await harness.api(`/api/v2/export/status/${id}`)).json()) as { status: string; bytes: number };
+      const body = (await (await harness.api(`/api/v2/export/${id}`)).json()) as { status: string; bytes: number };
       return body.status === 'COMPLETED' || body.status === 'FAILED' ? body : undefined;
     });
     expect(status.status).toBe('COMPLETED');

@@ -35,15 +35,15 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(cached.status).toBe(304);
   });
 
-  it('answers 404 EntityNotFound for unknown records and 400 for identifiers that are neither number nor UUID', async () => {
+  it('answers 404 EntityNotFound for unknown records, also for references that are neither an int32 number nor a UUID', async () => {
     const missing = await harness.api('/api/v2/entities/987654321');
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ code: 'EntityNotFound' });
+    expect(await missing.json()).toMatchObject({ code: 'EntityNotFound', message: 'no entity 987654321' });
     expect((await harness.api(`/api/v2/entities/${randomUUID()}`)).status).toBe(404);
-    for (const bad of ['abc', '-1', '0', '1.5', '99999999999999999999']) {
+    for (const bad of ['abc', '-1', '0', '1.5', '2147483648', '99999999999999999999']) {
       const response = await harness.api(`/api/v2/entities/${bad}`);
-      expect(response.status, bad).toBe(400);
-      expect(await response.json()).toMatchObject({ code: 'BadRequest' });
+      expect(response.status, bad).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 'EntityNotFound' });
     }
   });
 
@@ -79,7 +79,7 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const t2 = await apply(batchXml([update('x', x, xRev, [{ op: 'setEntityType', entityType: `${entityType}-b` }])]));
     const xRev2 = attribute(t2.result, 'rev');
 
-    const page = await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=10`);
+    const page = await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`);
     expect(page.status).toBe(200);
     const xml = await page.text();
     expect(xml).toContain('<updates');
@@ -87,14 +87,14 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(xml).toContain(`rev="${xRev2}"`);
     expect(xml).not.toContain(`rev="${xRev}"`);
 
-    const onlyT1 = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=0&pageSize=10`)).text();
+    const onlyT1 = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=1&pageSize=10`)).text();
     expect(onlyT1).toContain(`rev="${xRev}"`);
-    const empty = await (await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=0&pageSize=10`)).text();
+    const empty = await (await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`)).text();
     expect(empty).not.toContain('<revInfo');
 
-    const first = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=1`)).text();
-    const second = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
-    const again = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=0&pageSize=1`)).text();
+    const first = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
+    const second = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=2&pageSize=1`)).text();
+    const again = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
     expect(first).toBe(again);
     expect(attribute(first, 'entityId')).not.toBe(attribute(second, 'entityId'));
   });
@@ -102,14 +102,19 @@ describe('v2 reads: entities, revisions, change feeds', () => {
   it('rejects bad update queries: unknown transaction 404, reversed range 400, page size over 50000 400', async () => {
     const a = await apply(batchXml([create('a', 'Okraj A', { entityType: `T-${randomUUID()}` })]));
     const b = await apply(batchXml([create('a', 'Okraj B', { entityType: `T-${randomUUID()}` })]));
-    const unknown = await harness.api(`/api/v2/updates?fromTransId=${randomUUID()}&toTransId=${b.transaction}&page=0&pageSize=10`);
+    const unknownId = randomUUID();
+    const unknown = await harness.api(`/api/v2/updates?fromTransId=${unknownId}&toTransId=${b.transaction}&page=1&pageSize=10`);
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound' });
-    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=0&pageSize=10`)).status).toBe(400);
-    const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=50001`);
+    // Also the real ErrorTransactionNotFound and BaseException: transactionId, message and properties.
+    expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound', transactionId: unknownId, properties: { transactionId: unknownId }, message: `no transaction ${unknownId}` });
+    const zero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
+    expect(zero.status).toBe(400);
+    expect(JSON.stringify(await zero.json())).toContain('page counts from 1');
+    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=1&pageSize=10`)).status).toBe(400);
+    const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=1&pageSize=50001`);
     expect(big.status).toBe(400);
     expect(await big.json()).toMatchObject({ code: 'PageSizeTooLarge' });
-    const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=0&pageSize=10`);
+    const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=1&pageSize=10`);
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe('query.toTransId');
   });
@@ -134,6 +139,31 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const unknown = await harness.api(`/api/v2/updates/from/${randomUUID()}`);
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound' });
+  });
+
+  it('starts history at the genesis transaction the real client syncs from, on any database', async () => {
+    const genesis = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
+    const entityType = `T-${randomUUID()}`;
+    const applied = await apply(batchXml([create('g', 'Od Počátku', { entityType })]));
+    const from = await harness.api(`/api/v2/updates/from/${genesis}`);
+    expect(from.status).toBe(200);
+    expect(await from.text()).toMatch(/<updatesFrom /);
+    const paged = await harness.api(`/api/v2/updates?fromTransId=${genesis}&toTransId=${applied.transaction}&page=1&pageSize=50000`);
+    expect(paged.status).toBe(200);
+    expect(await paged.text()).toContain(`entityId="${applied.revisions.get('g')!.entityId}"`);
+    const v1 = await harness.api(`/api/v1/updates/from/${genesis}`);
+    expect(v1.status).toBe(200);
+  });
+
+  it('answers XML from XML endpoints whatever Accept says (the generated client sends application/json)', async () => {
+    const applied = await apply(batchXml([create('j', 'Přijímač', { entityType: `T-${randomUUID()}` })]));
+    const headers = { accept: 'application/json' };
+    const entity = await harness.api(`/api/v2/entities/${applied.revisions.get('j')!.entityId}`, { headers });
+    expect(entity.status).toBe(200);
+    expect(entity.headers.get('content-type')).toContain('xml');
+    const updates = await harness.api(`/api/v2/updates/from/${applied.transaction}`, { headers });
+    expect(updates.status).toBe(200);
+    expect(await updates.text()).toContain('<updatesFrom');
   });
 
   it('refuses reads without a token (401 with WWW-Authenticate) and with an unknown one', async () => {

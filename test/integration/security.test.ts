@@ -33,19 +33,21 @@ const ROUTES: RouteCase[] = [
   { name: 'v2 submit batch', method: 'POST', path: `${V2}/batches`, headers: xml, body: () => batchXml([create('a', `Oprávnění ${randomUUID()}`)]), permission: 'write' },
   { name: 'v2 test batch', method: 'POST', path: `${V2}/batches/test`, headers: xml, body: () => batchXml([create('a', 'Test')]), permission: 'write' },
   { name: 'v2 batch status', method: 'GET', path: `${V2}/batches/${randomUUID()}/status`, permission: 'read' },
+  { name: 'v2 batch detail (extension)', method: 'GET', path: `${V2}/batches/${randomUUID()}`, permission: 'read' },
   { name: 'v2 batch result', method: 'GET', path: `${V2}/batches/${randomUUID()}/result`, permission: 'read' },
   { name: 'v2 entity', method: 'GET', path: `${V2}/entities/1`, permission: 'read' },
   { name: 'v2 revision', method: 'GET', path: `${V2}/entities/1/revision/${randomUUID()}`, permission: 'read' },
-  { name: 'v2 search', method: 'POST', path: `${V2}/search?page=0&pageSize=10`, headers: json, body: () => '{}', permission: 'read' },
+  { name: 'v2 search', method: 'POST', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: () => '{}', permission: 'read' },
   { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
   { name: 'v2 updates from', method: 'GET', path: `${V2}/updates/from/${randomUUID()}`, permission: 'read' },
   { name: 'v2 export snapshots', method: 'POST', path: `${V2}/export/snapshots`, headers: json, body: () => '[999999991]', permission: 'export' },
   { name: 'v2 export revisions', method: 'POST', path: `${V2}/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
   { name: 'v2 export status', method: 'GET', path: `${V2}/export/status/${randomUUID()}`, permission: 'read' },
+  { name: 'v2 export detail (extension)', method: 'GET', path: `${V2}/export/${randomUUID()}`, permission: 'read' },
   { name: 'v2 export download', method: 'GET', path: `${V2}/export/download/${randomUUID()}`, permission: 'export' },
   { name: 'v1 entity', method: 'GET', path: '/api/v1/entities/1', permission: 'read' },
   { name: 'v1 batch response', method: 'GET', path: `/api/v1/batches/${randomUUID()}/response`, permission: 'read' },
-  { name: 'v1 search', method: 'POST', path: '/api/v1/search?page=0&pageSize=10', headers: json, body: () => '{}', permission: 'read' },
+  { name: 'v1 search', method: 'POST', path: '/api/v1/search?page=1&pageSize=10', headers: json, body: () => '{}', permission: 'read' },
   { name: 'v1 updates from', method: 'GET', path: `/api/v1/updates/from/${randomUUID()}`, permission: 'read' },
   { name: 'v1 export snapshots', method: 'POST', path: '/api/v1/export/snapshots', headers: json, body: () => '["1"]', permission: 'export' },
   { name: 'v1 export revisions', method: 'POST', path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
@@ -95,9 +97,9 @@ describe('security', () => {
   it('records the authenticated principal on the batch and on every revision it wrote (the XML sender grants nothing)', async () => {
     const entityType = `T-${randomUUID()}`;
     const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
-    const { updateRequestId } = (await response.json()) as { updateRequestId: string };
+    const updateRequestId = (await response.json()) as string;
     await eventually(async () => {
-      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}/status`)).json()) as { status: string };
+      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}`)).json()) as { status: string };
       return status.status === 'COMPLETED' ? true : undefined;
     });
     const connection = harness.orm.em.getConnection();
@@ -144,12 +146,13 @@ describe('security', () => {
       },
       { name: 'a declared body over the limit', path: `${V2}/batches`, headers: { ...xml, 'content-length': String(10 * 1024 * 1024) }, body: 'x'.repeat(10 * 1024 * 1024), status: 413, code: 'PayloadTooLarge' },
       { name: 'a JSON body to an XML route', path: `${V2}/batches`, headers: json, body: '{}', status: 415, code: 'UnsupportedMediaType' },
-      { name: 'an XML body to a JSON route', path: `${V2}/search?page=0&pageSize=10`, headers: xml, body: '<x/>', status: 415, code: 'UnsupportedMediaType' },
-      { name: 'malformed JSON', path: `${V2}/search?page=0&pageSize=10`, headers: json, body: '{"types": [', status: 400, code: 'BadRequest' },
+      { name: 'an XML body to a JSON route', path: `${V2}/search?page=1&pageSize=10`, headers: xml, body: '<x/>', status: 415, code: 'UnsupportedMediaType' },
+      { name: 'malformed JSON', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: '{"types": [', status: 400, code: 'BadRequest' },
       { name: 'a non-numeric page', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=x&pageSize=10`, status: 400, code: 'BadRequest' },
       { name: 'a negative page', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=-1&pageSize=10`, status: 400, code: 'BadRequest' },
-      { name: 'an out-of-range identifier', method: 'GET', path: `${V2}/entities/123456789012345678901234567890`, status: 400, code: 'BadRequest' },
-      { name: 'a SQL-looking identifier', method: 'GET', path: `${V2}/entities/1%3B%20drop%20table%20entity`, status: 400, code: 'BadRequest' },
+      // Any string is an entity reference on the real interface: one that names no record is unknown (404), never a 400.
+      { name: 'an out-of-range identifier', method: 'GET', path: `${V2}/entities/123456789012345678901234567890`, status: 404, code: 'EntityNotFound' },
+      { name: 'a SQL-looking identifier', method: 'GET', path: `${V2}/entities/1%3B%20drop%20table%20entity`, status: 404, code: 'EntityNotFound' },
       { name: 'an unknown route', method: 'GET', path: '/api/v2/nothing-here', status: 404, code: 'NotFound' },
       { name: 'an unsupported method', method: 'DELETE', path: `${V2}/batches`, status: 405, code: 'MethodNotAllowed' },
     ];
@@ -177,7 +180,7 @@ describe('security', () => {
     });
 
     it('names the bad field of a JSON body that is not the expected shape', async () => {
-      const response = await harness.api(`${V2}/search?page=0&pageSize=10`, { method: 'POST', headers: json, body: JSON.stringify({ cond: { condType: 'value', comparator: 'CT_NOPE', value: 'x' } }) });
+      const response = await harness.api(`${V2}/search?page=1&pageSize=10`, { method: 'POST', headers: json, body: JSON.stringify({ cond: { condType: 'value', comparator: 'CT_NOPE', value: 'x' } }) });
       expect(response.status).toBe(400);
       const problem = (await response.json()) as { errors: { path: string }[] };
       expect(problem.errors.map((error) => error.path).join(' ')).toContain('comparator');

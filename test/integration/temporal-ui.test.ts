@@ -17,8 +17,8 @@ describe('workflows as the Temporal UI shows them', () => {
 
   async function submit(xml: string, as: 'write' | 'admin'): Promise<string> {
     const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml, as });
-    expect(response.status).toBe(202);
-    return ((await response.json()) as { updateRequestId: string }).updateRequestId;
+    expect(response.status).toBe(200);
+    return (await response.json()) as string;
   }
 
   async function listed(query: string): Promise<string[]> {
@@ -54,7 +54,7 @@ describe('workflows as the Temporal UI shows them', () => {
   it('gives an export workflow a memo and lists it by submitter, kind and outcome', async () => {
     const response = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1, 2]', as: 'export' });
     expect(response.status).toBe(200);
-    const { id } = (await response.json()) as { id: string };
+    const id = await response.text();
     const described = await harness.temporal.workflow.getHandle(id).describe();
     expect(await described.memo).toEqual({ submitter: 'test-exporter', kind: 'snapshot', requestedIds: 2 });
     await eventually(async () => ((await listed(`Submitter = "test-exporter" AND RequestKind = "snapshot" AND Outcome = "COMPLETED"`)).includes(id) ? true : undefined));

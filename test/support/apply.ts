@@ -18,11 +18,11 @@ export interface AppliedBatch {
 /** Fails the calling test unless the batch is accepted and COMPLETED. */
 export async function applyBatch(harness: Harness, xml: string): Promise<AppliedBatch> {
   const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-  if (submitted.status !== 202) throw new Error(`batch answered ${submitted.status}: ${await submitted.text()}`);
-  const { updateRequestId } = (await submitted.json()) as { updateRequestId: string };
+  if (submitted.status !== 200) throw new Error(`batch answered ${submitted.status}: ${await submitted.text()}`);
+  const updateRequestId = (await submitted.json()) as string;
   const status = await eventually(async () => {
-    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { status: string };
-    return body.status === 'COMPLETED' || body.status === 'FAILED' ? body.status : undefined;
+    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}`)).json()) as { status: string; state: string };
+    return body.state === 'FINISHED' || body.state === 'ERROR' ? body.status : undefined;
   });
   const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
   if (status !== 'COMPLETED') throw new Error(`batch ${updateRequestId} ${status}: ${result}`);

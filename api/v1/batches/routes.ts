@@ -24,7 +24,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // GET /response answers it: a final 102, to be polled there.
   router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
     const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const { batchId } = await submitBatch(deps, { body, apiVersion: 'v1', principal: ctx.state.principal.name, force: false });
+    const { batchId } = await submitBatch(deps, { body, apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false });
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
     if (!batch || !isFinished(batch)) {
       respondProcessing(ctx, { Location: `/api/v1/batches/${batchId}/response` });

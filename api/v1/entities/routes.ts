@@ -5,17 +5,15 @@ import { findCurrentRecord } from '../../../services/reads/entities.ts';
 import { etagMatches } from '../../conditional.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
-import { parseParams } from '../../params.ts';
+import { entityRefParam } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { setV1XmlType } from '../xml.ts';
-import { apidPathSchema } from './schema.ts';
 
 export function v1EntitiesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v1/entities' });
 
   router.get('/:apid', requirePermission('read'), async (ctx) => {
-    const { apid } = parseParams(ctx, apidPathSchema);
-    const record = await findCurrentRecord(await pgPool(deps.orm), apid);
+    const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'apid'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.apid}`);
     ctx.set('Cache-Control', 'no-cache');
     if (etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`)) {

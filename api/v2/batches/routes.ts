@@ -1,12 +1,14 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { pgPool } from '../../../db/orm.ts';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
-import { batchOutcome, batchStatusView } from '../../../services/batches/status.ts';
+import { batchDetailView, batchOutcome, batchProcessStatus } from '../../../services/batches/status.ts';
 import { findBatch } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
 import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
+import { methodNotAllowed, REFUSED_METHOD_ROUTE } from '../../method-not-allowed.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
@@ -18,8 +20,9 @@ export function batchesRouter(deps: AppDeps): Router {
 
   router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
     const query = parseQuery(ctx, submitQuerySchema);
-    if (query.force && !hasPermission(ctx.state.principal, 'force')) {
-      throw problem(403, 'Forbidden', "force=true needs the 'force' permission");
+    const mayForce = hasPermission(ctx.state.principal, 'force');
+    if (query.force && !mayForce && query.forceKey === undefined) {
+      throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
     const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
     const { batchId } = await submitBatch(deps, {
@@ -27,11 +30,14 @@ export function batchesRouter(deps: AppDeps): Router {
       apiVersion: 'v2',
       principal: ctx.state.principal.name,
       force: query.force,
+      mayForce,
       forceKey: query.forceKey,
     });
-    ctx.status = 202;
-    ctx.set('Location', `/api/v2/batches/${batchId}/status`);
-    ctx.body = { updateRequestId: batchId };
+    // The real client's generated code reads the answer as a JSON string (UpdateRequestId).
+    ctx.status = 200;
+    ctx.set('Location', `/api/v2/batches/${batchId}`);
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(batchId);
   });
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
@@ -41,17 +47,27 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = serializeBatchResult(result, 'v2');
   });
 
-  router.get('/:updateRequestId/status', requirePermission('read'), async (ctx) => {
+  const requireBatch = async (ctx: Context) => {
     const { updateRequestId } = parseParams(ctx, batchPathSchema);
     const batch = await findBatch(await pgPool(deps.orm), updateRequestId);
     if (!batch) throw problem(404, 'BatchNotFound', `no batch ${updateRequestId}`);
-    ctx.body = batchStatusView(batch);
+    return batch;
+  };
+
+  router.get('/:updateRequestId/status', requirePermission('read'), async (ctx) => {
+    ctx.body = batchProcessStatus(await requireBatch(ctx));
+  });
+
+  router.get(REFUSED_METHOD_ROUTE, '/test', methodNotAllowed('POST'));
+
+  // Our extension (not in the real interface): the counts, times and attempt behind the status.
+  router.get('/:updateRequestId', requirePermission('read'), async (ctx) => {
+    ctx.body = batchDetailView(await requireBatch(ctx));
   });
 
   router.get('/:updateRequestId/result', requirePermission('read'), async (ctx) => {
+    const batch = await requireBatch(ctx);
     const { updateRequestId } = parseParams(ctx, batchPathSchema);
-    const batch = await findBatch(await pgPool(deps.orm), updateRequestId);
-    if (!batch) throw problem(404, 'BatchNotFound', `no batch ${updateRequestId}`);
     if (batch.status !== 'COMPLETED' && batch.status !== 'FAILED') {
       throw problem(409, 'BatchNotFinished', `batch ${updateRequestId} is ${batch.status}; poll its status`);
     }

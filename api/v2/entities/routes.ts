@@ -5,16 +5,15 @@ import { findCurrentRecord, findRecordAtRevision } from '../../../services/reads
 import type { AppDeps } from '../../deps.ts';
 import { etagMatches } from '../../conditional.ts';
 import { requirePermission } from '../../middleware/auth.ts';
-import { parseParams } from '../../params.ts';
+import { entityRefParam, parseParams } from '../../params.ts';
 import { problem } from '../../problems.ts';
-import { entityPathSchema, revisionPathSchema } from './schema.ts';
+import { revisionPathSchema } from './schema.ts';
 
 export function entitiesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/entities' });
 
   router.get('/:entityId', requirePermission('read'), async (ctx) => {
-    const { entityId } = parseParams(ctx, entityPathSchema);
-    const record = await findCurrentRecord(await pgPool(deps.orm), entityId);
+    const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'entityId'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
     ctx.set('Cache-Control', 'no-cache');
     // rev alone would keep its value across metadata-only revisions, whose document differs.
@@ -27,7 +26,8 @@ export function entitiesRouter(deps: AppDeps): Router {
   });
 
   router.get('/:entityId/revision/:revisionId', requirePermission('read'), async (ctx) => {
-    const { entityId, revisionId } = parseParams(ctx, revisionPathSchema);
+    const entityId = entityRefParam(ctx, 'entityId');
+    const { revisionId } = parseParams(ctx, revisionPathSchema);
     const record = await findRecordAtRevision(await pgPool(deps.orm), entityId, revisionId);
     if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
     etagMatches(ctx, `${record.revision.rev}.${record.revision.metadataRev}`);

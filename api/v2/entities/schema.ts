@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { entityIdSchema, uuidSchema } from '../../params.ts';
+import { uuidSchema } from '../../params.ts';
 
-export const entityPathSchema = z.object({ entityId: entityIdSchema });
-export const revisionPathSchema = z.object({ entityId: entityIdSchema, revisionId: uuidSchema });
+export const revisionPathSchema = z.object({ revisionId: uuidSchema });

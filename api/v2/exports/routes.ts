@@ -7,7 +7,8 @@ import { openExportDownload } from '../../../services/exports/download.ts';
 import { directoryExportStore } from '../../../services/exports/files.ts';
 import { findExport } from '../../../services/exports/requests.ts';
 import { startExport } from '../../../services/exports/start.ts';
-import { exportStatusView } from '../../../services/exports/status.ts';
+import { exportProcessStatus, exportStatusView } from '../../../services/exports/status.ts';
+import { methodNotAllowed, REFUSED_METHOD_ROUTE } from '../../method-not-allowed.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -25,9 +26,11 @@ export function exportsRouter(deps: AppDeps): Router {
   const maxIds = deps.config.EXPORT_MAX_IDS;
   const readIds = async (ctx: Context) => parseRequestedIds(await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), maxIds);
 
+  // The real client reads the export id as plain text (ExportRequestId).
   const accepted = (ctx: Context, id: string) => {
-    ctx.set('Location', `/api/v2/export/status/${id}`);
-    ctx.body = { id, status: 'ACCEPTED' };
+    ctx.set('Location', `/api/v2/export/${id}`);
+    ctx.type = 'text/plain';
+    ctx.body = id;
   };
 
   router.post('/snapshots', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
@@ -43,11 +46,15 @@ export function exportsRouter(deps: AppDeps): Router {
     accepted(ctx, id);
   });
 
-  router.get('/status/:id', requirePermission('read'), async (ctx) => {
+  const requireExport = async (ctx: Context) => {
     const { id } = parseParams(ctx, exportPathSchema);
     const row = await findExport(await pgPool(deps.orm), id);
     if (!row) throw problem(404, 'ExportNotFound', `no export ${id}`);
-    ctx.body = exportStatusView(row);
+    return row;
+  };
+
+  router.get('/status/:id', requirePermission('read'), async (ctx) => {
+    ctx.body = exportProcessStatus(await requireExport(ctx));
   });
 
   // The file as stored, or gzip-encoded for clients that accept it. The
@@ -68,6 +75,14 @@ export function exportsRouter(deps: AppDeps): Router {
       ctx.body = download.file.stream();
       ctx.length = download.file.size;
     }
+  });
+
+  router.get(REFUSED_METHOD_ROUTE, '/snapshots', methodNotAllowed('POST'));
+  router.get(REFUSED_METHOD_ROUTE, '/revisions', methodNotAllowed('POST'));
+
+  // Our extension (not in the real interface): kind, counts, times and expiry behind the status.
+  router.get('/:id', requirePermission('read'), async (ctx) => {
+    ctx.body = exportStatusView(await requireExport(ctx));
   });
 
   return router;

@@ -65,15 +65,16 @@ export class ServiceClient {
     return this.request('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body }, 120_000);
   }
 
-  /** POSTs a batch and expects 202; returns its id. */
+  /** POSTs a batch and expects 200; returns its id. */
   async submitBatchOk(body: Buffer | string): Promise<string> {
     const answer = await this.submitBatch(body);
-    if (answer.status !== 202) throw new Error(`POST /api/v2/batches answered ${answer.status || answer.error}: ${answer.body.slice(0, 500)}`);
-    return (JSON.parse(answer.body) as { updateRequestId: string }).updateRequestId;
+    if (answer.status !== 200) throw new Error(`POST /api/v2/batches answered ${answer.status || answer.error}: ${answer.body.slice(0, 500)}`);
+    return JSON.parse(answer.body) as string;
   }
 
+  /** The batch's detail resource (the service's own status with counts). */
   async batchStatus(id: string): Promise<BatchStatus> {
-    const answer = await this.request(`/api/v2/batches/${id}/status`);
+    const answer = await this.request(`/api/v2/batches/${id}`);
     if (answer.status !== 200) throw new Error(`GET status of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as BatchStatus;
   }
@@ -102,11 +103,12 @@ export class ServiceClient {
   async startExportOk(kind: 'snapshots' | 'revisions', ids: Array<string | number> = [], query = ''): Promise<string> {
     const answer = await this.startExport(kind, ids, query);
     if (answer.status !== 200) throw new Error(`POST /api/v2/export/${kind} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
-    return (JSON.parse(answer.body) as { id: string }).id;
+    return answer.body.trim();
   }
 
+  /** The export's detail resource (the service's own status with counts). */
   async exportStatus(id: string): Promise<ExportStatus> {
-    const answer = await this.request(`/api/v2/export/status/${id}`);
+    const answer = await this.request(`/api/v2/export/${id}`);
     if (answer.status !== 200) throw new Error(`GET status of export ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as ExportStatus;
   }
@@ -138,7 +140,7 @@ export function watchBatchStatus(client: ServiceClient, batchId: string, interva
       return;
     }
     if (answer.status === 200) {
-      const status = (JSON.parse(answer.body) as BatchStatus).status;
+      const status = (JSON.parse(answer.body) as { state: string }).state;
       if (seen.at(-1) !== status) seen.push(status);
     }
   });

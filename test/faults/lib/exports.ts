@@ -38,5 +38,5 @@ export async function verifyExport(context: Pick<ScenarioContext, 'client' | 'st
   const ids = [...xml.matchAll(pattern)].map((match) => Number(match[1]));
   const mismatch = ids.findIndex((value, index) => value !== expected.entityIds[index]);
   check(ids.length === expected.entityIds.length && mismatch === -1, `export ${id} lists other records than expected (first difference at #${mismatch})`);
-  check(xml.trimEnd().endsWith(expected.kind === 'snapshot' ? '</entities>' : '</entityReocrdRevisions>'), `export ${id} does not end with its closing root tag`);
+  check(xml.trimEnd().endsWith(expected.kind === 'snapshot' ? '</entities>' : '</entityRecordRevisions>'), `export ${id} does not end with its closing root tag`);
 }

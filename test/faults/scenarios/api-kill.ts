@@ -1,7 +1,7 @@
 // 2. The API dies (SIGKILL) while batches are applied, exports are written
 // and more batches are being uploaded, and is started again: every batch a
-// client was told about (202) completes, a batch whose upload was cut off can
-// be sent again (202, or 409 when the first copy is running), none is applied
+// client was told about (200) completes, a batch whose upload was cut off can
+// be sent again (200, or 409 when the first copy is running), none is applied
 // twice, both exports complete, and status and result answer afterwards.
 // The narrowest moment of a kill (the batch row committed, its workflow not
 // yet started) is also set up exactly, since a real kill hits it only
@@ -81,11 +81,11 @@ export const apiKill: Scenario = {
     await Promise.all(clients);
     const answers = await Promise.all(sent.map((upload) => upload.answer));
     const cut = sent.filter((_, index) => answers[index]!.status === 0).map((upload) => upload.batch);
-    const acknowledged = sent.filter((_, index) => answers[index]!.status === 202).map((upload) => upload.batch);
-    const other = answers.filter((answer) => answer.status !== 0 && answer.status !== 202);
+    const acknowledged = sent.filter((_, index) => answers[index]!.status === 200).map((upload) => upload.batch);
+    const other = answers.filter((answer) => answer.status !== 0 && answer.status !== 200);
     log(
       `API killed; batches by status then: ${running.map((row) => `${row.status} ${row.n}`).join(', ')}; ` +
-        `${sent.length} uploads in flight or done: ${acknowledged.length} answered 202, ${cut.length} no answer, ${other.length} other`,
+        `${sent.length} uploads in flight or done: ${acknowledged.length} answered 200, ${cut.length} no answer, ${other.length} other`,
     );
     check(other.length === 0, `uploads answered ${other.map((answer) => answer.status).join(', ')}: ${other[0]?.body.slice(0, 200)}`);
 
@@ -101,16 +101,16 @@ export const apiKill: Scenario = {
     }
     figures['stranded by the kill'] = `${strandedByKill} of ${cut.length} cut uploads`;
     const resentStranded = await client.submitBatch(stranded.body);
-    check(resentStranded.status === 202, `resending a batch stored without a workflow answered ${resentStranded.status}: ${resentStranded.body.slice(0, 200)}`);
-    // A client that got no answer sends the same body again: 202, or 409 when the first copy is running.
+    check(resentStranded.status === 200, `resending a batch stored without a workflow answered ${resentStranded.status}: ${resentStranded.body.slice(0, 200)}`);
+    // A client that got no answer sends the same body again: 200, or 409 when the first copy is running.
     const resent: string[] = [];
     for (const batch of cut) {
       const again = await client.submitBatch(batch.body);
       const code = again.status === 409 ? (JSON.parse(again.body) as { code?: string }).code : undefined;
       resent.push(code ? `${again.status} ${code}` : describe(again));
-      check(again.status === 202 || code === 'BatchAlreadyExists', `resending a cut-off upload answered ${again.status}: ${again.body.slice(0, 200)}`);
+      check(again.status === 200 || code === 'BatchAlreadyExists', `resending a cut-off upload answered ${again.status}: ${again.body.slice(0, 200)}`);
     }
-    log(`${strandedByKill} cut-off upload(s) had a stored row but no workflow; resent all ${cut.length}: ${tally(resent)}; the stranded one: 202`);
+    log(`${strandedByKill} cut-off upload(s) had a stored row but no workflow; resent all ${cut.length}: ${tally(resent)}; the stranded one: 200`);
 
     const batches = [stranded, ...large, ...acknowledged.filter((batch) => !large.includes(batch)), ...cut.filter((batch) => !large.includes(batch))];
     for (const batch of batches) {

@@ -64,13 +64,13 @@ export const load: Scenario = {
         const posted = performance.now();
         const answer = await client.submitBatch(batch.body);
         noteBad('POST batch', answer);
-        if (answer.status !== 202) {
+        if (answer.status !== 200) {
           outcomes.set(batch.batchId, `POST ${answer.status || 'no answer'}`);
           continue;
         }
         // Poll until it finished; every poll is a request of the load too.
         for (let poll = 0; poll < 1200; poll += 1) {
-          const status = await client.request(`/api/v2/batches/${batch.batchId}/status`, {}, 10_000);
+          const status = await client.request(`/api/v2/batches/${batch.batchId}`, {}, 10_000);
           noteBad('GET status', status);
           const state = status.status === 200 ? (JSON.parse(status.body) as { status: string }).status : undefined;
           if (state === 'COMPLETED' || state === 'FAILED') {
