@@ -1,9 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { AppDeps } from '../../api/deps.ts';
-import type { BatchStatus } from '../../db/entities/batch.ts';
-import type { ExportKind, ExportStatus } from '../../db/entities/export-request.ts';
+import type { BatchHeartbeat } from '../../activities/batches.ts';
+import type { ExportHeartbeat } from '../../activities/exports.ts';
 import { pgPool } from '../../db/orm.ts';
-import type { Queryable } from '../../db/sql.ts';
 import { describeJobWorkflow, workflowUiUrl, type JobWorkflowState } from '../../temporal/job-workflow.ts';
 import { findBatch, type BatchRow } from '../batches/store.ts';
 import { findExport, type ExportRow } from '../exports/requests.ts';
@@ -14,9 +13,6 @@ import { temporalReachability } from './reachability.ts';
 // says (the workflow's status, the pending activity's attempt, last failure
 // and heartbeat progress); once the row says the job ended, after the
 // namespace retention, or while Temporal cannot be reached, the row.
-
-/** The states a client of the real system knows (DESIGN §9). */
-export type JobState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
 
 /** The workflow behind a job, as the extension resources show it. */
 export interface JobWorkflowView {
@@ -37,40 +33,16 @@ export interface JobWorkflowView {
   temporalUiUrl: string;
 }
 
-interface JobViewBase {
-  id: string;
-  state: JobState;
-  /** 0..100. */
-  progress: number;
-  /** Where state and progress come from. */
+export interface JobView<Row> {
+  /**
+   * The job's row as of now: the stored row, with its status, progress and
+   * error as the workflow tells them while it runs. The status functions of
+   * batches and exports shape it for the wire.
+   */
+  row: Row;
+  /** Where status and progress come from. */
   source: 'workflow' | 'database';
-  /** Why the job ended in the error state (or, while it runs, why its last attempt failed). */
-  error: string | null;
   workflow: JobWorkflowView;
-}
-
-export interface BatchJobView extends JobViewBase {
-  kind: 'batch';
-  /** The batch's own lifecycle (DESIGN §4), as the workflow or the row says. */
-  status: BatchStatus;
-  changesTotal: number | null;
-  changesApplied: number;
-  submittedAt: string;
-  finishedAt: string | null;
-  row: BatchRow;
-}
-
-export interface ExportJobView extends JobViewBase {
-  kind: 'export';
-  /** The export's own lifecycle (DESIGN §5), as the workflow or the row says. */
-  status: ExportStatus;
-  exportKind: ExportKind;
-  entitiesWritten: number;
-  bytes: number;
-  createdAt: string;
-  finishedAt: string | null;
-  expiresAt: string | null;
-  row: ExportRow;
 }
 
 export interface JobViewOptions {
@@ -84,77 +56,23 @@ export interface JobViewOptions {
 
 type ViewDeps = Pick<AppDeps, 'orm' | 'temporal' | 'config'>;
 
-export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<BatchJobView | undefined> {
-  const pool = await pgPool(deps.orm);
-  const row = await findBatch(pool, id);
+export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchRow> | undefined> {
+  const row = await findBatch(await pgPool(deps.orm), id);
   if (!row) return undefined;
   const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
   const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id);
-  const fromRow = {
-    status: row.status,
-    changesApplied: row.changesApplied,
-    error: row.error,
-    source: 'database' as const,
-  };
-  const now = ended || !live?.state ? fromRow : batchFromWorkflow(row, live.state);
-  return {
-    kind: 'batch',
-    id,
-    status: now.status,
-    state: batchState(now.status, row),
-    progress: batchProgress(now.status, now.changesApplied, row.changesTotal),
-    source: now.source,
-    error: now.error,
-    workflow: workflowView(deps, id, live?.state),
-    changesTotal: row.changesTotal,
-    changesApplied: now.changesApplied,
-    submittedAt: toIso(row.submittedAt),
-    finishedAt: toIsoOrNull(row.finishedAt),
-    row,
-  };
+  const now = ended || !live?.state ? undefined : batchFromWorkflow(row, live.state);
+  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
 }
 
-export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<ExportJobView | undefined> {
-  const pool = await pgPool(deps.orm);
-  const row = await findExport(pool, id);
+export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportRow> | undefined> {
+  const row = await findExport(await pgPool(deps.orm), id);
   if (!row) return undefined;
-  const rowStatus = effectiveStatus(row);
-  const ended = rowStatus === 'COMPLETED' || rowStatus === 'FAILED' || rowStatus === 'EXPIRED';
+  const status = effectiveStatus(row);
+  const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';
   const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id);
-  const fromRow = { status: rowStatus, entitiesWritten: Number(row.entitiesWritten), bytes: Number(row.bytes), error: row.error, source: 'database' as const };
-  const now = ended || !live?.state ? fromRow : exportFromWorkflow(row, live.state);
-  return {
-    kind: 'export',
-    id,
-    status: now.status,
-    state: exportState(now.status),
-    progress: await exportProgress(pool, now.status, now.entitiesWritten, row),
-    source: now.source,
-    error: now.error,
-    workflow: workflowView(deps, id, live?.state),
-    exportKind: row.kind,
-    entitiesWritten: now.entitiesWritten,
-    bytes: now.bytes,
-    createdAt: toIso(row.createdAt),
-    finishedAt: toIsoOrNull(row.finishedAt),
-    expiresAt: toIsoOrNull(row.expiresAt),
-    row,
-  };
-}
-
-/** A batch that ran to a verdict is FINISHED (its result says success or failure); ERROR only when it could not be processed. */
-export function batchState(status: BatchStatus, row: Pick<BatchRow, 'result'>): JobState {
-  if (status === 'ACCEPTED') return 'PENDING';
-  if (status === 'PROCESSING') return 'PROCESSING';
-  if (status === 'COMPLETED') return 'FINISHED';
-  return row.result ? 'FINISHED' : 'ERROR';
-}
-
-/** An export is FINISHED while its file can be downloaded; a failed or expired one is ERROR. */
-export function exportState(status: ExportStatus): JobState {
-  if (status === 'ACCEPTED') return 'PENDING';
-  if (status === 'RUNNING') return 'PROCESSING';
-  return status === 'COMPLETED' ? 'FINISHED' : 'ERROR';
+  const now = ended || !live?.state ? undefined : exportFromWorkflow(row, live.state);
+  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
 }
 
 /** What Temporal says, or undefined when it could not be asked (the row answers then). */
@@ -170,53 +88,35 @@ async function askTemporal(client: Client, id: string): Promise<{ state: JobWork
   }
 }
 
-interface BatchNow {
-  status: BatchStatus;
-  changesApplied: number;
-  error: string | null;
-  source: 'workflow' | 'database';
-}
-
-/** A batch whose row has not ended yet, as its workflow tells it. */
-function batchFromWorkflow(row: BatchRow, workflow: JobWorkflowState): BatchNow {
+/** A batch whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
+function batchFromWorkflow(row: BatchRow, workflow: JobWorkflowState): Pick<BatchRow, 'status' | 'changesApplied' | 'error'> | undefined {
   const stopped = stoppedWorkflow(workflow);
-  if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped, source: 'workflow' };
-  if (workflow.closed) return { status: row.status, changesApplied: row.changesApplied, error: row.error, source: 'database' };
+  if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped };
+  if (workflow.closed) return undefined;
   const activity = workflow.activity;
-  const beat = activity?.heartbeat as { phase?: string; done?: number } | undefined;
-  const written = typeof beat?.done === 'number' && row.changesTotal !== null ? Math.floor(beat.done * row.changesTotal) : row.changesApplied;
+  const beat = activity?.heartbeat as Partial<BatchHeartbeat> | undefined;
+  const written = typeof beat?.done === 'number' && row.changesTotal !== null ? Math.floor(beat.done * row.changesTotal) : 0;
   const running = activity !== undefined && (activity.state !== 'SCHEDULED' || activity.attempt > 1);
   return {
     status: running || row.status === 'PROCESSING' ? 'PROCESSING' : 'ACCEPTED',
     changesApplied: Math.max(written, row.changesApplied),
     error: activity?.lastFailure ?? null,
-    source: 'workflow',
   };
 }
 
-interface ExportNow {
-  status: ExportStatus;
-  entitiesWritten: number;
-  bytes: number;
-  error: string | null;
-  source: 'workflow' | 'database';
-}
-
-function exportFromWorkflow(row: ExportRow, workflow: JobWorkflowState): ExportNow {
-  const written = Number(row.entitiesWritten);
-  const bytes = Number(row.bytes);
+/** An export whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
+function exportFromWorkflow(row: ExportRow, workflow: JobWorkflowState): Pick<ExportRow, 'status' | 'entitiesWritten' | 'bytes' | 'error'> | undefined {
   const stopped = stoppedWorkflow(workflow);
-  if (stopped) return { status: 'FAILED', entitiesWritten: written, bytes, error: stopped, source: 'workflow' };
-  if (workflow.closed) return { status: row.status, entitiesWritten: written, bytes, error: row.error, source: 'database' };
+  if (stopped) return { status: 'FAILED', entitiesWritten: row.entitiesWritten, bytes: row.bytes, error: stopped };
+  if (workflow.closed) return undefined;
   const activity = workflow.activity;
-  const beat = activity?.heartbeat as { entitiesWritten?: number; bytes?: number } | undefined;
+  const beat = activity?.heartbeat as Partial<ExportHeartbeat> | undefined;
   const running = activity !== undefined && (activity.state !== 'SCHEDULED' || activity.attempt > 1);
   return {
     status: running || row.status === 'RUNNING' ? 'RUNNING' : 'ACCEPTED',
-    entitiesWritten: Math.max(beat?.entitiesWritten ?? 0, written),
-    bytes: Math.max(beat?.bytes ?? 0, bytes),
+    entitiesWritten: Math.max(beat?.entitiesWritten ?? 0, Number(row.entitiesWritten)),
+    bytes: Math.max(beat?.bytes ?? 0, Number(row.bytes)),
     error: activity?.lastFailure ?? null,
-    source: 'workflow',
   };
 }
 
@@ -245,30 +145,3 @@ function workflowView(deps: ViewDeps, id: string, state: JobWorkflowState | unde
   };
 }
 
-/** Finished is 100; a running job stops short of it until it has ended. */
-function batchProgress(status: BatchStatus, applied: number, total: number | null): number {
-  if (status === 'COMPLETED' || status === 'FAILED') return 100;
-  if (status === 'ACCEPTED' || !total) return 0;
-  return Math.min(99, Math.floor((applied / total) * 100));
-}
-
-async function exportProgress(db: Queryable, status: ExportStatus, written: number, row: ExportRow): Promise<number> {
-  if (status !== 'ACCEPTED' && status !== 'RUNNING') return 100;
-  if (status === 'ACCEPTED' || written === 0) return 0;
-  const total = row.requestedIds.length > 0 ? row.requestedIds.length : await estimatedEntityCount(db);
-  return total > 0 ? Math.min(99, Math.floor((written / total) * 100)) : 0;
-}
-
-/** An export of every record has no list to count against: the planner's estimate is close enough for a progress bar, and free. */
-async function estimatedEntityCount(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`select greatest(reltuples, 0)::float8 as n from pg_class where oid = 'entity'::regclass`);
-  return Number(rows[0]?.n ?? 0);
-}
-
-function toIso(value: Date | string): string {
-  return new Date(value).toISOString();
-}
-
-function toIsoOrNull(value: Date | string | null): string | null {
-  return value === null ? null : toIso(value);
-}

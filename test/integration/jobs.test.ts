@@ -9,6 +9,7 @@ import { submitBatch } from '../../services/batches/submission.ts';
 import { findBatch } from '../../services/batches/store.ts';
 import { startExport } from '../../services/exports/start.ts';
 import { findExport } from '../../services/exports/requests.ts';
+import { batchJobDetail, batchJobStatus, exportJobDetail, exportJobStatus } from '../../services/jobs/presenters.ts';
 import { batchJobView, exportJobView } from '../../services/jobs/view.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
@@ -97,11 +98,17 @@ describe('operator actions on running jobs', () => {
   });
 
   const deps = () => ({ ...harness, log: createLogger('silent', 'test'), tokens: 'disabled' as const });
+  /** GET a JSON resource of the API as a reader. */
+  const read = async (path: string) => {
+    const response = await harness.api(path, { as: 'read' });
+    expect(response.status, path).toBe(200);
+    return (await response.json()) as Record<string, unknown>;
+  };
 
   async function submit(xml: string, held = false): Promise<string> {
     const id = /uuid="([^"]+)"/.exec(xml)?.[1] ?? randomUUID();
     if (held) gate.hold(id);
-    const { batchId } = await submitBatch(deps(), { body: Buffer.from(xml), apiVersion: 'v2', principal: 'test-admin', force: false });
+    const { batchId } = await submitBatch(deps(), { body: Buffer.from(xml), apiVersion: 'v2', principal: 'test-admin', force: false, mayForce: false });
     expect(batchId).toBe(id);
     return batchId;
   }
@@ -133,18 +140,19 @@ describe('operator actions on running jobs', () => {
   it('shows a running batch as its workflow tells it: run id, attempt, progress, the UI address', async () => {
     const id = await submit(batchXmlOf('Václav Hájek z Libočan'), true);
     const release = await gate.reached(id);
-    const view = await eventually(async () => {
-      const seen = await batchJobView(harness, id, { detail: true });
-      return seen?.workflow.attempt ? seen : undefined;
+    const detail = await eventually(async () => {
+      const seen = await read(`/api/v2/batches/${id}`);
+      return (seen.workflow as { attempt: number | null }).attempt ? seen : undefined;
     });
     const { runId } = await harness.temporal.workflow.getHandle(id).describe();
-    expect(view).toMatchObject({ kind: 'batch', id, status: 'PROCESSING', state: 'PROCESSING', source: 'workflow', error: null });
-    expect(view.workflow).toMatchObject({ workflowId: id, runId, status: 'RUNNING', attempt: 1, lastFailure: null });
-    expect(view.workflow.temporalUiUrl).toBe(`${harness.config.temporalUiUrl}/namespaces/default/workflows/${id}/${runId}/history`);
+    expect(detail).toMatchObject({ updateRequestId: id, status: 'PROCESSING', state: 'PROCESSING', source: 'workflow', error: null });
+    expect(detail.workflow).toMatchObject({ workflowId: id, runId, status: 'RUNNING', attempt: 1, lastFailure: null, worker: expect.stringContaining('@') });
+    expect((detail.workflow as { temporalUiUrl: string }).temporalUiUrl).toBe(`${harness.config.temporalUiUrl}/namespaces/default/workflows/${id}/${runId}/history`);
+    expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
     release();
     expect((await ended(id)).status).toBe('COMPLETED');
-    const after = await batchJobView(harness, id);
-    expect(after).toMatchObject({ status: 'COMPLETED', state: 'FINISHED', progress: 100, source: 'database' });
+    expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
+    expect(await read(`/api/v2/batches/${id}`)).toMatchObject({ status: 'COMPLETED', source: 'database', workflow: { runId, status: 'COMPLETED', attempt: null } });
   });
 
   it('cancel: the batch rolls back, writes nothing, ends FAILED saying it was cancelled; the workflow is CANCELED', async () => {
@@ -160,7 +168,9 @@ describe('operator actions on running jobs', () => {
     expect(await written(id)).toBe(0);
     expect(await transactions(id)).toBe(0);
     expect(await closed(id)).toBe('CANCELLED');
-    expect(await batchJobView(harness, id)).toMatchObject({ state: 'ERROR', progress: 100, error: row.error });
+    expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
+    expect(await read(`/api/v2/batches/${id}`)).toMatchObject({ status: 'FAILED', error: row.error, workflow: { status: 'CANCELLED' } });
+    expect(await (await harness.api(`/api/v2/batches/${id}/result`)).text()).toContain('cancelled by an operator');
   });
 
   it('terminate: the activity learns its workflow is gone, rolls back and records why; the batch is never committed', async () => {
@@ -168,9 +178,10 @@ describe('operator actions on running jobs', () => {
     const release = await gate.reached(id);
     await harness.temporal.workflow.getHandle(id).terminate('test: an operator stops the batch');
     // Until the activity has recorded it, the status already tells the workflow's story.
-    const meanwhile = await batchJobView(harness, id);
-    expect(meanwhile).toMatchObject({ status: 'FAILED', state: 'ERROR', source: 'workflow' });
-    expect(meanwhile?.error).toContain('terminated');
+    const meanwhile = await read(`/api/v2/batches/${id}`);
+    expect(meanwhile).toMatchObject({ status: 'FAILED', state: 'ERROR', source: 'workflow', workflow: { status: 'TERMINATED' } });
+    expect(meanwhile.error).toContain('terminated');
+    expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
     release();
     const row = await ended(id);
     expect(row).toMatchObject({ status: 'FAILED', result: null });
@@ -220,7 +231,8 @@ describe('operator actions on running jobs', () => {
     expect(row.error).toContain('cancelled by an operator');
     expect(readdirSync(harness.config.exportDir).filter((name) => name.includes(id))).toEqual([]);
     expect(await closed(id)).toBe('CANCELLED');
-    expect(await exportJobView(harness, id)).toMatchObject({ state: 'ERROR' });
+    expect(await read(`/api/v2/export/status/${id}`)).toEqual({ state: 'ERROR', progress: 100 });
+    expect(await read(`/api/v2/export/${id}`)).toMatchObject({ status: 'FAILED', workflow: { status: 'CANCELLED' } });
   });
 
   it('terminate of a running export: no file is left and the export ends FAILED saying why', async () => {
@@ -239,7 +251,7 @@ describe('operator actions on running jobs', () => {
     const { id } = await startExport(deps(), { kind: 'snapshot', requestedIds: seedIds.map(String), principal: 'test-exporter' });
     expect(await closed(id)).toBe('COMPLETED');
     expect(await harness.temporal.workflow.getHandle(id).result()).toMatchObject({ exportId: id, status: 'COMPLETED', entitiesWritten: seedIds.length });
-    expect(await exportJobView(harness, id)).toMatchObject({ status: 'COMPLETED', state: 'FINISHED', progress: 100 });
+    expect(await read(`/api/v2/export/status/${id}`)).toEqual({ state: 'FINISHED', progress: 100 });
   });
 
   it('answers the status of a running batch and export from the database while Temporal cannot be reached', async () => {
@@ -250,8 +262,12 @@ describe('operator actions on running jobs', () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:9', connectTimeout: 500 }) });
     try {
       const down = { ...harness, temporal: unreachable };
-      expect(await batchJobView(down, id, { detail: true })).toMatchObject({ status: 'PROCESSING', state: 'PROCESSING', source: 'database', workflow: { runId: null, attempt: null } });
-      expect(await exportJobView(down, exportId, { detail: true })).toMatchObject({ status: 'RUNNING', state: 'PROCESSING', source: 'database' });
+      const batch = (await batchJobView(down, id, { detail: true }))!;
+      expect(batchJobDetail(batch)).toMatchObject({ status: 'PROCESSING', state: 'PROCESSING', source: 'database', workflow: { runId: null, attempt: null } });
+      expect(batchJobStatus(batch)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
+      const exported = (await exportJobView(down, exportId, { detail: true }))!;
+      expect(exportJobDetail(exported)).toMatchObject({ status: 'RUNNING', state: 'PROCESSING', source: 'database' });
+      expect(exportJobStatus(exported).state).toBe('PROCESSING');
     } finally {
       release();
       releaseExport();

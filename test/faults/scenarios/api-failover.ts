@@ -1,7 +1,7 @@
 // 8. Two APIs behind one client list; one dies (SIGKILL) while small and
 // large batches are being uploaded to it. A client whose upload got no
 // answer sends it again to the other API: no answer from either is a 5xx,
-// the resend is accepted (202) or recognised as already there (409), every
+// the resend is accepted (200) or recognised as already there (409), every
 // batch completes exactly once, and no batch is left stranded.
 import { freePort } from '../../../scripts/lib/ports.ts';
 import { ServiceClient, type Answer } from '../lib/client.ts';
@@ -72,11 +72,11 @@ export const apiFailover: Scenario = {
       check(serverErrors.length === 0, `uploads answered 5xx: ${serverErrors.map(({ api, answer }) => `${api} ${answer.status} ${answer.body.slice(0, 120)}`).join(' | ')}`);
       const resent = uploads.filter((upload) => upload.answers.length === 2);
       const resentAnswers = resent.map((upload) => upload.answers[1]!.answer);
-      const unaccepted = resentAnswers.filter((answer) => answer.status !== 202 && !(answer.status === 409 && answer.body.includes('BatchAlreadyExists')));
+      const unaccepted = resentAnswers.filter((answer) => answer.status !== 200 && !(answer.status === 409 && answer.body.includes('BatchAlreadyExists')));
       check(unaccepted.length === 0, `resends to B answered ${unaccepted.map((answer) => `${answer.status || answer.error} ${answer.body.slice(0, 120)}`).join(' | ')}`);
       const lost = uploads.filter((upload) => upload.answers.every(({ answer }) => answer.status === 0));
       check(lost.length === 0, `${lost.length} uploads got no answer from either API`);
-      figures['resent to B'] = `${resent.length} (${resentAnswers.filter((answer) => answer.status === 202).length}× 202, ${resentAnswers.filter((answer) => answer.status === 409).length}× 409)`;
+      figures['resent to B'] = `${resent.length} (${resentAnswers.filter((answer) => answer.status === 200).length}× 200, ${resentAnswers.filter((answer) => answer.status === 409).length}× 409)`;
       log(`${uploads.length} uploads; ${resent.length} got no answer from A and were resent to B: ${figures['resent to B']}`);
 
       // Every batch completes, exactly once, and nothing stays ACCEPTED or PROCESSING.

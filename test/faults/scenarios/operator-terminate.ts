@@ -10,7 +10,7 @@ import { check, type Scenario } from '../lib/scenario.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { GiveUp, pollUntil, sleep } from '../lib/wait.ts';
 
-const ENTITIES = 20_000;
+const ENTITIES = 10_000;
 /** An activity learns of a terminate at its next heartbeat (every second); this leaves room for a loaded machine. */
 const NOTICED_WITHIN_S = 15;
 
