@@ -45,7 +45,8 @@ export function checkAttemptWith(client: Client): CheckAttempt {
   return async (info) => {
     if (!info.workflowExecution) return { wanted: true };
     const { workflowId, runId } = info.workflowExecution;
-    const latest = await describeJobWorkflow(client, workflowId);
+    // A busy server may take a while; failing here only costs a retry of the attempt, so wait longer than a status read does.
+    const latest = await describeJobWorkflow(client, workflowId, { timeoutMs: 15_000 });
     if (!latest) return { wanted: false, ending: 'terminated', reason: `its workflow ${workflowId} no longer exists in Temporal` };
     if (latest.runId !== runId) {
       return { wanted: false, ending: 'superseded', reason: `workflow ${workflowId} was reset or started again (run ${latest.runId})` };

@@ -38,7 +38,7 @@ export interface JobWorkflowState {
   activity?: PendingJobActivity;
 }
 
-/** Bound on one describe: a status read must not hang on an unreachable server. */
+/** Bound on one describe for a status read: it must not hang on an unreachable server. */
 const DESCRIBE_TIMEOUT_MS = 3_000;
 
 /**
@@ -46,10 +46,11 @@ const DESCRIBE_TIMEOUT_MS = 3_000;
  * Temporal has no such workflow (never started, or forgotten after the
  * namespace retention). Rejects when Temporal cannot be reached in time.
  */
-export async function describeJobWorkflow(client: Client, workflowId: string, runId?: string): Promise<JobWorkflowState | undefined> {
+export async function describeJobWorkflow(client: Client, workflowId: string, options: { runId?: string; timeoutMs?: number } = {}): Promise<JobWorkflowState | undefined> {
   let description;
   try {
-    description = await withTimeout(client.workflow.getHandle(workflowId, runId).describe(), DESCRIBE_TIMEOUT_MS, `describing workflow ${workflowId}`);
+    const timeoutMs = options.timeoutMs ?? DESCRIBE_TIMEOUT_MS;
+    description = await withTimeout(client.workflow.getHandle(workflowId, options.runId).describe(), timeoutMs, `describing workflow ${workflowId}`);
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return undefined;
     throw error;
