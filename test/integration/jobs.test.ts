@@ -151,7 +151,9 @@ describe('operator actions on running jobs', () => {
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
     release();
     expect((await ended(id)).status).toBe('COMPLETED');
+    // The row is the answer from the commit on, even in the moment before the workflow records the activity's end.
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
+    expect(await closed(id)).toBe('COMPLETED');
     expect(await read(`/api/v2/batches/${id}`)).toMatchObject({ status: 'COMPLETED', source: 'database', workflow: { runId, status: 'COMPLETED', attempt: null } });
   });
 
