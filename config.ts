@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseApiKeys, type ApiKey } from './api/auth/api-keys.ts';
+import { hostnameOf } from './api/auth/nda-hmac.ts';
 import { persistentSecret } from './secrets.ts';
 
 // The whole environment, parsed once at start. A bad value stops the process
@@ -39,6 +42,25 @@ const configSchema = z.object({
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
+  /** HMAC API keys as the registry's client signs (NDA-HMAC-SHA256): a JSON list, or a file holding one. */
+  API_KEYS: z.string().optional(),
+  API_KEYS_FILE: z.string().optional(),
+  /** How far an X-NDA-Date may lie from the server's clock, either way. */
+  API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(300),
+  /** Refuse a second write under the same signature within its window (docs/decisions.md). */
+  API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
+  /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
+  TRUST_PROXY: booleanFromEnv.default(false),
+  /** The host name clients call (and sign), whatever the request's Host header says. */
+  PUBLIC_HOST: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined || value === '') return undefined;
+      const hostname = hostnameOf(value);
+      if (hostname === undefined) context.addIssue({ code: 'custom', message: 'a host name, optionally with a port' });
+      return hostname;
+    }),
   /** Browser origins allowed to call the API (CORS), comma-separated; empty allows none. */
   CORS_ORIGINS: z
     .string()
@@ -50,7 +72,8 @@ const configSchema = z.object({
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
 });
 
-export type Config = z.infer<typeof configSchema> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string };
+// API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
+export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[] };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -58,7 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  const values = parsed.data;
+  const { API_KEYS, ...values } = parsed.data;
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   return {
     ...values,
@@ -66,7 +89,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiUrl: values.TEMPORAL_UI_URL ?? `http://${temporalAddress.replace(/:\d+$/, '')}:${values.TEMPORAL_UI_PORT}`,
     forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
+    apiKeys: loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE }),
   };
+}
+
+function loadApiKeys(values: { API_KEYS?: string; API_KEYS_FILE?: string }): ApiKey[] {
+  if (values.API_KEYS && values.API_KEYS_FILE) throw new ConfigError('invalid configuration: set API_KEYS or API_KEYS_FILE, not both');
+  try {
+    if (values.API_KEYS) return parseApiKeys(values.API_KEYS, 'API_KEYS');
+    if (values.API_KEYS_FILE) return parseApiKeys(readApiKeysFile(values.API_KEYS_FILE), `API_KEYS_FILE ${values.API_KEYS_FILE}`);
+    return [];
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
+  }
+}
+
+function readApiKeysFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`API_KEYS_FILE ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
 }
 
 export class ConfigError extends Error {}

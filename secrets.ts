@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { inspect } from 'node:util';
 
 /**
  * A secret from the environment, else one generated on first use and kept in
@@ -23,5 +24,33 @@ export function persistentSecret(value: string | undefined, dataDir: string, nam
       // Another process created it first: use theirs.
       return readFileSync(file, 'utf8').trim();
     }
+  }
+}
+
+/**
+ * A secret that shows as [redacted] in logs, JSON and util.inspect, so that
+ * an object holding it (the parsed configuration) can be printed safely.
+ */
+export class RedactedSecret {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return '[redacted]';
+  }
+
+  toJSON(): string {
+    return '[redacted]';
+  }
+
+  [inspect.custom](): string {
+    return '[redacted]';
   }
 }

@@ -30,7 +30,7 @@ export function buildApp(deps: AppDeps): Koa {
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
-  app.use(authenticate(deps.tokens));
+  app.use(authenticate(deps.tokens, deps.config));
   for (const router of routers) {
     app.use(router.routes());
     // Without throw the router sets the Allow header; errorHandler turns its bare 405/501 into a problem.

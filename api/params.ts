@@ -5,19 +5,19 @@ import { problem } from './problems.ts';
 // Request parsing shared by every route: zod schemas in, typed values out, a
 // 400 problem naming the bad field otherwise.
 
-export const uuidSchema = z.uuid({ message: 'must be a UUID' }).transform((value) => value.toLowerCase());
+/**
+ * Any 8-4-4-4-12 hex UUID, in any case (the real interface's Uuid is 36
+ * characters of format uuid; PostgreSQL takes every such value, whatever its
+ * version and variant bits say).
+ */
+export const uuidSchema = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' })
+  .transform((value) => value.toLowerCase());
 
-/** The largest entity number: the real registry's EntityId is an int32. */
-export const MAX_ENTITY_ID = 2_147_483_647;
-
-/** A number (a positive int32) or a UUID: the spec's EntityId, the real EntityRef. */
+/** A number or a UUID: the spec's EntityId, the real EntityRef (entity numbers are int32; a larger one names no record). */
 export const entityIdSchema = z.union([
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,9}$/)
-    .transform(Number)
-    .refine((id) => id <= MAX_ENTITY_ID)
-    .transform((entityId) => ({ entityId })),
+  z.string().regex(/^[1-9][0-9]{0,15}$/).transform((value) => ({ entityId: Number(value) })),
   uuidSchema.transform((value) => ({ entityUuid: value })),
 ]);
 
@@ -53,22 +53,29 @@ export function parseParams<T extends z.ZodType>(ctx: Context, schema: T): z.out
   return parseWith(schema, ctx.params, 'path');
 }
 
-/** A required whole-number query parameter, with a message that names what is wrong (not zod's "received NaN"). */
-function countParameter(name: string, min: number, max: number, minMessage: string) {
+/**
+ * A required whole-number query parameter. Absent, it says so (z.coerce alone
+ * would read undefined as NaN and answer "expected number, received NaN").
+ */
+function requiredWholeNumber(name: string, min: number, tooSmall: string) {
   return z
-    .string({ error: `${name} is required` })
-    .regex(/^\d+$/, { error: `${name} must be a whole number` })
+    .string({ error: (issue) => (issue.input === undefined ? `${name} is required` : `${name} must be given once`) })
+    .regex(/^\s*-?[0-9]+\s*$/, { message: `${name} must be a whole number` })
     .transform(Number)
-    .pipe(z.number().min(min, { error: minMessage }).max(max, { error: `${name} may be at most ${max}` }));
+    .pipe(z.number().int().min(min, { message: tooSmall }).max(Number.MAX_SAFE_INTEGER));
 }
 
-/** Pages count from 1, as in the real registry's interface: page=1 is the first page. */
+/**
+ * page and pageSize of search and updates, both required as in the real
+ * OpenAPI documents. Pages are numbered from 1, as the real client counts
+ * them; page=0 is an error that says so.
+ */
 export const pagingSchema = z.object({
-  page: countParameter('page', 1, 1_000_000_000, 'page counts from 1 (page=1 is the first page)'),
-  pageSize: countParameter('pageSize', 1, Number.MAX_SAFE_INTEGER, 'pageSize must be at least 1'),
+  page: requiredWholeNumber('page', 1, 'pages start at 1: page=1 is the first page').pipe(z.number().max(1_000_000_000)),
+  pageSize: requiredWholeNumber('pageSize', 1, 'pageSize must be at least 1'),
 });
 
-/** page (from 1) and pageSize (1..max): a pageSize over the route's cap is its own error code. */
+/** pageSize over the route's cap is its own error code (pageSize is at least 1 by pagingSchema). */
 export function checkPageSize(pageSize: number, max: number): void {
   if (pageSize > max) throw problem(400, 'PageSizeTooLarge', `pageSize may be at most ${max}`);
 }

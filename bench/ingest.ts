@@ -55,7 +55,7 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
   const updateRequestId = (await response.json()) as string;
   for (;;) {
     const status = (await (
-      await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
+      await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
     ).json()) as { status: string };
     if (status.status === 'COMPLETED') break;
     if (status.status === 'FAILED') throw new Error(`batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`);

@@ -341,7 +341,7 @@ async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeco
   for (const [index, request] of requests.entries()) {
     // The kinds alternate, so a run cut short at a whole cycle still has each kind in its share.
     if (performance.now() > deadline && index % 6 === 0) break;
-    const page = request.kind.startsWith('type') ? (Math.floor(index / 2) % 5) + 1 : 1;
+    const page = request.kind.startsWith('type') ? 1 + (Math.floor(index / 2) % 5) : 1;
     const started = performance.now();
     const response = await fetch(`${apiUrl}/api/v2/search?page=${page}&pageSize=${SEARCH_PAGE_SIZE}`, {
       method: 'POST',

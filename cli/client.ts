@@ -1,9 +1,12 @@
+import { signRequest } from '../api/auth/nda-hmac.ts';
 import type { ProblemCode } from '../api/problems.ts';
 import { CliError, EXIT } from './errors.ts';
 
 export interface ClientOptions {
   url: string;
   token?: string;
+  /** Signs every request as the registry's client does, instead of sending a token. */
+  key?: { keyId: string; secret: string };
 }
 
 export interface RequestOptions extends RequestInit {
@@ -26,10 +29,16 @@ export function apiClient(options: ClientOptions): ApiClient {
   const baseUrl = options.url.replace(/\/+$/, '');
   async function request(path: string, { failures = [], ...init }: RequestOptions = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (options.token) headers.set('authorization', `Bearer ${options.token}`);
+    // Signed as fetch will send it: the URL normalised the way fetch normalises it.
+    const url = new URL(`${baseUrl}${path}`);
+    if (options.key) {
+      for (const [name, value] of Object.entries(signRequest({ url, method: init.method ?? 'GET', ...options.key }))) headers.set(name, value);
+    } else if (options.token) {
+      headers.set('authorization', `Bearer ${options.token}`);
+    }
     let response: Response;
     try {
-      response = await fetch(`${baseUrl}${path}`, { ...init, headers });
+      response = await fetch(url, { ...init, headers });
     } catch (error) {
       throw new CliError(EXIT.server, `cannot reach ${baseUrl}: ${networkReason(error)}`);
     }

@@ -26,6 +26,8 @@ export function buildProgram(): Command {
     .version(packageJson.version)
     .addOption(new Option('--url <url>', 'service base URL').env('ENTITY_RECORDS_URL').default(DEFAULT_URL).argParser(httpUrl))
     .addOption(new Option('--token <token>', 'bearer token').env('ENTITY_RECORDS_TOKEN'))
+    .addOption(new Option('--key-id <id>', 'API key id: sign requests (NDA-HMAC-SHA256) instead of sending a token').env('ENTITY_RECORDS_KEY_ID'))
+    .addOption(new Option('--key-secret <secret>', 'the API key\'s secret (prefer the environment variable)').env('ENTITY_RECORDS_KEY_SECRET'))
     .addHelpText('after', EXIT_HELP)
     .showHelpAfterError('(add --help for usage)')
     // Settings the subcommands inherit: errors are thrown to runCli, which owns the exit code.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Config } from '../../config.ts';
+import { addTokenNote, tokenNote } from './token-note.ts';
 
 // The OpenAPI documents of the two interfaces. The YAML files under openapi/
 // are the contract; the service serves them as JSON with the limits it was
@@ -23,10 +24,14 @@ export function readOpenApiDocument(version: ApiVersion): OpenApiDocument {
   return parse(readFileSync(openApiPath(version), 'utf8')) as OpenApiDocument;
 }
 
-/** The document as served: bounds marked x-configured-maximum take the configured values. */
+/**
+ * The document as served: bounds marked x-configured-maximum take the
+ * configured values, and the bearer scheme says where this server's token is.
+ */
 export function servedOpenApiDocument(version: ApiVersion, config: Config): OpenApiDocument {
   const document = readOpenApiDocument(version);
   applyConfiguredMaximums(document, config);
+  addTokenNote(document, tokenNote(config));
   return document;
 }
 

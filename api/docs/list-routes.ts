@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { REFUSED_METHOD_ROUTE } from '../method-not-allowed.ts';
 
 export interface ServedRoute {
   method: string;
@@ -12,7 +11,7 @@ export interface ServedRoute {
 /**
  * Every method and path the app's routers serve, read from the routers
  * mounted with `router.routes()` (which carries its router). HEAD, which the
- * router adds to every GET, and the stubs that only refuse a method, are left out.
+ * router adds to every GET, is left out.
  */
 export function listRoutes(app: Koa): ServedRoute[] {
   const routes: ServedRoute[] = [];
@@ -20,7 +19,7 @@ export function listRoutes(app: Koa): ServedRoute[] {
     const router = (middleware as { router?: Router }).router;
     if (!router) continue;
     for (const layer of router.stack) {
-      if (typeof layer.path !== 'string' || layer.name === REFUSED_METHOD_ROUTE) continue;
+      if (typeof layer.path !== 'string') continue;
       const params = layer.paramNames.map((key) => String((key as { name: string | number }).name));
       const path = layer.path.replace(/:(\w+)/g, '{$1}');
       for (const method of layer.methods) {

@@ -1,41 +1,84 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { Config } from '../../config.ts';
+import { ApiKeyVerifier } from '../auth/api-keys.ts';
+import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
+import { SpentSignatures } from '../auth/spent-signatures.ts';
 import type { Permission, Principal, TokenRegistry } from '../auth/tokens.ts';
 import { problem } from '../problems.ts';
 
 const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/];
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
+/** Live signatures remembered against replayed writes; about 150 bytes each. */
+const SPENT_SIGNATURES_CAPACITY = 100_000;
 
-/** Resolves the bearer token to a principal on ctx.state; public paths pass without one. */
-export function authenticate(tokens: TokenRegistry | 'disabled'): Middleware {
+type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'>;
+
+/**
+ * Resolves the request's credentials to a principal on ctx.state: a bearer
+ * token, or an NDA-HMAC-SHA256 signature of an API key. Public paths pass
+ * without either. Every refusal is the same 401, whatever part failed.
+ */
+export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthConfig): Middleware {
+  const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
+  const spentSignatures = new SpentSignatures(SPENT_SIGNATURES_CAPACITY);
   return async function authenticateMiddleware(ctx, next) {
     if (tokens === 'disabled') {
       ctx.state.principal = OPEN_PRINCIPAL;
       return next();
     }
     const header = ctx.get('authorization');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const principal = match ? tokens.authenticate(match[1]!) : undefined;
+    let principal: Principal | undefined;
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (bearer) {
+      principal = tokens.authenticate(bearer[1]!);
+    } else if (header.slice(0, NDA_HMAC_SCHEME.length + 1).toUpperCase() === `${NDA_HMAC_SCHEME} `) {
+      const verified = apiKeys.verify({ authorization: header, date: ctx.get(NDA_DATE_HEADER), host: signedHost(ctx, config), method: ctx.method, rawPath: ctx.path, rawQuery: ctx.querystring });
+      if (verified) {
+        principal = verified.principal;
+        if (config.API_KEY_REPLAY_GUARD) ctx.state.spendSignature = () => spentSignatures.spend(verified.replayKey, verified.expiresAt);
+      }
+    }
     if (principal) {
       ctx.state.principal = principal;
       return next();
     }
     if (PUBLIC_PATHS.some((pattern) => pattern.test(ctx.path))) return next();
-    const error = problem(401, 'Unauthorized', header ? 'the bearer token is not valid' : 'an Authorization: Bearer <token> header is required');
-    error.headers = { 'WWW-Authenticate': `Bearer realm="entity-records"${header ? ', error="invalid_token"' : ''}` };
-    throw error;
+    throw unauthorized();
   };
+}
+
+/**
+ * The host name the client signed: PUBLIC_HOST when set, else the Host header
+ * (X-Forwarded-Host first behind a trusted proxy), without its port.
+ */
+function signedHost(ctx: Context, config: AuthConfig): string | undefined {
+  if (config.PUBLIC_HOST) return config.PUBLIC_HOST;
+  const forwarded = config.TRUST_PROXY ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
+  return hostnameOf(forwarded || ctx.get('host'));
+}
+
+function unauthorized() {
+  const error = problem(401, 'Unauthorized', `a valid Authorization header is required: a bearer token or an ${NDA_HMAC_SCHEME} signature`);
+  error.headers = { 'WWW-Authenticate': `Bearer realm="entity-records", ${NDA_HMAC_SCHEME} realm="entity-records"` };
+  return error;
 }
 
 export function hasPermission(principal: Principal | undefined, permission: Permission): boolean {
   return principal !== undefined && (principal.permissions.has(permission) || principal.permissions.has('admin'));
 }
 
-/** Route guard: 403 unless the principal holds `permission` (admin holds all). */
+/**
+ * Route guard: 403 unless the principal holds `permission` (admin holds all).
+ * A signature authorises one write only: its second use within its window is
+ * a replay (the signature does not cover the body), refused like any other
+ * bad credential.
+ */
 export function requirePermission(permission: Permission): Middleware {
   return async function requirePermissionMiddleware(ctx, next) {
     if (!hasPermission(ctx.state.principal, permission)) {
       throw problem(403, 'Forbidden', `this operation needs the '${permission}' permission`);
     }
+    if (permission === 'write' && ctx.state.spendSignature?.() === false) throw unauthorized();
     return next();
   };
 }

@@ -17,7 +17,7 @@ export function requestContext(log: Logger): Middleware {
       await next();
     } finally {
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        { method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name, ms: Math.round(performance.now() - started) },
         'request',
       );
     }

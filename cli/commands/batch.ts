@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ProblemCode } from '../../api/problems.ts';
 import type { BatchDetailView } from '../../services/batches/status.ts';
 import { clientOf, readInputFile, uuid } from '../arguments.ts';
-import { summarizeResult } from '../batch-result.ts';
+import { describeResult, summarizeResult } from '../batch-result.ts';
 import type { ApiClient } from '../client.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { printJson, printResult, say } from '../output.ts';
@@ -47,10 +47,10 @@ export function registerBatchCommands(program: Command): void {
 
   batch
     .command('status')
-    .description('print the processing state of a batch as JSON, with its counts and times (GET /api/v2/batches/{id})')
+    .description('print the processing state of a batch as JSON, with its counts and times (GET /api/v2/batches/{id}/detail)')
     .argument('<id>', 'update request id (the batch UUID)', uuid)
     .action(async (id: string, _options: unknown, command: Command) => {
-      await printJson(await clientOf(command).json<BatchDetailView>(`/api/v2/batches/${id}`));
+      await printJson(await clientOf(command).json<BatchDetailView>(`/api/v2/batches/${id}/detail`));
     });
 
   batch
@@ -76,7 +76,7 @@ export function registerBatchCommands(program: Command): void {
         failures: REFUSED,
       });
       await printResult(xml);
-      reportResult('test batch', xml);
+      reportResult('test batch', xml, { test: true });
     });
 }
 
@@ -85,7 +85,7 @@ async function waitForBatch(client: ApiClient, id: string): Promise<BatchDetailV
   let progress: Progress | undefined;
   try {
     return await pollUntil(
-      () => client.json<BatchDetailView>(`/api/v2/batches/${id}`),
+      () => client.json<BatchDetailView>(`/api/v2/batches/${id}/detail`),
       (status) => FINISHED.has(status.state),
       (status) => {
         progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, { status: status.status });
@@ -105,12 +105,13 @@ async function printOutcome(client: ApiClient, status: BatchDetailView): Promise
 }
 
 /** One summary line on stderr; a failed batch ends the command with exit 1. */
-function reportResult(what: string, xml: string): void {
+function reportResult(what: string, xml: string, { test = false } = {}): void {
   const summary = summarizeResult(xml);
+  const text = describeResult(summary, test);
   if (!summary.failed) {
-    say(`${what} COMPLETED: ${summary.text}`);
+    say(`${what} ${test ? 'passed' : 'COMPLETED'}: ${text}`);
     return;
   }
-  const hint = summary.forceKey ? `\nto write it despite its warnings, submit it again with --force-key ${summary.forceKey}` : '';
-  throw new CliError(EXIT.failed, `${what} FAILED: ${summary.text}${hint}`);
+  const hint = summary.forceKey ? `\nto write it despite its warnings, submit it ${test ? '' : 'again '}with --force-key ${summary.forceKey}` : '';
+  throw new CliError(EXIT.failed, `${what} FAILED: ${text}${hint}`);
 }

@@ -93,7 +93,7 @@ async function waitForExport(client: ApiClient, id: string, requested: number): 
     : startProgress('export {value} records | {status}', 0, { status: 'PENDING' });
   try {
     return await pollUntil(
-      () => client.json<ExportStatusView>(`/api/v2/export/${id}`),
+      () => client.json<ExportStatusView>(`/api/v2/export/${id}/detail`),
       (status) => FINISHED.has(status.state),
       (status) => progress.update(status.entitiesWritten, { status: status.state }),
     );

@@ -1,15 +1,24 @@
 import { Option, type Command } from 'commander';
 import { ENTITY_STATES } from '../../domain/model.ts';
-import type { SearchQuery } from '../../services/search/index.ts';
 import { clientOf, integer } from '../arguments.ts';
 import { copyToStdout } from '../output.ts';
+
+/** States as the real v2 OpenAPI names them (RecordState); the XML's ERS_* names are accepted too. */
+const RECORD_STATES = ['RS_NEW', 'RS_APPROVED', 'RS_INVALID', 'RS_REPLACED'] as const;
 
 interface SearchOptions {
   name?: string;
   type?: string[];
-  state?: SearchQuery['state'];
+  state?: string[];
   page: number;
   pageSize: number;
+}
+
+/** The part of QueryParamsDef (v2) the command sends. */
+export interface SearchBody {
+  types?: string[];
+  state?: string[];
+  cond?: { condType: 'INDEX'; name: 'DISPLAY_NAME'; comparator: 'CT_CONTAINS'; value: string };
 }
 
 export function registerSearchCommand(program: Command): void {
@@ -18,8 +27,8 @@ export function registerSearchCommand(program: Command): void {
     .description('search entities (POST /api/v2/search) and print one page of brief records as XML')
     .option('--name <text>', 'names containing this text')
     .option('--type <type...>', 'entity types (any of them)')
-    .addOption(new Option('--state <state...>', 'entity states (any of them)').choices(ENTITY_STATES))
-    .option('--page <n>', 'page number, from 0', integer(0), 0)
+    .addOption(new Option('--state <state...>', 'entity states (any of them)').choices([...RECORD_STATES, ...ENTITY_STATES]))
+    .option('--page <n>', 'page number, from 1', integer(1), 1)
     .option('--page-size <n>', 'records per page', integer(1), 100)
     .action(async (options: SearchOptions, command: Command) => {
       const query = new URLSearchParams({ page: String(options.page), pageSize: String(options.pageSize) });
@@ -32,11 +41,11 @@ export function registerSearchCommand(program: Command): void {
     });
 }
 
-/** The QueryParamsDef the options describe; --name is a CT_CONTAIN condition on the `name` index. */
-export function searchBody(options: Pick<SearchOptions, 'name' | 'type' | 'state'>): SearchQuery {
-  const body: SearchQuery = {};
+/** The QueryParamsDef the options describe, in the real v2 names; --name is a CT_CONTAINS condition on the DISPLAY_NAME index. */
+export function searchBody(options: Pick<SearchOptions, 'name' | 'type' | 'state'>): SearchBody {
+  const body: SearchBody = {};
   if (options.type) body.types = options.type;
-  if (options.state) body.state = options.state;
-  if (options.name !== undefined) body.cond = { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: options.name };
+  if (options.state) body.state = options.state.map((state) => state.replace(/^ERS_/, 'RS_'));
+  if (options.name !== undefined) body.cond = { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: options.name };
   return body;
 }

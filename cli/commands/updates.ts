@@ -41,10 +41,11 @@ async function updatesFrom(client: ApiClient, from: string): Promise<void> {
  * the first page's prolog and root start tag, every page's entries, one end tag.
  */
 async function updatesBetween(client: ApiClient, from: string, to: string, pageSize: number): Promise<void> {
-  const progress = startProgress('updates {value} records | page {page}', 0, { page: 0 });
+  const progress = startProgress('updates {value} records | page {page}', 0, { page: 1 });
   let records = 0;
   let tail = '';
   try {
+    // Pages count from 1, as on the wire.
     for (let page = 1; ; page += 1) {
       const query = new URLSearchParams({ fromTransId: from, toTransId: to, page: String(page), pageSize: String(pageSize) });
       const document = splitUpdates(await client.text(`/api/v2/updates?${query}`));

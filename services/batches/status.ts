@@ -33,7 +33,7 @@ export function percent(done: number, total: number | null): number {
   return Math.min(99, Math.floor((done * 100) / total));
 }
 
-/** Our extension resource (GET /api/v2/batches/{id}): the counts and times the CLI and operators want. */
+/** Our extension resource (GET /api/v2/batches/{id}/detail): the counts and times the CLI and operators want. */
 export interface BatchDetailView extends ProcessStatus {
   updateRequestId: string;
   /** The service's own finer state: ACCEPTED, PROCESSING, COMPLETED (written) or FAILED (not written). */

@@ -2,7 +2,7 @@ import type { ExportKind, ExportStatus } from '../../db/entities/export-request.
 import { percent, toIso, type ProcessStatus } from '../batches/status.ts';
 import type { ExportRow } from './requests.ts';
 
-/** Our extension resource (GET /api/v2/export/{id}): what stands behind the real client's `{state, progress}`. */
+/** Our extension resource (GET /api/v2/export/{id}/detail): what stands behind the real client's `{state, progress}`. */
 export interface ExportStatusView extends ProcessStatus {
   id: string;
   kind: ExportKind;

@@ -10,7 +10,7 @@ async function requireTransaction(pool: pg.Pool, uuid: string): Promise<Transact
   return found;
 }
 
-/** GET /updates: one page of the records changed after `from` up to and including `to`. */
+/** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
 export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
   const from = await requireTransaction(pool, fromUuid);
   const to = await requireTransaction(pool, toUuid);

@@ -1,4 +1,5 @@
 import { normalizeForSearch } from '../../domain/text.ts';
+import { pageOffset } from '../../domain/paging.ts';
 import type { Comparator, Condition, Paging, SearchPartType, SearchQuery, SearchType } from './query.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
@@ -86,11 +87,11 @@ function compareText(expression: string, comparator: Comparator, needle: string,
   switch (comparator) {
     case 'CT_EQ':
       return `${expression} = ${params.add(needle, 'text')}`;
-    case 'CT_START_WITH':
+    case 'CT_STARTS_WITH':
       return `${expression} like ${params.add(`${escapeLike(needle)}%`, 'text')}`;
-    case 'CT_END_WITH':
+    case 'CT_ENDS_WITH':
       return `${expression} like ${params.add(`%${escapeLike(needle)}`, 'text')}`;
-    case 'CT_CONTAIN':
+    case 'CT_CONTAINS':
       return `${expression} like ${params.add(`%${escapeLike(needle)}%`, 'text')}`;
     default:
       return `${expression} ${ORDER_OPERATORS[comparator]} ${params.add(needle, 'text')}`;
@@ -220,8 +221,11 @@ function rowTest(cond: Condition): RowTest | undefined {
   if (cond.condType !== 'index') return undefined;
   const compared = { comparator: cond.comparator, needle: normalizeForSearch(cond.value) };
   switch (cond.name) {
+    case 'DISPLAY_NAME':
     case 'name':
       return { kind: 'name', ...compared };
+    case 'SHORT_NAME':
+      return { kind: 'item', partType: 'PT_NAME', itemTypes: ['NM_MAIN'], ...compared };
     case 'prefName':
       return { kind: 'name', preferred: true, ...compared };
     case 'description':
@@ -231,18 +235,39 @@ function rowTest(cond: Condition): RowTest | undefined {
   }
 }
 
+/**
+ * The user filters: a user id and role alone are read from
+ * entity_participant; a user's UUID or name, and the role SENDER (the user of
+ * the current revision, who sent its content), from entity_users() of the
+ * record's revision (its participants and its sender, with role SENDER), by
+ * JSON containment that the GIN index entity_users_idx serves. Without a
+ * role, a user matches as a participant or as the sender.
+ */
+function userFilter(query: SearchQuery, params: Params): string | undefined {
+  const { user, userUuid, userName, userRole } = query;
+  if (user === undefined && userUuid === undefined && userName === undefined && userRole === undefined) return undefined;
+  if (userRole !== 'SENDER' && userUuid === undefined && userName === undefined) {
+    const participant = ['ep.entity_id = e.id'];
+    if (user !== undefined) participant.push(`ep.user_id = ${params.add(user, 'text')}`);
+    if (userRole !== undefined) participant.push(`ep.role = ${params.add(userRole, 'text')}`);
+    return `exists (select 1 from entity_participant ep where ${participant.join(' and ')})`;
+  }
+  const who: Record<string, string> = {};
+  if (user !== undefined) who.id = user;
+  if (userUuid !== undefined) who.uuid = userUuid;
+  if (userName !== undefined) who.name = userName;
+  const wanted = userRole === undefined ? { user: who } : { user: who, role: userRole };
+  return `entity_users(e.record->'revision') @> ${params.add(JSON.stringify([wanted]), 'jsonb')}`;
+}
+
 /** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
 function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[] {
   const params = compiler.params;
   const filters: string[] = [];
   if (query.types) filters.push(`e.entity_type = any(${params.add(query.types, 'text[]')})`);
   if (query.state) filters.push(`e.state = any(${params.add(query.state, 'text[]')})`);
-  if (query.user !== undefined || query.userRole !== undefined) {
-    const participant = ['ep.entity_id = e.id'];
-    if (query.user !== undefined) participant.push(`ep.user_id = ${params.add(query.user, 'text')}`);
-    if (query.userRole !== undefined) participant.push(`ep.role = ${params.add(query.userRole, 'text')}`);
-    filters.push(`exists (select 1 from entity_participant ep where ${participant.join(' and ')})`);
-  }
+  const users = userFilter(query, params);
+  if (users !== undefined) filters.push(users);
   if (query.codes) {
     const ids = query.codes.flatMap((ref) => (ref.entityId !== undefined ? [String(ref.entityId)] : []));
     const uuids = query.codes.flatMap((ref) => (ref.entityId === undefined && ref.entityUuid !== undefined ? [ref.entityUuid] : []));
@@ -255,7 +280,7 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[
 const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.description';
 
 /**
- * DEFAULT: every entity meeting all filters, by entityId. FULLTEXT: entities
+ * EXACT: every entity meeting all filters, by entityId. FULLTEXT: entities
  * with a name similar to `query.text` (pg_trgm word similarity at or above
  * pg_trgm.word_similarity_threshold, 0.6 unless configured), that also meet
  * all filters, best match first; each row carries its best name as lookup.
@@ -283,7 +308,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const filters = entityFilters(query, compiler);
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
   const countValues = [...params.values];
-  const offset = params.add(paging.page * paging.pageSize, 'bigint');
+  const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
   return {
     page: {

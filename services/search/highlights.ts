@@ -73,8 +73,8 @@ function occurrences(haystack: string, needle: string): Array<[number, number]> 
 
 /**
  * Positions in `value` of what `comparator` matched against the normalised
- * `needle`: every occurrence for CT_CONTAIN, the prefix, the suffix or the
- * whole value for CT_START_WITH, CT_END_WITH and CT_EQ; none for the order
+ * `needle`: every occurrence for CT_CONTAINS, the prefix, the suffix or the
+ * whole value for CT_STARTS_WITH, CT_ENDS_WITH and CT_EQ; none for the order
  * comparators, which match a value without pointing into it.
  */
 export function comparatorHighlights(value: string, needle: string, comparator: Comparator): HighlightPosition[] {
@@ -86,13 +86,13 @@ export function comparatorHighlights(value: string, needle: string, comparator: 
     case 'CT_EQ':
       if (text.text === needle) ranges = [[0, length]];
       break;
-    case 'CT_START_WITH':
+    case 'CT_STARTS_WITH':
       if (text.text.startsWith(needle)) ranges = [[0, needle.length]];
       break;
-    case 'CT_END_WITH':
+    case 'CT_ENDS_WITH':
       if (text.text.endsWith(needle)) ranges = [[length - needle.length, length]];
       break;
-    case 'CT_CONTAIN':
+    case 'CT_CONTAINS':
       ranges = occurrences(text.text, needle);
       break;
     default:

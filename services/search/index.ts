@@ -9,6 +9,9 @@ export {
   MAX_CONDITION_NODES,
   SEARCH_PART_TYPES,
   SEARCH_TYPES,
+  SEARCH_USER_ROLES,
+  V1_COMPARATORS,
+  CONDITION_TYPES,
   type Comparator,
   type Condition,
   type IndexName,
@@ -16,6 +19,8 @@ export {
   type SearchPartType,
   type SearchQuery,
   type SearchType,
+  type SearchUserRole,
+  type ConditionType,
 } from './query.ts';
 export { queryParamsSchema, type QueryParamsSchemaOptions } from './schema.ts';
 export { searchEntities } from './search.ts';

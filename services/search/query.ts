@@ -1,10 +1,24 @@
 import { PART_TYPES, type EntityRef, type EntityState, type ParticipantRole } from '../../domain/model.ts';
 
-// The validated search request (QueryParamsDef of DESIGN §6) as the compiler
-// reads it. Text values are kept as sent; the compiler normalises them.
+// The validated search request (QueryParamsDef) as the compiler reads it.
+// The wire accepts several spellings of some names (see schema.ts); here each
+// has one canonical form. Text values are kept as sent; the compiler
+// normalises them.
 
-export const COMPARATORS = ['CT_EQ', 'CT_GT', 'CT_GTE', 'CT_LT', 'CT_LTE', 'CT_START_WITH', 'CT_END_WITH', 'CT_CONTAIN'] as const;
+/** Comparators in the names of the v2 OpenAPI (QueryComparator). */
+export const COMPARATORS = ['CT_EQ', 'CT_GT', 'CT_GTE', 'CT_LT', 'CT_LTE', 'CT_STARTS_WITH', 'CT_ENDS_WITH', 'CT_CONTAINS'] as const;
 export type Comparator = (typeof COMPARATORS)[number];
+
+/** The v1 spellings of three comparators, accepted on v2 too. */
+export const V1_COMPARATORS: Readonly<Record<string, Comparator>> = {
+  CT_START_WITH: 'CT_STARTS_WITH',
+  CT_END_WITH: 'CT_ENDS_WITH',
+  CT_CONTAIN: 'CT_CONTAINS',
+};
+
+/** Condition types; the wire accepts them in upper case (v2) and lower case (v1). */
+export const CONDITION_TYPES = ['and', 'or', 'not', 'part', 'index', 'value'] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Part types a `part` condition may name: the stored ones plus PT_PREF_NAME, the preferred PT_NAME part. */
 export const SEARCH_PART_TYPES = [...PART_TYPES, 'PT_PREF_NAME'] as const;
@@ -12,17 +26,24 @@ export type SearchPartType = (typeof SEARCH_PART_TYPES)[number];
 
 /**
  * Names an `index` condition may use:
- * - name: the display form of any PT_NAME part ('Novák, Jan (1850-1905)');
+ * - DISPLAY_NAME: the display form of any PT_NAME part ('Novák, Jan (1850-1905)'),
+ *   within `part` PT_PREF_NAME that of the preferred name; `name` is the project's older name for it;
+ * - SHORT_NAME: the main part of a name (its NM_MAIN item, 'Novák');
  * - prefName: the display form of the preferred name;
  * - description: the BRIEF_DESC item of a PT_BODY part (the brief description);
  * - entityId: the numeric id (numeric order for CT_EQ/GT/GTE/LT/LTE, its decimal text otherwise);
  * - entityUuid: the UUID in its lower-case text form.
  */
-export const INDEX_NAMES = ['name', 'prefName', 'description', 'entityId', 'entityUuid'] as const;
+export const INDEX_NAMES = ['DISPLAY_NAME', 'SHORT_NAME', 'name', 'prefName', 'description', 'entityId', 'entityUuid'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
 
-export const SEARCH_TYPES = ['DEFAULT', 'FULLTEXT'] as const;
+/** EXACT: every match, by entityId; FULLTEXT: similar names, best first. */
+export const SEARCH_TYPES = ['EXACT', 'FULLTEXT'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
+
+/** Roles of the `userRoles` filter: the participant roles, and SENDER, who sent the record's current content. */
+export const SEARCH_USER_ROLES = ['EDITOR', 'APPROVER', 'SENDER'] as const;
+export type SearchUserRole = ParticipantRole | 'SENDER';
 
 export type Condition =
   | { condType: 'and'; conds: Condition[] }
@@ -37,9 +58,13 @@ export interface SearchQuery {
   /** Entity types; absent (or sent empty) means any. */
   types?: string[];
   state?: EntityState[];
-  /** A participant's user id; with userRole, only participation in that role. */
+  /** A participant's user id (the project's own filter, and v1's `user`). */
   user?: string;
-  userRole?: ParticipantRole;
+  /** A user's CAM UUID and full name: a participant, or the sender with role SENDER. */
+  userUuid?: string;
+  userName?: string;
+  /** Only this role: participation as EDITOR/APPROVER, or SENDER of the current content. */
+  userRole?: SearchUserRole;
   /** v1 only: restricts the search to these entities. */
   codes?: EntityRef[];
   cond?: Condition;
@@ -48,7 +73,7 @@ export interface SearchQuery {
 }
 
 export interface Paging {
-  /** From 0. */
+  /** From 1, as on the wire. */
   page: number;
   pageSize: number;
 }

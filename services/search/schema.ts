@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENTITY_STATES, PARTICIPANT_ROLES, type EntityRef, type EntityState, type XmlVersion } from '../../domain/model.ts';
+import { ENTITY_STATES, type EntityRef, type EntityState, type XmlVersion } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
 import {
   COMPARATORS,
@@ -8,13 +8,21 @@ import {
   MAX_CONDITION_NODES,
   MAX_TEXT_LENGTH,
   SEARCH_PART_TYPES,
+  SEARCH_USER_ROLES,
+  V1_COMPARATORS,
+  type Comparator,
   type Condition,
+  type ConditionType,
   type SearchQuery,
 } from './query.ts';
 
 // The request body of POST /search (QueryParamsDef) as a zod schema, shared
-// by v2 and v1. The condition tree is recursive, so its size is checked on
-// the raw JSON first: zod then never recurses deeper than MAX_CONDITION_DEPTH.
+// by v2 and v1. Names are accepted in the spellings of both versions (v2's
+// upper-case condTypes and CT_STARTS_WITH/CT_ENDS_WITH/CT_CONTAINS, RS_*
+// states; v1's lower-case condTypes and CT_START_WITH/CT_END_WITH/CT_CONTAIN)
+// and leave here in one canonical form. The condition tree is recursive, so
+// its size is checked on the raw JSON first: zod then never recurses deeper
+// than MAX_CONDITION_DEPTH.
 
 export interface QueryParamsSchemaOptions {
   version: XmlVersion;
@@ -22,7 +30,8 @@ export interface QueryParamsSchemaOptions {
   allowCodes?: boolean;
 }
 
-const V1_STATES: Readonly<Record<string, EntityState>> = {
+/** The record states as the OpenAPI documents name them (RecordState), and as the XML does (ERS_*). */
+const RECORD_STATES: Readonly<Record<string, EntityState>> = {
   RS_NEW: 'ERS_NEW',
   RS_APPROVED: 'ERS_APPROVED',
   RS_INVALID: 'ERS_INVALID',
@@ -46,14 +55,22 @@ const codeList = z
   .max(MAX_LIST)
   .transform((values) => (values.length === 0 ? undefined : values));
 
+const comparator = z
+  .enum([...COMPARATORS, ...(Object.keys(V1_COMPARATORS) as Array<keyof typeof V1_COMPARATORS & string>)])
+  .transform((name): Comparator => V1_COMPARATORS[name] ?? (name as Comparator));
+
+/** A condType in either case ('AND' or 'and'), read as its canonical lower-case name. */
+function condType<T extends ConditionType>(name: T) {
+  return z.enum([name.toUpperCase(), name]).transform((): T => name);
+}
+
 function conditionSchema(strict: boolean): z.ZodType<Condition> {
   const object = strict ? z.strictObject : z.object;
-  const comparator = z.enum(COMPARATORS);
   const nested: z.ZodType<Condition> = z.lazy(() => condition);
   const list = z.array(nested).min(1).max(MAX_CONDITION_NODES);
 
   const value = object({
-    condType: z.literal('value'),
+    condType: condType('value'),
     itemTypes: codeList.optional(),
     itemSpecs: codeList.optional(),
     value: searchText.optional(),
@@ -76,7 +93,7 @@ function conditionSchema(strict: boolean): z.ZodType<Condition> {
     });
 
   const index = object({
-    condType: z.literal('index'),
+    condType: condType('index'),
     name: z.enum(INDEX_NAMES),
     comparator,
     value: searchText,
@@ -92,12 +109,12 @@ function conditionSchema(strict: boolean): z.ZodType<Condition> {
   });
 
   const condition: z.ZodType<Condition> = z.discriminatedUnion('condType', [
-    object({ condType: z.literal('and'), conds: list }),
-    object({ condType: z.literal('or'), conds: list }),
-    object({ condType: z.literal('not'), cond: nested }),
+    object({ condType: condType('and'), conds: list }),
+    object({ condType: condType('or'), conds: list }),
+    object({ condType: condType('not'), cond: nested }),
     value,
     object({
-      condType: z.literal('part'),
+      condType: condType('part'),
       partType: z.enum(SEARCH_PART_TYPES).optional(),
       onePart: z.boolean().optional(),
       cond: nested.optional(),
@@ -116,17 +133,19 @@ function parseCode(value: string | number, ctx: z.RefinementCtx): EntityRef {
 }
 
 /**
- * The body schema for one API version: v2 is strict (unknown fields, `codes`
- * and v1 state names are errors); v1 accepts `codes` and RS_* states (mapped
- * to ERS_*) and ignores fields it does not know, as the legacy API did.
+ * The body schema for one API version: v2 is strict (unknown fields and
+ * `codes` are errors, as the real v2 removed `codes`); v1 accepts `codes` and
+ * ignores fields it does not know, as the legacy API did. Both accept the
+ * names of either version.
  */
 export function queryParamsSchema(options: QueryParamsSchemaOptions): z.ZodType<SearchQuery> {
   const v1 = options.version === 'v1';
   const allowCodes = options.allowCodes ?? v1;
   const object = v1 ? z.object : z.strictObject;
-  const state = v1
-    ? z.enum(['RS_NEW', 'RS_APPROVED', 'RS_INVALID', 'RS_REPLACED', ...ENTITY_STATES]).transform((name) => V1_STATES[name] ?? (name as EntityState))
-    : z.enum(ENTITY_STATES);
+  const state = z
+    .enum([...(Object.keys(RECORD_STATES) as Array<keyof typeof RECORD_STATES & string>), ...ENTITY_STATES])
+    .transform((name): EntityState => RECORD_STATES[name] ?? (name as EntityState));
+  const role = z.enum(SEARCH_USER_ROLES);
   const codes = allowCodes
     ? z
         .array(z.union([code, z.number().int().positive()]).transform(parseCode))
@@ -142,21 +161,34 @@ export function queryParamsSchema(options: QueryParamsSchemaOptions): z.ZodType<
       .transform((values) => (values.length === 0 ? undefined : [...new Set(values)]))
       .optional(),
     user: z.string().min(1).max(200).optional(),
-    userRole: z.enum(PARTICIPANT_ROLES).optional(),
+    userUuid: z.uuid({ message: 'must be a UUID' }).transform((uuid) => uuid.toLowerCase()).optional(),
+    userName: z.string().min(1).max(200).optional(),
+    userRoles: role.optional(),
+    /** The project's earlier name of userRoles. */
+    userRole: role.optional(),
     codes,
     cond: conditionSchema(!v1).optional(),
     text: searchText.optional(),
-  }).transform((parsed): SearchQuery => {
-    const query: SearchQuery = {};
-    if (parsed.types) query.types = parsed.types;
-    if (parsed.state) query.state = parsed.state;
-    if (parsed.user !== undefined) query.user = parsed.user;
-    if (parsed.userRole !== undefined) query.userRole = parsed.userRole;
-    if (parsed.codes !== undefined) query.codes = parsed.codes as EntityRef[];
-    if (parsed.cond !== undefined) query.cond = parsed.cond;
-    if (parsed.text !== undefined) query.text = parsed.text;
-    return query;
-  });
+  })
+    .superRefine((parsed, ctx) => {
+      if (parsed.userRoles !== undefined && parsed.userRole !== undefined && parsed.userRoles !== parsed.userRole) {
+        ctx.addIssue({ code: 'custom', path: ['userRole'], message: 'userRole is another name of userRoles: give one of them' });
+      }
+    })
+    .transform((parsed): SearchQuery => {
+      const query: SearchQuery = {};
+      if (parsed.types) query.types = parsed.types;
+      if (parsed.state) query.state = parsed.state;
+      if (parsed.user !== undefined) query.user = parsed.user;
+      if (parsed.userUuid !== undefined) query.userUuid = parsed.userUuid;
+      if (parsed.userName !== undefined) query.userName = parsed.userName;
+      const userRole = parsed.userRoles ?? parsed.userRole;
+      if (userRole !== undefined) query.userRole = userRole;
+      if (parsed.codes !== undefined) query.codes = parsed.codes as EntityRef[];
+      if (parsed.cond !== undefined) query.cond = parsed.cond;
+      if (parsed.text !== undefined) query.text = parsed.text;
+      return query;
+    });
 
   return z
     .unknown()

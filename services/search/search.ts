@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { pageOffset } from '../../domain/paging.ts';
 import { problem } from '../../api/problems.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { FoundEntity, PartType, QueryResult } from '../../domain/model.ts';
@@ -37,7 +38,7 @@ function checkText(query: SearchQuery, searchType: SearchType): void {
  * All statements read one snapshot, so the count, the page and its lookups
  * agree even while batches are being applied.
  */
-export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: Paging, searchType: SearchType = 'DEFAULT'): Promise<QueryResult> {
+export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: Paging, searchType: SearchType = 'EXACT'): Promise<QueryResult> {
   checkText(query, searchType);
   const compiled = compileSearch(query, paging, searchType);
   return inTransaction(pool, async (client) => {
@@ -48,21 +49,31 @@ export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: 
     const entities = rows.map(foundEntity);
     if (searchType === 'FULLTEXT') {
       rows.forEach((row, index) => {
-        if (row.lookup_value === undefined) return;
+        if (!row.lookup_value) return;
         entities[index]!.lookup = { value: row.lookup_value, partType: row.lookup_part_type, highlights: wordHighlights(row.lookup_value, query.text ?? '') };
       });
     } else if (compiled.matchers.length > 0 && rows.length > 0) {
       await addLookups(client, entities, compiled.matchers);
     }
+    for (const entity of entities) entity.lookup ??= preferredNameLookup(entity);
     return { count, entities };
   });
 }
 
 /** The total when the page itself shows it: a short page is the last one (an empty first page: none at all). */
 function countFromPage(rows: number, paging: Paging): number | undefined {
-  if (rows > 0 && rows < paging.pageSize) return paging.page * paging.pageSize + rows;
-  if (rows === 0 && paging.page === 0) return 0;
+  if (rows > 0 && rows < paging.pageSize) return pageOffset(paging) + rows;
+  if (rows === 0 && paging.page === 1) return 0;
   return undefined;
+}
+
+/**
+ * The lookup of an entity found by no text (types, states, users, ids): its
+ * preferred name. Every entity carries a lookup, because the real clients
+ * read lookup/value of each result without checking that it is there.
+ */
+function preferredNameLookup(entity: FoundEntity): NonNullable<FoundEntity['lookup']> {
+  return { value: entity.name === '' ? String(entity.entityId) : entity.name, partType: 'PT_NAME', highlights: [] };
 }
 
 function foundEntity(row: ResultRow): FoundEntity {
@@ -77,7 +88,8 @@ async function addLookups(client: pg.PoolClient, entities: FoundEntity[], matche
   for (const entity of entities) {
     const row = byEntity.get(entity.entityId);
     const matcher = row && matchers[row.matcher];
-    if (!row || !matcher) continue;
+    // An empty value (an enum item met by an order comparator) cannot be shown: the schema's String needs a character.
+    if (!row || !matcher || row.value === '') continue;
     entity.lookup = { value: row.value, partType: row.part_type, highlights: comparatorHighlights(row.value, matcher.test.needle, matcher.test.comparator) };
   }
 }

@@ -11,13 +11,13 @@ describe('compileSearch', () => {
         cond: {
           condType: 'or',
           conds: [
-            { condType: 'value', itemTypes: [hostile], value: hostile, comparator: 'CT_CONTAIN' },
+            { condType: 'value', itemTypes: [hostile], value: hostile, comparator: 'CT_CONTAINS' },
             { condType: 'part', partType: 'PT_PREF_NAME', onePart: true, cond: { condType: 'index', name: 'name', comparator: 'CT_EQ', value: hostile } },
           ],
         },
       },
-      { page: 2, pageSize: 10 },
-      'DEFAULT',
+      { page: 3, pageSize: 10 },
+      'EXACT',
     );
     expect(compiled.page.text).not.toContain('drop table');
     expect(compiled.count.text).not.toContain('drop table');
@@ -29,16 +29,28 @@ describe('compileSearch', () => {
 
   it('escapes LIKE wildcards and normalises the value', () => {
     expect(escapeLike('50%_a\\b')).toBe('50\\%\\_a\\\\b');
-    const compiled = compileSearch({ cond: { condType: 'value', value: ' Nová_K% ', comparator: 'CT_START_WITH' } }, { page: 0, pageSize: 1 }, 'DEFAULT');
+    const compiled = compileSearch({ cond: { condType: 'value', value: ' Nová_K% ', comparator: 'CT_STARTS_WITH' } }, { page: 1, pageSize: 1 }, 'EXACT');
     expect(compiled.page.values).toContain('nova\\_k\\%%');
   });
 
   it('keeps negated conditions out of the lookups', () => {
     const compiled = compileSearch(
       { cond: { condType: 'and', conds: [{ condType: 'not', cond: { condType: 'value', value: 'a' } }, { condType: 'not', cond: { condType: 'not', cond: { condType: 'value', value: 'b' } } }] } },
-      { page: 0, pageSize: 1 },
-      'DEFAULT',
+      { page: 1, pageSize: 1 },
+      'EXACT',
     );
     expect(compiled.matchers.map((matcher) => matcher.test.needle)).toEqual(['b']);
+  });
+
+  it('counts pages from 1: page 1 starts at offset 0', () => {
+    expect(compileSearch({}, { page: 1, pageSize: 25 }, 'EXACT').page.values.slice(-2)).toEqual([0, 25]);
+    expect(compileSearch({}, { page: 4, pageSize: 25 }, 'EXACT').page.values.slice(-2)).toEqual([75, 25]);
+  });
+
+  it('passes user names and UUIDs as one JSON parameter, never as SQL', () => {
+    const hostile = "x'; drop table entity; --";
+    const compiled = compileSearch({ userName: hostile, userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'EDITOR' }, { page: 1, pageSize: 1 }, 'EXACT');
+    expect(compiled.page.text).not.toContain('drop table');
+    expect(compiled.page.values).toContain(JSON.stringify([{ user: { uuid: '0e3c5a5e-1111-4222-8333-944455556666', name: hostile }, role: 'EDITOR' }]));
   });
 });

@@ -13,24 +13,76 @@ describe('queryParamsSchema', () => {
       state: ['ERS_NEW'],
       user: 'u-1',
       userRole: 'EDITOR',
-      cond: { condType: 'and', conds: [{ condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák' }, { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: 'x' }] },
+      cond: { condType: 'and', conds: [{ condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák' }, { condType: 'index', name: 'name', comparator: 'CT_CONTAINS', value: 'x' }] },
     });
     expect(parsed.cond).toEqual({
       condType: 'and',
       conds: [
         { condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák', comparator: 'CT_EQ' },
-        { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: 'x' },
+        { condType: 'index', name: 'name', comparator: 'CT_CONTAINS', value: 'x' },
       ],
     });
+  });
+
+  it('reads the real v2 QueryParamsDef: upper-case condTypes, RS_* states, userRoles with userUuid or userName', () => {
+    const parsed = v2.parse({
+      types: ['PERSON'],
+      state: ['RS_NEW', 'RS_APPROVED'],
+      userRoles: 'SENDER',
+      userUuid: 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11',
+      userName: 'Jana Nováková',
+      cond: {
+        condType: 'AND',
+        conds: [
+          { condType: 'PART', partType: 'PT_PREF_NAME', cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' } },
+          { condType: 'NOT', cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: 'x' } },
+          { condType: 'OR', conds: [{ condType: 'INDEX', name: 'SHORT_NAME', comparator: 'CT_ENDS_WITH', value: 'y' }] },
+        ],
+      },
+    });
+    expect(parsed).toEqual({
+      types: ['PERSON'],
+      state: ['ERS_NEW', 'ERS_APPROVED'],
+      userUuid: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+      userName: 'Jana Nováková',
+      userRole: 'SENDER',
+      cond: {
+        condType: 'and',
+        conds: [
+          { condType: 'part', partType: 'PT_PREF_NAME', cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' } },
+          { condType: 'not', cond: { condType: 'value', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: 'x' } },
+          { condType: 'or', conds: [{ condType: 'index', name: 'SHORT_NAME', comparator: 'CT_ENDS_WITH', value: 'y' }] },
+        ],
+      },
+    });
+  });
+
+  it('reads the v1 comparator spellings as the v2 ones, in either version', () => {
+    for (const schema of [v1, v2]) {
+      const cond = (comparator: string) => schema.parse({ cond: { condType: 'value', comparator, value: 'a' } }).cond;
+      expect(cond('CT_START_WITH')).toMatchObject({ comparator: 'CT_STARTS_WITH' });
+      expect(cond('CT_END_WITH')).toMatchObject({ comparator: 'CT_ENDS_WITH' });
+      expect(cond('CT_CONTAIN')).toMatchObject({ comparator: 'CT_CONTAINS' });
+      expect(cond('CT_GTE')).toMatchObject({ comparator: 'CT_GTE' });
+    }
+    expect(paths(v2.safeParse({ cond: { condType: 'Value', value: 'a' } }))).toEqual(['cond.condType']);
+  });
+
+  it('takes userRole as another name of userRoles, but not a different role under each', () => {
+    expect(v2.parse({ userRole: 'APPROVER' })).toEqual({ userRole: 'APPROVER' });
+    expect(v2.parse({ userRoles: 'EDITOR', userRole: 'EDITOR' })).toEqual({ userRole: 'EDITOR' });
+    expect(paths(v2.safeParse({ userRoles: 'EDITOR', userRole: 'APPROVER' }))).toEqual(['userRole']);
+    expect(paths(v2.safeParse({ userRoles: 'OWNER' }))).toEqual(['userRoles']);
+    expect(paths(v2.safeParse({ userUuid: 'not-a-uuid' }))).toEqual(['userUuid']);
   });
 
   it('treats empty lists as absent', () => {
     expect(v2.parse({ types: [], state: [] })).toEqual({});
   });
 
-  it('refuses codes, v1 states and unknown fields in v2', () => {
+  it('refuses codes, unknown states and unknown fields in v2', () => {
     expect(paths(v2.safeParse({ codes: ['1'] }))).toEqual(['codes']);
-    expect(paths(v2.safeParse({ state: ['RS_NEW'] }))).toEqual(['state.0']);
+    expect(paths(v2.safeParse({ state: ['RS_OLD'] }))).toEqual(['state.0']);
     expect(paths(v2.safeParse({ cond: { condType: 'value', valeu: 'x' } }))).toEqual(['cond']);
   });
 

@@ -78,7 +78,8 @@ describe('writeEntities', () => {
     expect(chunks[0]).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<entities xmlns="http://cam.tacr.cz/2025">');
     expect(chunks.at(-1)).toBe('</entities>');
     expect(chunks[1]?.startsWith('<entity entityId="1" ')).toBe(true);
-  });
+    // A generous limit: on a loaded 2-core machine building and writing 10,000 records takes several seconds.
+  }, 60_000);
 
   it('yields the first chunk before the source is exhausted', async () => {
     let produced = 0;

@@ -110,10 +110,16 @@ describe('entity-records CLI', () => {
     expect(run.stderr).toContain('400 InvalidXml');
   });
 
-  it('runs a test batch: exit 0, nothing written', async () => {
-    const run = await cli(['batch', 'test', file('test.xml', batchXml([create('a', `Zkouška ${randomUUID()}`, { entityType })]))]);
+  it('runs a test batch: exit 0, says what it would write and that nothing was written', async () => {
+    const testName = `Zkouška ${randomUUID()}`;
+    const run = await cli(['batch', 'test', file('test.xml', batchXml([create('a', testName, { entityType })]))]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('<batchChangeSuccess');
+    expect(run.stderr).toContain('test batch passed: it would write 1 revision; nothing was written');
+    // Its transaction was rolled back and never exists: the summary must not name it.
+    expect(run.stderr).not.toMatch(/transaction|written in/);
+    const found = await cli(['search', '--name', testName]);
+    expect(found.stdout).toMatch(/count="0"|<count>0<\/count>/);
   });
 
   it('exits 2 on usage errors: unknown command, missing argument, bad identifier, bad choice', async () => {
@@ -155,14 +161,18 @@ describe('entity-records CLI', () => {
     expect((await cli(['entity', 'get', String(created.entityId), '--revision', randomUUID()])).stderr).toContain('404 RevisionNotFound');
   });
 
-  it('searches by name (CT_CONTAIN on the name index), type and state', async () => {
-    const run = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--state', 'ERS_NEW', 'ERS_APPROVED', '--page-size', '10']);
+  it('searches by name (CT_CONTAINS on the DISPLAY_NAME index), type and state, pages counted from 1', async () => {
+    const run = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--state', 'RS_NEW', 'ERS_APPROVED', '--page', '1', '--page-size', '10']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('<queryResult');
     expect(run.stdout).toContain(name);
+    const secondPage = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--page', '2', '--page-size', '10']);
+    expect(secondPage.code, secondPage.stderr).toBe(0);
+    expect(secondPage.stdout).not.toContain(name);
     const none = await cli(['search', '--name', `nic-${randomUUID()}`, '--type', entityType]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).not.toContain(name);
+    expect((await cli(['search', '--page', '0'])).code).toBe(2);
   });
 
   it('lists updates after a transaction, and between two as one document over several pages', async () => {

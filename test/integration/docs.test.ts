@@ -3,6 +3,8 @@
 // headless Chromium (installed by scripts/ensure-chromium.sh when missing),
 // which may reach nothing but the test's own server.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -26,6 +28,9 @@ const CHROMIUM_ARGS = [
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 let harness: Harness;
+/** A server with no AUTH_TOKENS: it generated its own admin token, as `npm start` does. */
+let generated: Harness;
+let generatedDataDir: string;
 let browser: Browser | undefined;
 let chromiumUnavailable: string | undefined;
 
@@ -33,13 +38,20 @@ beforeAll(async () => {
   chromiumUnavailable = await ensureChromium();
   if (chromiumUnavailable) console.warn(`docs.test.ts: the browser checks are skipped: ${chromiumUnavailable}`);
   harness = await startHarness({ worker: false });
+  generatedDataDir = mkdtempSync(join(tmpdir(), 'entity-records-docs-'));
+  generated = await startHarness({ worker: false, env: { AUTH_TOKENS: '', DATA_DIR: generatedDataDir } });
   if (!chromiumUnavailable) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }, INSTALL_TIMEOUT_MS + 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await harness?.close();
+  await generated?.close();
+  if (generatedDataDir) rmSync(generatedDataDir, { recursive: true, force: true });
 });
+
+const securitySchemes = async (server: Harness, version: string) =>
+  JSON.stringify(((await (await server.api(`/api/${version}/openapi.json`, { as: null })).json()) as { components: { securitySchemes: unknown } }).components.securitySchemes);
 
 async function ensureChromium(): Promise<string | undefined> {
   try {
@@ -77,6 +89,15 @@ describe('/docs without a browser', () => {
       expect(response.status, path).toBe(404);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       await response.body?.cancel();
+    }
+  });
+});
+
+describe('where the token comes from', () => {
+  it("names the generated admin token's file in the bearer scheme (the Authorize dialog) when the server generated one", async () => {
+    for (const version of ['v2', 'v1']) {
+      expect(await securitySchemes(generated, version), version).toContain(`${join(generatedDataDir, 'secrets', 'admin-token')}`);
+      expect(await securitySchemes(harness, version), `${version} with AUTH_TOKENS configured`).not.toContain('admin-token');
     }
   });
 });
@@ -138,5 +159,20 @@ describe('/docs in headless Chromium', () => {
 
     expect(offOrigin, 'requests that left the test server').toEqual([]);
     expect(pageErrors, 'errors on the page (script errors, CSP violations)').toEqual([]);
+  });
+
+  it("shows in the Authorize dialog where the server put its generated admin token", async (ctx) => {
+    if (!browser) ctx.skip(chromiumUnavailable);
+    const own = await browser!.newContext({ serviceWorkers: 'block' });
+    try {
+      const docs = await own.newPage();
+      await docs.goto(`${generated.baseUrl}/docs/v2`);
+      await docs.locator('.btn.authorize').first().click({ timeout: 30_000 });
+      const dialog = docs.locator('.dialog-ux .modal-ux');
+      await dialog.waitFor({ state: 'visible' });
+      expect(await dialog.innerText()).toContain(join(generatedDataDir, 'secrets', 'admin-token'));
+    } finally {
+      await own.close();
+    }
   });
 });

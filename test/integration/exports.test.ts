@@ -41,12 +41,12 @@ function exportApi(harness: Harness) {
       expect(response.headers.get('content-type')).toContain('text/plain');
       const id = await response.text();
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
-      expect(response.headers.get('location')).toBe(`/api/v2/export/${id}`);
+      expect(response.headers.get('location')).toBe(`/api/v2/export/${id}/detail`);
       return id;
     },
     /** The extension resource, after checking that the real status resource agrees with it and holds nothing else. */
     async status(id: string): Promise<ExportStatus> {
-      const response = await harness.api(`/api/v2/export/${id}`, { as: 'read' });
+      const response = await harness.api(`/api/v2/export/${id}/detail`, { as: 'read' });
       expect(response.status).toBe(200);
       const detail = (await response.json()) as ExportStatus;
       const wire = await harness.api(`/api/v2/export/status/${id}`, { as: 'read' });

@@ -30,7 +30,7 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
     });
     expect(response.status).toBe(200);
     const updateRequestId = (await response.json()) as string;
-    expect(response.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}`);
+    expect(response.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}/detail`);
 
     const description = await harness.temporal.workflow.getHandle(updateRequestId).describe();
     expect(description.workflowId).toBe(updateRequestId);

@@ -141,7 +141,7 @@ describe('operator actions on running jobs', () => {
     const id = await submit(batchXmlOf('Václav Hájek z Libočan'), true);
     const release = await gate.reached(id);
     const detail = await eventually(async () => {
-      const seen = await read(`/api/v2/batches/${id}`);
+      const seen = await read(`/api/v2/batches/${id}/detail`);
       return (seen.workflow as { attempt: number | null }).attempt ? seen : undefined;
     });
     const { runId } = await harness.temporal.workflow.getHandle(id).describe();
@@ -154,7 +154,7 @@ describe('operator actions on running jobs', () => {
     // The row is the answer from the commit on, even in the moment before the workflow records the activity's end.
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
     expect(await closed(id)).toBe('COMPLETED');
-    expect(await read(`/api/v2/batches/${id}`)).toMatchObject({ status: 'COMPLETED', source: 'database', workflow: { runId, status: 'COMPLETED', attempt: null } });
+    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'COMPLETED', source: 'database', workflow: { runId, status: 'COMPLETED', attempt: null } });
   });
 
   it('cancel: the batch rolls back, writes nothing, ends FAILED saying it was cancelled; the workflow is CANCELED', async () => {
@@ -171,7 +171,7 @@ describe('operator actions on running jobs', () => {
     expect(await transactions(id)).toBe(0);
     expect(await closed(id)).toBe('CANCELLED');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
-    expect(await read(`/api/v2/batches/${id}`)).toMatchObject({ status: 'FAILED', error: row.error, workflow: { status: 'CANCELLED' } });
+    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'FAILED', error: row.error, workflow: { status: 'CANCELLED' } });
     expect(await (await harness.api(`/api/v2/batches/${id}/result`)).text()).toContain('cancelled by an operator');
   });
 
@@ -180,7 +180,7 @@ describe('operator actions on running jobs', () => {
     const release = await gate.reached(id);
     await harness.temporal.workflow.getHandle(id).terminate('test: an operator stops the batch');
     // Until the activity has recorded it, the status already tells the workflow's story.
-    const meanwhile = await read(`/api/v2/batches/${id}`);
+    const meanwhile = await read(`/api/v2/batches/${id}/detail`);
     expect(meanwhile).toMatchObject({ status: 'FAILED', state: 'ERROR', source: 'workflow', workflow: { status: 'TERMINATED' } });
     expect(meanwhile.error).toContain('terminated');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
@@ -234,7 +234,7 @@ describe('operator actions on running jobs', () => {
     expect(readdirSync(harness.config.exportDir).filter((name) => name.includes(id))).toEqual([]);
     expect(await closed(id)).toBe('CANCELLED');
     expect(await read(`/api/v2/export/status/${id}`)).toEqual({ state: 'ERROR', progress: 100 });
-    expect(await read(`/api/v2/export/${id}`)).toMatchObject({ status: 'FAILED', workflow: { status: 'CANCELLED' } });
+    expect(await read(`/api/v2/export/${id}/detail`)).toMatchObject({ status: 'FAILED', workflow: { status: 'CANCELLED' } });
   });
 
   it('terminate of a running export: no file is left and the export ends FAILED saying why', async () => {

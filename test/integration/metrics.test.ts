@@ -71,7 +71,7 @@ describe('metrics', () => {
       const { state } = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { state: string };
       return state === 'FINISHED' || state === 'ERROR' ? state : undefined;
     });
-    const { status } = (await (await harness.api(`/api/v2/batches/${updateRequestId}`)).json()) as { status: string };
+    const { status } = (await (await harness.api(`/api/v2/batches/${updateRequestId}/detail`)).json()) as { status: string };
     return status;
   }
 
@@ -111,7 +111,7 @@ describe('metrics', () => {
     expect(started.status, await started.clone().text()).toBe(200);
     const id = await started.text();
     const status = await eventually(async () => {
-      const body = (await (await harness.api(`/api/v2/export/${id}`)).json()) as { status: string; bytes: number };
+      const body = (await (await harness.api(`/api/v2/export/${id}/detail`)).json()) as { status: string; bytes: number };
       return body.status === 'COMPLETED' || body.status === 'FAILED' ? body : undefined;
     });
     expect(status.status).toBe('COMPLETED');

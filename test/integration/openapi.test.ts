@@ -244,7 +244,7 @@ describe('the service answers as documented', () => {
     });
     const updateRequestId = (await expectDocumented(find('v2', 'POST', '/batches'), submit)) as unknown as string;
     expect(submit.status).toBe(200);
-    expect(submit.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}`);
+    expect(submit.headers.get('location')).toBe(`/api/v2/batches/${updateRequestId}/detail`);
 
     const statusOperation = find('v2', 'GET', '/batches/{updateRequestId}/status');
     await eventually(async () => {
@@ -252,7 +252,7 @@ describe('the service answers as documented', () => {
       const status = (await expectDocumented(statusOperation, response)) as { state: string };
       return status.state === 'FINISHED' || status.state === 'ERROR' ? status : undefined;
     });
-    await expectDocumented(find('v2', 'GET', '/batches/{updateRequestId}'), await harness.api(`/api/v2/batches/${updateRequestId}`));
+    await expectDocumented(find('v2', 'GET', '/batches/{updateRequestId}/detail'), await harness.api(`/api/v2/batches/${updateRequestId}/detail`));
     await expectDocumented(find('v2', 'GET', '/batches/{updateRequestId}/result'), await harness.api(`/api/v2/batches/${updateRequestId}/result`));
 
     const entityOperation = find('v2', 'GET', '/entities/{entityId}');
@@ -278,8 +278,8 @@ describe('the service answers as documented', () => {
       const status = (await expectDocumented(exportStatus, response)) as { state: string };
       return status.state === 'FINISHED' || status.state === 'ERROR' ? status : undefined;
     });
-    const detail = await harness.api(`/api/v2/export/${started.id}`);
-    const finished = (await expectDocumented(find('v2', 'GET', '/export/{id}'), detail)) as { status: string };
+    const detail = await harness.api(`/api/v2/export/${started.id}/detail`);
+    const finished = (await expectDocumented(find('v2', 'GET', '/export/{id}/detail'), detail)) as { status: string };
     expect(finished.status).toBe('COMPLETED');
     const download = await harness.api(`/api/v2/export/download/${started.id}`, { headers: { 'accept-encoding': 'identity' } });
     await expectDocumented(find('v2', 'GET', '/export/download/{id}'), download);
@@ -314,6 +314,8 @@ function requiredPermission(operation: DocumentedOperation): string | null {
   if (security !== undefined && security.length === 0) return null;
   const roles = security?.[0]?.bearerAuth ?? [];
   expect(roles, `${label(operation)} names one permission`).toHaveLength(1);
+  // Either credential, the same permission: a bearer token or an HMAC API key.
+  if (security !== undefined) expect(security, `${label(operation)} accepts a token or a key`).toEqual([{ bearerAuth: roles }, { ndaHmac: roles }]);
   return roles[0]!;
 }
 

@@ -109,7 +109,7 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound', transactionId: unknownId, properties: { transactionId: unknownId }, message: `no transaction ${unknownId}` });
     const zero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
     expect(zero.status).toBe(400);
-    expect(JSON.stringify(await zero.json())).toContain('page counts from 1');
+    expect(JSON.stringify(await zero.json())).toContain('pages start at 1');
     expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=1&pageSize=10`)).status).toBe(400);
     const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=1&pageSize=50001`);
     expect(big.status).toBe(400);
@@ -117,6 +117,12 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const missing = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&page=1&pageSize=10`);
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe('query.toTransId');
+    // The page parameter is shared with search: pages count from 1, and a missing one is named as required.
+    const pageZero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
+    expect(pageZero.status).toBe(400);
+    expect(await pageZero.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }] });
+    const noPage = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&pageSize=10`);
+    expect(await noPage.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'page is required' }] });
   });
 
   it('lists everything after a transaction, or only the summary above UPDATES_FROM_MAX', async () => {

@@ -4,7 +4,9 @@ import type { Item, Part, Participant, RecordChange } from '../../domain/model.t
 import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
+import { serializeBatch } from '../../domain/xml/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
+import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 
@@ -17,6 +19,9 @@ const TYPE_C = `SC-${run}`;
 const OURS = { types: [TYPE_A, TYPE_B] };
 const EDITOR = `editor-${run}`;
 const APPROVER = `approver-${run}`;
+/** An editor known by CAM UUID and full name, and a sender of their own: the v2 userUuid/userName filters. */
+const NAMED_EDITOR = { id: `named-${run}`, name: `Eva Svobodová ${run}`, uuid: randomUUID() };
+const OTHER_SENDER = { id: `sender-${run}`, name: `Petr Malý ${run}`, uuid: randomUUID() };
 const NO_READ_TOKEN = 'test-token-search-no-read-0000';
 
 interface Found {
@@ -58,9 +63,9 @@ function parseResult(xml: string): { count: number; entities: Found[] } {
 const str = (type: string, value: string, spec?: string): Item => ({ kind: 'string', type, value, ...(spec ? { spec } : {}) });
 const part = (type: Part['type'], items: Item[]): Part => ({ partUuid: randomUUID(), type, items });
 const name = (main: string, minor: string): Part => part('PT_NAME', [str('NM_MAIN', main), str('NM_MINOR', minor)]);
-const participant = (id: string, role: Participant['role']): RecordChange => ({
+const participant = (id: string, role: Participant['role'], user: Participant['user'] = { id, name: id }): RecordChange => ({
   op: 'addParticipant',
-  participant: { role, lastChange: '2026-01-02T03:04:05Z', user: { id, name: id } },
+  participant: { role, lastChange: '2026-01-02T03:04:05Z', user },
 });
 
 describe('POST /api/v2/search', () => {
@@ -115,7 +120,16 @@ describe('POST /api/v2/search', () => {
         update('kafka', ids.kafka!, rev('kafka'), [{ op: 'setState', state: 'ERS_APPROVED' }, participant(APPROVER, 'APPROVER')]),
         update('dvorakova', ids.dvorakova!, rev('dvorakova'), [participant(EDITOR, 'EDITOR')]),
         update('novak', ids.novak!, rev('novak'), [participant(APPROVER, 'EDITOR')]),
+        update('dvorak', ids.dvorak!, rev('dvorak'), [participant(NAMED_EDITOR.id, 'EDITOR', NAMED_EDITOR)]),
       ]),
+    );
+    // A content change sent by another user: svoboda's current content is theirs (role SENDER).
+    await apply(
+      serializeBatch(
+        { version: 'v2', batchUuid: randomUUID(), sender: OTHER_SENDER },
+        [update('svoboda', ids.svoboda!, rev('svoboda'), [{ op: 'newPart', part: part('PT_BODY', [str('BRIEF_DESC', 'úředník')]) }])],
+        'v2',
+      ),
     );
   });
 
@@ -134,7 +148,7 @@ describe('POST /api/v2/search', () => {
   /** The preferred names of these entities in entityId order: the order of a DEFAULT search. */
   const byId = (...localIds: string[]) => [...localIds].sort((a, b) => ids[a]! - ids[b]!).map((localId) => displayNames[localId]);
 
-  function post(body: unknown, query = 'page=0&pageSize=50', init: { as?: keyof typeof TEST_TOKENS | null; contentType?: string } = {}) {
+  function post(body: unknown, query = 'page=1&pageSize=50', init: { as?: keyof typeof TEST_TOKENS | null; contentType?: string } = {}) {
     return harness.api(`/api/v2/search?${query}`, {
       method: 'POST',
       headers: { 'content-type': init.contentType ?? 'application/json' },
@@ -165,8 +179,93 @@ describe('POST /api/v2/search', () => {
     expect(xml).toMatch(/^<\?xml[^>]*\?>\s*<queryResult xmlns="http:\/\/cam\.tacr\.cz\/2025"/);
     expect(parseResult(xml)).toEqual({
       count: 1,
-      entities: [{ entityId: ids.novak, entityUuid: uuids.novak, entityType: TYPE_A, name: 'Novák, Jan', description: 'Malíř a grafik' }],
+      entities: [
+        {
+          entityId: ids.novak,
+          entityUuid: uuids.novak,
+          entityType: TYPE_A,
+          name: 'Novák, Jan',
+          description: 'Malíř a grafik',
+          lookup: { value: 'Novák, Jan', partType: 'PT_NAME', highlights: [] },
+        },
+      ],
     });
+  });
+
+  it.skipIf(!PUBLIC_SCHEMAS_PRESENT)('emits a queryResult (v2) and a qr (v1) that the public XSDs accept', async () => {
+    // Every kind of lookup: a matched name, a matched item, the preferred name, and FULLTEXT.
+    const bodies: Array<[Record<string, unknown>, string]> = [
+      [{ ...OURS, cond: index('DISPLAY_NAME', 'CT_CONTAINS', 'a') }, 'page=1&pageSize=50'],
+      [{ ...OURS, cond: value(['BRIEF_DESC'], 'CT_CONTAINS', 'grafik') }, 'page=1&pageSize=50'],
+      [{ ...OURS, cond: value(['EV_YEAR'], 'CT_LT', '1900') }, 'page=1&pageSize=50'],
+      [{ ...OURS, state: ['RS_NEW'] }, 'page=1&pageSize=50'],
+      [{ ...OURS, text: 'novak' }, 'page=1&pageSize=50&searchType=FULLTEXT'],
+      [{ types: [`none-${run}`] }, 'page=1&pageSize=50'],
+    ];
+    for (const [body, query] of bodies) {
+      const xml = await (await post(body, query)).text();
+      expect(await publicSchemaErrors(xml, 'v2'), xml).toEqual([]);
+      if ('text' in body) continue;
+      const v1 = await harness.api(`/api/v1/search?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const v1Xml = await v1.text();
+      expect(v1.status, v1Xml).toBe(200);
+      expect(await publicSchemaErrors(v1Xml, 'v1'), v1Xml).toEqual([]);
+    }
+  });
+
+  it('reads the real v2 names: upper-case condTypes, CT_STARTS_WITH/CT_ENDS_WITH/CT_CONTAINS, RS_* states, EXACT', async () => {
+    const main = ['NM_MAIN'];
+    const upper = (cond: Record<string, unknown>) => ({ ...cond, condType: String(cond.condType).toUpperCase() });
+    expect(await names(upper(value(main, 'CT_STARTS_WITH', 'dvo')))).toEqual(byId('dvorak', 'dvorakova'));
+    expect(await names(upper(value(main, 'CT_ENDS_WITH', 'KOVA')))).toEqual(byId('dvorakova'));
+    expect(await names(upper(value(main, 'CT_CONTAINS', 'ořá')))).toEqual(byId('dvorak', 'dvorakova'));
+    expect(await names({ condType: 'OR', conds: [upper(value(main, 'CT_EQ', 'dvorak')), upper(value(main, 'CT_EQ', 'kafka'))] })).toEqual(byId('dvorak', 'kafka'));
+    expect(await names({ condType: 'AND', conds: [upper(index('DISPLAY_NAME', 'CT_CONTAINS', 'nov')), { condType: 'NOT', cond: upper(value(['BRIEF_DESC'], 'CT_CONTAINS', 'malir')) }] })).toEqual(
+      byId('svoboda'),
+    );
+    expect(await names({ condType: 'PART', partType: 'PT_BODY', cond: upper(value(undefined, 'CT_CONTAINS', 'skladatel')) })).toEqual(byId('dvorak'));
+    // The v1 spellings and lower-case condTypes stay accepted on v2.
+    expect(await names(value(main, 'CT_START_WITH', 'dvo'))).toEqual(byId('dvorak', 'dvorakova'));
+
+    const anyName = index('DISPLAY_NAME', 'CT_CONTAINS', 'a');
+    expect(await names(anyName, { state: ['RS_APPROVED'] })).toEqual(byId('kafka'));
+    expect(await names(anyName, { state: ['RS_NEW', 'ERS_INVALID'] })).toEqual(byId('novak', 'dvorak', 'svoboda', 'dvorakova'));
+
+    const body = { ...OURS, cond: anyName };
+    const exact = await search(body, 'page=1&pageSize=50&searchType=EXACT');
+    expect(exact).toEqual(await search(body, 'page=1&pageSize=50'));
+    expect(await search(body, 'page=1&pageSize=50&searchType=DEFAULT')).toEqual(exact);
+  });
+
+  it('searches the DISPLAY_NAME and SHORT_NAME indexes of the real client', async () => {
+    // As the real client searches the preferred names, all names, and every part.
+    const displayName = index('DISPLAY_NAME', 'CT_CONTAINS', 'johann');
+    expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: displayName })).toEqual([]);
+    expect(await names({ condType: 'PART', partType: 'PT_NAME', cond: displayName })).toEqual(byId('novak'));
+    expect(await names(displayName)).toEqual(byId('novak'));
+    expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: index('DISPLAY_NAME', 'CT_STARTS_WITH', 'kafka, fr') })).toEqual(byId('kafka'));
+    // SHORT_NAME is the main part of a name alone: 'Novák' equals it, 'Novák, Jan' does not.
+    expect(await names(index('SHORT_NAME', 'CT_EQ', 'novak'))).toEqual(byId('novak', 'svoboda'));
+    expect(await names(index('SHORT_NAME', 'CT_EQ', 'novák, jan'))).toEqual([]);
+    expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: index('SHORT_NAME', 'CT_EQ', 'novak') })).toEqual(byId('novak'));
+    const [svoboda] = (await search({ ...OURS, cond: index('SHORT_NAME', 'CT_STARTS_WITH', 'nov') })).entities.filter((entity) => entity.entityId === ids.svoboda);
+    expect(svoboda!.lookup).toEqual({ value: 'Novák', partType: 'PT_NAME', highlights: [[0, 3]] });
+  });
+
+  it('filters by userRoles with userUuid or userName, and by the role SENDER', async () => {
+    const result = async (extra: object) => (await search({ ...OURS, ...extra })).entities.map((entity) => entity.name);
+    expect(await result({ userName: NAMED_EDITOR.name })).toEqual(byId('dvorak'));
+    expect(await result({ userUuid: NAMED_EDITOR.uuid.toUpperCase() })).toEqual(byId('dvorak'));
+    expect(await result({ userRoles: 'EDITOR', userName: NAMED_EDITOR.name, userUuid: NAMED_EDITOR.uuid })).toEqual(byId('dvorak'));
+    expect(await result({ userRoles: 'APPROVER', userName: NAMED_EDITOR.name })).toEqual([]);
+    expect(await result({ userName: NAMED_EDITOR.name, userUuid: OTHER_SENDER.uuid })).toEqual([]);
+    // SENDER: who sent the current content; without a role a user matches as participant or sender.
+    expect(await result({ userRoles: 'SENDER', userName: OTHER_SENDER.name })).toEqual(byId('svoboda'));
+    expect(await result({ userRoles: 'SENDER', userUuid: OTHER_SENDER.uuid })).toEqual(byId('svoboda'));
+    expect(await result({ userRoles: 'EDITOR', userName: OTHER_SENDER.name })).toEqual([]);
+    expect(await result({ userName: OTHER_SENDER.name })).toEqual(byId('svoboda'));
+    expect(await result({ userRoles: 'EDITOR' })).toEqual(byId('novak', 'dvorak', 'dvorakova'));
+    expect(await result({ userRoles: 'SENDER' })).toEqual(byId('novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova'));
   });
 
   it('compares with every comparator on normalised text (case and accents ignored)', async () => {
@@ -204,7 +303,7 @@ describe('POST /api/v2/search', () => {
     expect(await result({ user: APPROVER })).toEqual(byId('novak', 'kafka'));
     expect(await result({ user: APPROVER, userRole: 'APPROVER' })).toEqual(byId('kafka'));
     expect(await result({ user: APPROVER, userRole: 'EDITOR' })).toEqual(byId('novak'));
-    expect(await result({ userRole: 'EDITOR' })).toEqual(byId('novak', 'dvorakova'));
+    expect(await result({ userRole: 'EDITOR' })).toEqual(byId('novak', 'dvorak', 'dvorakova'));
     expect(await result({ user: EDITOR, userRole: 'APPROVER' })).toEqual([]);
   });
 
@@ -251,13 +350,13 @@ describe('POST /api/v2/search', () => {
     expect(await names(index('entityUuid', 'CT_START_WITH', uuids.kafka!.slice(0, 13)))).toEqual(byId('kafka'));
   });
 
-  it('pages with a stable order and an unchanged total', async () => {
+  it('pages from 1 with a stable order and an unchanged total', async () => {
     const all = { ...OURS, cond: index('name', 'CT_CONTAIN', 'a') };
     const expected = byId('novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova');
-    const pages = await Promise.all([0, 1, 2, 3].map((page) => search(all, `page=${page}&pageSize=2`)));
+    const pages = await Promise.all([1, 2, 3, 4].map((page) => search(all, `page=${page}&pageSize=2`)));
     expect(pages.map((page) => page.count)).toEqual([5, 5, 5, 5]);
     expect(pages.map((page) => page.entities.map((entity) => entity.name))).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4), []]);
-    expect((await search(all, 'page=0&pageSize=1000')).entities).toHaveLength(5);
+    expect((await search(all, 'page=1&pageSize=1000')).entities).toHaveLength(5);
   });
 
   it('shows the matched value with highlight positions in the original text', async () => {
@@ -277,24 +376,27 @@ describe('POST /api/v2/search', () => {
     expect(lookup.highlights).toEqual([[2, 7]]);
     expect(lookup.value.slice(2, 7)).toBe('ra\u0301se');
 
+    // Found by no text: the lookup shows the preferred name.
     const [plain] = (await search({ ...OURS, cond: index('entityId', 'CT_EQ', String(ids.kafka)) })).entities;
-    expect(plain!.lookup).toBeUndefined();
+    expect(plain!.lookup).toEqual({ value: 'Kafka, Franz', partType: 'PT_NAME', highlights: [] });
+    const all = await search({ ...OURS, state: ['RS_NEW', 'RS_APPROVED'] });
+    expect(all.entities.map((entity) => entity.lookup?.value)).toEqual(all.entities.map((entity) => entity.name));
   });
 
   it('FULLTEXT ranks entities by the similarity of their names, best first', async () => {
     // Both have a name 'Novák, …'; the shorter name is the closer match.
-    const result = await search({ ...OURS, text: 'novak' }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    const result = await search({ ...OURS, text: 'novak' }, 'page=1&pageSize=10&searchType=FULLTEXT');
     expect(result.entities.map((entity) => entity.name)).toEqual(['Novák, Jan', 'Svoboda, Petr']);
     expect(result.count).toBe(2);
     expect(result.entities[1]!.lookup).toEqual({ value: 'Novák, Karel', partType: 'PT_NAME', highlights: [[0, 5]] });
 
-    const [best] = (await search({ ...OURS, text: 'JAN novák' }, 'page=0&pageSize=10&searchType=FULLTEXT')).entities;
+    const [best] = (await search({ ...OURS, text: 'JAN novák' }, 'page=1&pageSize=10&searchType=FULLTEXT')).entities;
     expect(best!.lookup).toEqual({ value: 'Novák, Jan', partType: 'PT_NAME', highlights: [[0, 5], [7, 10]] });
 
-    const typo = await search({ ...OURS, text: 'Dvorzak Antonin' }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    const typo = await search({ ...OURS, text: 'Dvorzak Antonin' }, 'page=1&pageSize=10&searchType=FULLTEXT');
     expect(typo.entities[0]!.name).toBe('Dvořák, Antonín');
 
-    const filtered = await search({ ...OURS, text: 'novak', cond: index('prefName', 'CT_START_WITH', 'svo') }, 'page=0&pageSize=10&searchType=FULLTEXT');
+    const filtered = await search({ ...OURS, text: 'novak', cond: index('prefName', 'CT_START_WITH', 'svo') }, 'page=1&pageSize=10&searchType=FULLTEXT');
     expect(filtered.entities.map((entity) => entity.name)).toEqual(['Svoboda, Petr']);
   });
 
@@ -304,7 +406,7 @@ describe('POST /api/v2/search', () => {
     // reading every row (a seq scan, or a full walk of the entity_id index).
     const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_name_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
     async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
-      const compiled = compileSearch(query, { page: 0, pageSize: 10 }, searchType);
+      const compiled = compileSearch(query, { page: 1, pageSize: 10 }, searchType);
       const client = await (await pgPool(harness.orm)).connect();
       try {
         await client.query('begin');
@@ -339,12 +441,12 @@ describe('POST /api/v2/search', () => {
     }
     // Order comparators (CT_GT…) match a broad share of all values by nature; the planner may rightly
     // prefer walking entities for them, so only the selective comparators are held to a value index.
-    for (const comparator of ['CT_CONTAIN', 'CT_START_WITH', 'CT_END_WITH', 'CT_EQ']) {
+    for (const comparator of ['CT_CONTAINS', 'CT_STARTS_WITH', 'CT_ENDS_WITH', 'CT_EQ']) {
       const cond = value(undefined, comparator, 'novak') as SearchQuery['cond'];
-      expect(await searchValueAccess({ cond }, 'DEFAULT'), comparator).toEqual(['value index']);
+      expect(await searchValueAccess({ cond }, 'EXACT'), comparator).toEqual(['value index']);
     }
-    const either = { condType: 'or', conds: [index('name', 'CT_CONTAIN', 'nov'), index('description', 'CT_CONTAIN', 'graf')] } as SearchQuery['cond'];
-    expect(await searchValueAccess({ cond: either }, 'DEFAULT')).toEqual(['value index', 'value index']);
+    const either = { condType: 'or', conds: [index('name', 'CT_CONTAINS', 'nov'), index('description', 'CT_CONTAINS', 'graf')] } as SearchQuery['cond'];
+    expect(await searchValueAccess({ cond: either }, 'EXACT')).toEqual(['value index', 'value index']);
     expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index']);
   });
 
@@ -362,11 +464,25 @@ describe('POST /api/v2/search', () => {
     });
 
     it('bad paging and search type', async () => {
-      expect((await problem(await post({}, 'page=0&pageSize=0'), 400, 'BadRequest'))[0]!.path).toBe('query.pageSize');
-      await problem(await post({}, 'page=0&pageSize=1001'), 400, 'PageSizeTooLarge');
-      expect((await problem(await post({}, 'pageSize=10'), 400, 'BadRequest'))[0]!.path).toBe('query.page');
+      expect((await problem(await post({}, 'page=1&pageSize=0'), 400, 'BadRequest'))[0]!.path).toBe('query.pageSize');
+      await problem(await post({}, 'page=1&pageSize=1001'), 400, 'PageSizeTooLarge');
       expect((await problem(await post({}, 'page=-1&pageSize=10'), 400, 'BadRequest'))[0]!.path).toBe('query.page');
-      expect((await problem(await post({}, 'page=0&pageSize=10&searchType=FUZZY'), 400, 'BadRequest'))[0]!.path).toBe('query.searchType');
+      expect((await problem(await post({}, 'page=x&pageSize=10'), 400, 'BadRequest'))[0]!.path).toBe('query.page');
+      expect((await problem(await post({}, 'page=1&pageSize=10&searchType=FUZZY'), 400, 'BadRequest'))[0]!.path).toBe('query.searchType');
+    });
+
+    it('page=0, saying that pages start at 1', async () => {
+      const errors = await problem(await post({}, 'page=0&pageSize=10'), 400, 'BadRequest');
+      expect(errors).toEqual([{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }]);
+    });
+
+    it('a missing page or pageSize, saying that it is required', async () => {
+      expect(await problem(await post({}, 'pageSize=10'), 400, 'BadRequest')).toEqual([{ path: 'query.page', message: 'page is required' }]);
+      expect(await problem(await post({}, 'page=1'), 400, 'BadRequest')).toEqual([{ path: 'query.pageSize', message: 'pageSize is required' }]);
+      const both = await problem(await post({}, ''), 400, 'BadRequest');
+      expect(both.map((error) => error.message)).toEqual(['page is required', 'pageSize is required']);
+      expect(JSON.stringify(both)).not.toMatch(/NaN/);
+      expect(await problem(await post({}, 'page=1&page=2&pageSize=10'), 400, 'BadRequest')).toEqual([{ path: 'query.page', message: 'page must be given once' }]);
     });
 
     it('a bad condition, named by its path', async () => {
@@ -374,7 +490,9 @@ describe('POST /api/v2/search', () => {
       expect(errors.map((error) => error.path)).toEqual(['body.cond.conds.1.condType']);
       expect((await problem(await post({ cond: value(undefined, 'CT_ALMOST', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.comparator');
       expect((await problem(await post({ cond: index('colour', 'CT_EQ', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.name');
-      expect((await problem(await post({ state: ['RS_NEW'] }), 400, 'BadRequest'))[0]!.path).toBe('body.state.0');
+      expect((await problem(await post({ state: ['RS_OLD'] }), 400, 'BadRequest'))[0]!.path).toBe('body.state.0');
+      expect((await problem(await post({ userRoles: 'OWNER' }), 400, 'BadRequest'))[0]!.path).toBe('body.userRoles');
+      expect((await problem(await post({ unknownField: 1 }), 400, 'BadRequest'))[0]!.path).toBe('body');
     });
 
     it('conditions nested too deep', async () => {
@@ -386,7 +504,7 @@ describe('POST /api/v2/search', () => {
     });
 
     it('FULLTEXT without text, and text without FULLTEXT', async () => {
-      expect((await problem(await post({}, 'page=0&pageSize=10&searchType=FULLTEXT'), 400, 'BadRequest'))[0]!.path).toBe('body.text');
+      expect((await problem(await post({}, 'page=1&pageSize=10&searchType=FULLTEXT'), 400, 'BadRequest'))[0]!.path).toBe('body.text');
       expect((await problem(await post({ text: 'novak' }), 400, 'BadRequest'))[0]!.path).toBe('body.text');
     });
 
@@ -398,7 +516,7 @@ describe('POST /api/v2/search', () => {
 
     it('without a token or without the read permission', async () => {
       await problem(await post({}, undefined, { as: null }), 401, 'Unauthorized');
-      const response = await fetch(`${harness.baseUrl}/api/v2/search?page=0&pageSize=10`, {
+      const response = await fetch(`${harness.baseUrl}/api/v2/search?page=1&pageSize=10`, {
         method: 'POST',
         headers: { authorization: `Bearer ${NO_READ_TOKEN}`, 'content-type': 'application/json' },
         body: '{}',

@@ -33,17 +33,17 @@ const ROUTES: RouteCase[] = [
   { name: 'v2 submit batch', method: 'POST', path: `${V2}/batches`, headers: xml, body: () => batchXml([create('a', `Oprávnění ${randomUUID()}`)]), permission: 'write' },
   { name: 'v2 test batch', method: 'POST', path: `${V2}/batches/test`, headers: xml, body: () => batchXml([create('a', 'Test')]), permission: 'write' },
   { name: 'v2 batch status', method: 'GET', path: `${V2}/batches/${randomUUID()}/status`, permission: 'read' },
-  { name: 'v2 batch detail (extension)', method: 'GET', path: `${V2}/batches/${randomUUID()}`, permission: 'read' },
+  { name: 'v2 batch detail (extension)', method: 'GET', path: `${V2}/batches/${randomUUID()}/detail`, permission: 'read' },
   { name: 'v2 batch result', method: 'GET', path: `${V2}/batches/${randomUUID()}/result`, permission: 'read' },
   { name: 'v2 entity', method: 'GET', path: `${V2}/entities/1`, permission: 'read' },
   { name: 'v2 revision', method: 'GET', path: `${V2}/entities/1/revision/${randomUUID()}`, permission: 'read' },
   { name: 'v2 search', method: 'POST', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: () => '{}', permission: 'read' },
-  { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
+  { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
   { name: 'v2 updates from', method: 'GET', path: `${V2}/updates/from/${randomUUID()}`, permission: 'read' },
   { name: 'v2 export snapshots', method: 'POST', path: `${V2}/export/snapshots`, headers: json, body: () => '[999999991]', permission: 'export' },
   { name: 'v2 export revisions', method: 'POST', path: `${V2}/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
   { name: 'v2 export status', method: 'GET', path: `${V2}/export/status/${randomUUID()}`, permission: 'read' },
-  { name: 'v2 export detail (extension)', method: 'GET', path: `${V2}/export/${randomUUID()}`, permission: 'read' },
+  { name: 'v2 export detail (extension)', method: 'GET', path: `${V2}/export/${randomUUID()}/detail`, permission: 'read' },
   { name: 'v2 export download', method: 'GET', path: `${V2}/export/download/${randomUUID()}`, permission: 'export' },
   { name: 'v1 entity', method: 'GET', path: '/api/v1/entities/1', permission: 'read' },
   { name: 'v1 batch response', method: 'GET', path: `/api/v1/batches/${randomUUID()}/response`, permission: 'read' },
@@ -52,7 +52,7 @@ const ROUTES: RouteCase[] = [
   { name: 'v1 export snapshots', method: 'POST', path: '/api/v1/export/snapshots', headers: json, body: () => '["1"]', permission: 'export' },
   { name: 'v1 export revisions', method: 'POST', path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
   { name: 'v1 submit batch', method: 'POST', path: '/api/v1/batches', headers: xml, body: () => '<bu', permission: 'write' },
-  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=0&pageSize=10`, permission: 'read' },
+  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
 ];
 
 /** Which test tokens hold each permission (admin holds all). */
@@ -99,7 +99,7 @@ describe('security', () => {
     const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
     const updateRequestId = (await response.json()) as string;
     await eventually(async () => {
-      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}`)).json()) as { status: string };
+      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}/detail`)).json()) as { status: string };
       return status.status === 'COMPLETED' ? true : undefined;
     });
     const connection = harness.orm.em.getConnection();

@@ -433,7 +433,7 @@ describe('v1 legacy interface', () => {
     it('finds records by v1 QueryParamsDef (types, RS_* states, codes) and answers qr, paged', async () => {
       const entityType = `T-${randomUUID()}`;
       const records = [await createV1('Hledaný První', entityType), await createV1('Hledaný Druhý', entityType), await createV1('Hledaný Třetí', entityType)];
-      const search = (body: unknown, query = 'page=0&pageSize=10') => postJson(`/api/v1/search?${query}`, body, 'read');
+      const search = (body: unknown, query = 'page=1&pageSize=10') => postJson(`/api/v1/search?${query}`, body, 'read');
 
       const all = await search({ types: [entityType], state: ['RS_NEW', 'RS_APPROVED'] });
       expect(all.status).toBe(200);
@@ -450,17 +450,39 @@ describe('v1 legacy interface', () => {
       expect(coded).toContain(`eid="${records[2]!.entityId}"`);
       expect(coded).not.toContain(`eid="${records[1]!.entityId}"`);
 
-      const second = await (await search({ types: [entityType] }, 'page=1&pageSize=2')).text();
+      // Pages count from 1 on v1 too: page 1 is the first two, page 2 the third.
+      const first = await (await search({ types: [entityType] }, 'page=1&pageSize=2')).text();
+      expect(count(first, 'fei')).toBe(2);
+      expect(first).toContain(`eid="${records[0]!.entityId}"`);
+      const second = await (await search({ types: [entityType] }, 'page=2&pageSize=2')).text();
       expect(second).toContain('<cnt>3</cnt>');
       expect(count(second, 'fei')).toBe(1);
+      expect(second).toContain(`eid="${records[2]!.entityId}"`);
+
+      // Every fei carries a lookup (rl/v), as the real v1 client reads it unconditionally.
+      expect(count(qr, 'rl')).toBe(3);
+      expect(qr).toContain('<rl pt="PT_NAME"><v>Hledaný První</v></rl>');
+
+      // The v1 names stay: lower-case condTypes, CT_CONTAIN; v1 accepts the v2 spellings too.
+      const named = await (await search({ types: [entityType], cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAIN', value: 'druhý' } })).text();
+      expect(named).toContain('<cnt>1</cnt>');
+      expect(named).toContain(`eid="${records[1]!.entityId}"`);
+      const upper = await (await search({ types: [entityType], cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_ENDS_WITH', value: 'třetí' } })).text();
+      expect(upper).toContain(`eid="${records[2]!.entityId}"`);
+      expect(upper).toContain('<cnt>1</cnt>');
     });
 
     it('caps pageSize as v2 does and refuses malformed bodies', async () => {
-      const tooLarge = await postJson(`/api/v1/search?page=0&pageSize=${harness.config.SEARCH_MAX_PAGE_SIZE + 1}`, {});
+      const tooLarge = await postJson(`/api/v1/search?page=1&pageSize=${harness.config.SEARCH_MAX_PAGE_SIZE + 1}`, {});
       expect(tooLarge.status).toBe(400);
       expect(await tooLarge.json()).toMatchObject({ code: 'PageSizeTooLarge' });
-      expect((await postJson('/api/v1/search?page=0', {})).status).toBe(400);
-      const badCodes = await postJson('/api/v1/search?page=0&pageSize=10', { codes: ['not an id'] });
+      const noPageSize = await postJson('/api/v1/search?page=1', {});
+      expect(noPageSize.status).toBe(400);
+      expect(await noPageSize.json()).toMatchObject({ errors: [{ path: 'query.pageSize', message: 'pageSize is required' }] });
+      const pageZero = await postJson('/api/v1/search?page=0&pageSize=10', {});
+      expect(pageZero.status).toBe(400);
+      expect(await pageZero.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }] });
+      const badCodes = await postJson('/api/v1/search?page=1&pageSize=10', { codes: ['not an id'] });
       expect(badCodes.status).toBe(400);
       expect(await badCodes.json()).toMatchObject({ code: 'BadRequest' });
     });

@@ -21,7 +21,7 @@ export async function applyBatch(harness: Harness, xml: string): Promise<Applied
   if (submitted.status !== 200) throw new Error(`batch answered ${submitted.status}: ${await submitted.text()}`);
   const updateRequestId = (await submitted.json()) as string;
   const status = await eventually(async () => {
-    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}`)).json()) as { status: string; state: string };
+    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}/detail`)).json()) as { status: string; state: string };
     return body.state === 'FINISHED' || body.state === 'ERROR' ? body.status : undefined;
   });
   const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();

@@ -30,6 +30,20 @@ const TEST_TOKEN_ENTRIES = JSON.stringify([
   { token: TEST_TOKENS.export, name: 'test-exporter', permissions: ['read', 'export'] },
 ]);
 
+/** One HMAC API key per permission (and an admin), signed as the registry's client signs. */
+export const TEST_KEYS = {
+  admin: { keyId: 'test-key-admin', secret: 'test-key-secret-admin-0123456789abcdef' },
+  read: { keyId: 'test-key-read', secret: 'test-key-secret-read-0123456789abcdefg' },
+  write: { keyId: 'test-key-write', secret: 'test-key-secret-write-0123456789abcdef' },
+  export: { keyId: 'test-key-export', secret: 'test-key-secret-export-0123456789abcde' },
+} as const;
+const TEST_KEY_ENTRIES = JSON.stringify([
+  { name: 'key-admin', ...TEST_KEYS.admin, permissions: ['admin'] },
+  { name: 'key-reader', ...TEST_KEYS.read, permissions: ['read'] },
+  { name: 'key-writer', ...TEST_KEYS.write, permissions: ['read', 'write'] },
+  { name: 'key-exporter', ...TEST_KEYS.export, permissions: ['read', 'export'] },
+]);
+
 export interface Harness {
   config: Config;
   orm: Orm;
@@ -66,6 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
     AUTH_TOKENS: TEST_TOKEN_ENTRIES,
+    ...(options.env?.API_KEYS_FILE === undefined ? { API_KEYS: TEST_KEY_ENTRIES } : {}),
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');

@@ -10,7 +10,6 @@ import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
 import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
-import { methodNotAllowed, REFUSED_METHOD_ROUTE } from '../../method-not-allowed.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
@@ -37,7 +36,7 @@ export function batchesRouter(deps: AppDeps): Router {
     });
     // The real client's generated code reads the answer as a JSON string (UpdateRequestId).
     ctx.status = 200;
-    ctx.set('Location', `/api/v2/batches/${batchId}`);
+    ctx.set('Location', `/api/v2/batches/${batchId}/detail`);
     ctx.type = 'application/json';
     ctx.body = JSON.stringify(batchId);
   });
@@ -68,10 +67,8 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = batchJobStatus(await requireBatchJob(ctx));
   });
 
-  router.get(REFUSED_METHOD_ROUTE, '/test', methodNotAllowed('POST'));
-
   // Our extension (not in the real interface): the counts, times and attempt behind the status, and the workflow.
-  router.get('/:updateRequestId', requirePermission('read'), async (ctx) => {
+  router.get('/:updateRequestId/detail', requirePermission('read'), async (ctx) => {
     ctx.body = batchJobDetail(await requireBatchJob(ctx, { detail: true }));
   });
 

@@ -9,7 +9,6 @@ import { findExport } from '../../../services/exports/requests.ts';
 import { startExport } from '../../../services/exports/start.ts';
 import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
-import { methodNotAllowed, REFUSED_METHOD_ROUTE } from '../../method-not-allowed.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -29,7 +28,7 @@ export function exportsRouter(deps: AppDeps): Router {
 
   // The real client reads the export id as plain text (ExportRequestId).
   const accepted = (ctx: Context, id: string) => {
-    ctx.set('Location', `/api/v2/export/${id}`);
+    ctx.set('Location', `/api/v2/export/${id}/detail`);
     ctx.type = 'text/plain';
     ctx.body = id;
   };
@@ -79,11 +78,8 @@ export function exportsRouter(deps: AppDeps): Router {
     }
   });
 
-  router.get(REFUSED_METHOD_ROUTE, '/snapshots', methodNotAllowed('POST'));
-  router.get(REFUSED_METHOD_ROUTE, '/revisions', methodNotAllowed('POST'));
-
   // Our extension (not in the real interface): kind, counts, times and expiry behind the status, and the workflow.
-  router.get('/:id', requirePermission('read'), async (ctx) => {
+  router.get('/:id/detail', requirePermission('read'), async (ctx) => {
     ctx.body = exportJobDetail(await requireExportJob(ctx, { detail: true }));
   });
 

@@ -7,11 +7,15 @@ export const exportPathSchema = z.object({ id: uuidSchema });
 
 export const revisionsQuerySchema = z.object({ fromTransId: uuidSchema });
 
-/** An entity number (a JSON number, or a string of digits) or a UUID. */
+/**
+ * An entity reference (a JSON number, or a string of digits) or a UUID. A
+ * number beyond any record's (int32) is a reference to no record: it is
+ * listed as missing, as any unknown one is.
+ */
 const requestedIdSchema = z.union([
   z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   z.string().regex(/^[1-9][0-9]{0,15}$/),
-  z.uuid(),
+  uuidSchema,
 ]);
 
 /** Bad elements named in one answer; a list of a hundred thousand mistakes needs only the first few. */

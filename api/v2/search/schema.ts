@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { queryParamsSchema, SEARCH_TYPES } from '../../../services/search/index.ts';
+import { queryParamsSchema, SEARCH_TYPES, type SearchType } from '../../../services/search/index.ts';
 import { pagingSchema } from '../../params.ts';
 
+/** DEFAULT is the project's earlier name of EXACT. */
 export const searchQuerySchema = pagingSchema.extend({
-  searchType: z.enum(SEARCH_TYPES).default('DEFAULT'),
+  searchType: z
+    .enum([...SEARCH_TYPES, 'DEFAULT'])
+    .default('EXACT')
+    .transform((name): SearchType => (name === 'DEFAULT' ? 'EXACT' : name)),
 });
 
 export const searchBodySchema = queryParamsSchema({ version: 'v2' });

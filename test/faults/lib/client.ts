@@ -74,7 +74,7 @@ export class ServiceClient {
 
   /** The batch's detail resource (the service's own status with counts). */
   async batchStatus(id: string): Promise<BatchStatus> {
-    const answer = await this.request(`/api/v2/batches/${id}`);
+    const answer = await this.request(`/api/v2/batches/${id}/detail`);
     if (answer.status !== 200) throw new Error(`GET status of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as BatchStatus;
   }
@@ -108,7 +108,7 @@ export class ServiceClient {
 
   /** The export's detail resource (the service's own status with counts). */
   async exportStatus(id: string): Promise<ExportStatus> {
-    const answer = await this.request(`/api/v2/export/${id}`);
+    const answer = await this.request(`/api/v2/export/${id}/detail`);
     if (answer.status !== 200) throw new Error(`GET status of export ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as ExportStatus;
   }

@@ -70,7 +70,7 @@ export const load: Scenario = {
         }
         // Poll until it finished; every poll is a request of the load too.
         for (let poll = 0; poll < 1200; poll += 1) {
-          const status = await client.request(`/api/v2/batches/${batch.batchId}`, {}, 10_000);
+          const status = await client.request(`/api/v2/batches/${batch.batchId}/detail`, {}, 10_000);
           noteBad('GET status', status);
           const state = status.status === 200 ? (JSON.parse(status.body) as { status: string }).status : undefined;
           if (state === 'COMPLETED' || state === 'FAILED') {
@@ -91,17 +91,17 @@ export const load: Scenario = {
         if (kind === 'entity') {
           answer = await client.request(`/api/v2/entities/${seedIds[(index * 7919 + round * 104_729) % seedIds.length]}`, {}, 10_000);
         } else if (kind === 'search') {
-          // Half full-text, half a name condition (DEFAULT), both within the seeded type.
+          // Half full-text, half a name condition (EXACT), both within the seeded type.
           const text = SURNAMES[(index + round) % SURNAMES.length]!;
           const fulltext = round % 2 === 0;
           const body = fulltext ? { types: [seedType], text } : { types: [seedType], cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: text } };
           answer = await client.request(
-            `/api/v2/search?page=0&pageSize=20&searchType=${fulltext ? 'FULLTEXT' : 'DEFAULT'}`,
+            `/api/v2/search?page=1&pageSize=20&searchType=${fulltext ? 'FULLTEXT' : 'EXACT'}`,
             { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
             10_000,
           );
         } else {
-          answer = await client.request(`/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=0&pageSize=100`, {}, 10_000);
+          answer = await client.request(`/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=1&pageSize=100`, {}, 10_000);
         }
         noteBad(`read ${kind}`, answer);
         if (answer.status === 200) latencies[kind].push(answer.ms);

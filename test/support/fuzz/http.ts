@@ -3,6 +3,7 @@
 // final 102 of the v1 batch operations as an 'information' event.
 import { request } from 'node:http';
 import type { FuzzRequest } from './requests.ts';
+import { signatureHeaders } from './signatures.ts';
 
 export interface Exchange {
   /** The final status, or 102 when the server answered a final 102 and closed the connection. */
@@ -33,6 +34,7 @@ export function exchange(baseUrl: string, fuzzed: FuzzRequest, timeoutMs: number
     const failed = (error: string) => settle(informational === 102 ? { status: 102, contentType: undefined, requestId, bodyStart: '', error: undefined } : { status: undefined, contentType: undefined, requestId: undefined, bodyStart: '', error });
 
     const headers: Record<string, string> = { ...fuzzed.headers, connection: 'close' };
+    if (fuzzed.signWith) Object.assign(headers, signatureHeaders(fuzzed.signWith, { method: fuzzed.method, pathAndQuery: fuzzed.path, host: hostname, port }));
     // Node frames a GET body only when told to; unframed bytes would be parsed as a second request.
     if (fuzzed.body) headers[fuzzed.chunked ? 'transfer-encoding' : 'content-length'] = fuzzed.chunked ? 'chunked' : String(fuzzed.body.length);
     const outgoing = request({ host: hostname, port, method: fuzzed.method, path: fuzzed.path, headers, agent: false, setHost: true });

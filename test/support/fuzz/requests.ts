@@ -1,5 +1,5 @@
 // One fuzzed request per sample: a documented route called as documented
-// except for one part (method, path, query, headers, token or body) that is
+// except for one part (method, path, query, headers, credentials or body) that is
 // broken, now and then none or all of them; a few go to paths no document names.
 import { METHODS } from 'node:http';
 import fc from 'fast-check';
@@ -9,6 +9,7 @@ import { TEST_TOKENS } from '../harness.ts';
 import { schemaArbitraries, type JsonSchema } from './json-schema.ts';
 import { JSON_TEXTS, mutatedBytes, mutatedJson, mutatedXml, randomBytes } from './mutations.ts';
 import type { FuzzParameter, FuzzRoute } from './routes.ts';
+import { flawedSignature, hostileNdaDate, malformedHmacHeaders, validSignature, type SignWith } from './signatures.ts';
 
 export interface FuzzRequest {
   method: string;
@@ -20,6 +21,8 @@ export interface FuzzRequest {
   chunked: boolean;
   /** Sent twice at the same moment: duplicate submissions racing each other. */
   twins: boolean;
+  /** Signed with an API key when sent (X-NDA-Date and Authorization), rightly or with a flaw. */
+  signWith?: SignWith;
 }
 
 /** Every method Node's HTTP parser knows; CONNECT asks for a tunnel, which a plain server simply closes. */
@@ -28,10 +31,18 @@ const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 const TOKENS = Object.values(TEST_TOKENS);
 const junk = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code)), maxLength: 60 });
 
-const validToken = fc.constantFrom(...TOKENS).map((token) => `Bearer ${token}`);
+/** An Authorization header as it stands, or a signature made when the request is sent. */
+type Credential = string | SignWith;
 
-/** Missing, empty, garbage, near-miss and wrong-scheme credentials, and valid tokens spelled oddly. */
-const hostileToken: fc.Arbitrary<string | undefined> = fc.oneof(
+const validToken: fc.Arbitrary<Credential> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...TOKENS).map((token) => `Bearer ${token}`) },
+  { weight: 1, arbitrary: validSignature },
+);
+
+/** Missing, empty, garbage, near-miss and wrong-scheme credentials, valid tokens spelled oddly, malformed and flawed signatures. */
+const hostileToken: fc.Arbitrary<Credential | undefined> = fc.oneof(
+  malformedHmacHeaders(junk),
+  flawedSignature,
   fc.constant(undefined),
   fc.tuple(fc.constantFrom(...TOKENS), fc.constantFrom('bearer ', 'BEARER  ', 'Bearer\t')).map(([token, scheme]) => `${scheme}${token} `),
   junk.map((value) => `Bearer ${value}`),
@@ -113,6 +124,8 @@ const otherHeaders = fc.record(
     'if-modified-since': fc.constantFrom('Thu, 01 Jan 1970 00:00:00 GMT', 'yesterday'),
     range: fc.constantFrom('bytes=0-10', 'bytes=-1', 'bytes=99999999999-', 'lines=1-2'),
     'x-forwarded-for': junk,
+    'x-forwarded-host': fc.oneof(junk, fc.constantFrom('records.example.org', '127.0.0.1:1, evil.example', '[::1]', '')),
+    'x-nda-date': fc.oneof(hostileNdaDate, junk),
   },
   { requiredKeys: [] },
 );
@@ -162,7 +175,7 @@ interface RequestParts {
   path: string;
   query: string;
   headers: Record<string, string>;
-  token: string | undefined;
+  token: Credential | undefined;
   body: { bytes: Buffer | undefined; chunked: boolean };
 }
 type Aspect = keyof RequestParts;
@@ -189,13 +202,14 @@ function routeRequest(route: FuzzRoute, options: RequestOptions): fc.Arbitrary<O
 
 function assemble(parts: RequestParts): Omit<FuzzRequest, 'twins'> {
   const headers = { ...parts.headers };
-  if (parts.token !== undefined) headers.authorization = parts.token;
+  if (typeof parts.token === 'string') headers.authorization = parts.token;
   return {
     method: parts.method,
     path: parts.query === '' ? parts.path : `${parts.path}?${parts.query}`,
     headers,
     body: parts.body.bytes,
     chunked: parts.body.chunked && parts.body.bytes !== undefined && parts.body.bytes.length > 0,
+    ...(typeof parts.token === 'object' ? { signWith: parts.token } : {}),
   };
 }
 

@@ -1,0 +1,116 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { RedactedSecret } from '../../secrets.ts';
+import { canonicalString, ndaSignature, parseNdaDate } from './nda-hmac.ts';
+import { PERMISSIONS, type Permission, type Principal } from './tokens.ts';
+
+export const MIN_SECRET_LENGTH = 32;
+
+const apiKeyEntrySchema = z.strictObject({
+  name: z.string().min(1),
+  // The Authorization header separates its parameters with commas.
+  keyId: z.string().regex(/^[\x21-\x2b\x2d-\x7e]{1,200}$/, 'printable ASCII without spaces or commas'),
+  secret: z.string().min(MIN_SECRET_LENGTH, `at least ${MIN_SECRET_LENGTH} characters`),
+  permissions: z.array(z.enum(PERMISSIONS)).min(1),
+});
+
+export interface ApiKey {
+  /** The principal recorded on batches and in logs. */
+  name: string;
+  keyId: string;
+  secret: RedactedSecret;
+  permissions: Permission[];
+}
+
+/**
+ * The keys of `API_KEYS` (or of the file `API_KEYS_FILE`); a malformed entry,
+ * a short secret or a keyId used twice is refused with a message that names
+ * the entry (its number, name and keyId, never its secret).
+ */
+export function parseApiKeys(json: string, source: string): ApiKey[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new Error(`${source} is not valid JSON`);
+  }
+  if (!Array.isArray(value)) throw new Error(`${source} must be a JSON array of {"name", "keyId", "secret", "permissions"}`);
+  const entryOfKeyId = new Map<string, number>();
+  return value.map((entry: unknown, index) => {
+    const label = `${source} entry ${index + 1}${identify(entry)}`;
+    const parsed = apiKeyEntrySchema.safeParse(entry);
+    if (!parsed.success) throw new Error(`${label}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')}`);
+    const earlier = entryOfKeyId.get(parsed.data.keyId);
+    if (earlier !== undefined) throw new Error(`${label}: keyId is already used by entry ${earlier}`);
+    entryOfKeyId.set(parsed.data.keyId, index + 1);
+    return { ...parsed.data, secret: new RedactedSecret(parsed.data.secret) };
+  });
+}
+
+/** ` (name "…", keyId "…")` from whatever of the two an entry has as strings. */
+function identify(entry: unknown): string {
+  if (typeof entry !== 'object' || entry === null) return '';
+  const { name, keyId } = entry as Record<string, unknown>;
+  const parts = [typeof name === 'string' ? `name ${JSON.stringify(name.slice(0, 80))}` : '', typeof keyId === 'string' ? `keyId ${JSON.stringify(keyId.slice(0, 80))}` : ''].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+export interface SignedRequest {
+  authorization: string;
+  /** The X-NDA-Date header. */
+  date: string;
+  /** The host name the client signed (see the auth middleware); undefined when the request names none. */
+  host: string | undefined;
+  method: string;
+  rawPath: string;
+  rawQuery: string;
+}
+
+export interface VerifiedSignature {
+  principal: Principal;
+  /** Names this signature of this key, for the replay guard. */
+  replayKey: string;
+  /** When the signature's date leaves the accepted window (ms since the epoch). */
+  expiresAt: number;
+}
+
+// What ELZA sends, exactly: "NDA-HMAC-SHA256 KeyId=<id>,Signature=<43 base64 characters>" (padding tolerated).
+const AUTHORIZATION = /^NDA-HMAC-SHA256 +KeyId=([^\s,]+) *, *Signature=([A-Za-z0-9+/]{43})=?$/i;
+
+interface StoredKey {
+  keyId: string;
+  secret: RedactedSecret;
+  principal: Principal;
+}
+
+/** Checks NDA-HMAC-SHA256 signatures against the configured keys; every failure is the same undefined. */
+export class ApiKeyVerifier {
+  readonly #keys: Map<string, StoredKey>;
+  readonly #skewMs: number;
+  // An unknown keyId still costs one HMAC and one comparison, so timing does not tell which keyIds exist.
+  readonly #decoySecret = randomBytes(32).toString('base64');
+
+  constructor(keys: readonly ApiKey[], clockSkewSeconds: number) {
+    this.#keys = new Map(keys.map((key) => [key.keyId, { keyId: key.keyId, secret: key.secret, principal: { name: key.name, permissions: new Set(key.permissions) } }]));
+    this.#skewMs = clockSkewSeconds * 1000;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
+
+  verify(request: SignedRequest, now = Date.now()): VerifiedSignature | undefined {
+    const header = AUTHORIZATION.exec(request.authorization);
+    const signedAt = parseNdaDate(request.date);
+    if (!header || signedAt === undefined || request.host === undefined) return undefined;
+    if (Math.abs(now - signedAt) > this.#skewMs) return undefined;
+    const keyId = header[1]!;
+    const presented = header[2]!;
+    const key = this.#keys.get(keyId);
+    const canonical = canonicalString({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
+    const expected = ndaSignature(key?.secret.reveal() ?? this.#decoySecret, canonical);
+    const matches = timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
+    if (!key || !matches) return undefined;
+    return { principal: key.principal, replayKey: `${key.keyId} ${presented}`, expiresAt: signedAt + this.#skewMs };
+  }
+}

@@ -1,0 +1,348 @@
+// HMAC API keys as the registry's client (ELZA) signs, on v1 and v2, beside
+// the bearer tokens. Every signature here comes from test/support/nda-signer.ts,
+// an implementation of its own, never from the service's api/auth/nda-hmac.ts.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app.ts';
+import { loadTokens } from '../../api/auth/tokens.ts';
+import { applyBatch } from '../support/apply.ts';
+import { batchXml, create } from '../support/batches.ts';
+import { startHarness, TEST_KEYS, type Harness } from '../support/harness.ts';
+import { elzaHeaders, elzaSignature, ndaDate, type TestKey } from '../support/nda-signer.ts';
+
+const CLI = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
+const XML = { 'content-type': 'application/xml' };
+const JSON_BODY = { 'content-type': 'application/json' };
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** A request exactly as given (path, query and Host untouched), the way a Java client puts it on the wire. */
+function send(baseUrl: string, options: { method?: string; pathAndQuery: string; headers?: Record<string, string>; body?: string }): Promise<Answer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const body = options.body === undefined ? undefined : Buffer.from(options.body);
+    const headers: Record<string, string> = { ...options.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
+    const outgoing = request({ host: hostname, port, method: options.method ?? 'GET', path: options.pathAndQuery, headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/** A signed request from `host` (what the client called; the socket still goes to the harness). */
+function signed(harness: Harness, key: TestKey, options: { method?: string; pathAndQuery: string; headers?: Record<string, string>; body?: string; host?: string; at?: Date }): Promise<Answer> {
+  const method = options.method ?? 'GET';
+  const host = options.host ?? '127.0.0.1';
+  const signature = elzaHeaders(key, { host, method, pathAndQuery: options.pathAndQuery, at: options.at });
+  return send(harness.baseUrl, { ...options, method, headers: { ...options.headers, ...signature } });
+}
+
+/** The parts of a 401 that must not differ between causes (the request id does). */
+function refusal(answer: Answer): unknown {
+  const { requestId, ...body } = JSON.parse(answer.text) as Record<string, unknown>;
+  expect(requestId).toBeTypeOf('string');
+  return { status: answer.status, type: answer.headers['content-type'], challenge: answer.headers['www-authenticate'], body };
+}
+
+
+describe('HMAC API keys', () => {
+  let harness: Harness;
+  let entityId: number;
+  let transactions: string[];
+
+  beforeAll(async () => {
+    harness = await startHarness({ env: { V1_BATCH_WAIT_SECONDS: '30' } });
+    const first = await applyBatch(harness, batchXml([create('a', `Podpis ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]));
+    const second = await applyBatch(harness, batchXml([create('a', `Podpis ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]));
+    entityId = first.revisions.get('a')!.entityId;
+    transactions = [first.transaction, second.transaction];
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  describe('a correctly signed request', () => {
+    it('reads an entity on v2 and v1 (GET without a query)', async () => {
+      const v2 = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v2/entities/${entityId}` });
+      expect(v2.status, v2.text).toBe(200);
+      expect(v2.text).toContain('Podpis');
+      const v1 = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v1/entities/${entityId}` });
+      expect(v1.status, v1.text).toBe(200);
+    });
+
+    it('reads a change feed (GET with a query), on v2 and v1', async () => {
+      const [from, to] = transactions as [string, string];
+      for (const version of ['v2', 'v1']) {
+        const answer = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/${version}/updates?fromTransId=${from}&toTransId=${to}&page=1&pageSize=10` });
+        expect(answer.status, `${version}: ${answer.text}`).toBe(200);
+      }
+    });
+
+    it('covers the decoded query: a percent-encoded value is signed as its text, not as its escapes', async () => {
+      const pathAndQuery = `/api/v2/entities/${entityId}?note=Nov%C3%A1k%20%26%20syn%2B+x`;
+      expect((await signed(harness, TEST_KEYS.read, { pathAndQuery })).status).toBe(200);
+      // Signed over the escapes as sent: not what the client signs, so not accepted.
+      const date = ndaDate(new Date());
+      const overEscapes = elzaSignature(TEST_KEYS.read.secret, `127.0.0.1GET/api/v2/entities/${entityId}note=Nov%C3%A1k%20%26%20syn%2B+x${date}`);
+      const answer = await send(harness.baseUrl, { pathAndQuery, headers: { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 KeyId=${TEST_KEYS.read.keyId},Signature=${overEscapes}` } });
+      expect(answer.status).toBe(401);
+    });
+
+    it('searches with a JSON body (POST, v2 and v1)', async () => {
+      for (const version of ['v2', 'v1']) {
+        const answer = await signed(harness, TEST_KEYS.read, { method: 'POST', pathAndQuery: `/api/${version}/search?page=1&pageSize=10`, headers: JSON_BODY, body: '{}' });
+        expect(answer.status, `${version}: ${answer.text}`).toBe(200);
+      }
+    });
+
+    it('submits a batch with an XML body (POST, v2), recorded under the key\'s name', async () => {
+      const answer = await signed(harness, TEST_KEYS.write, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: XML, body: batchXml([create('a', `Klíč ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]) });
+      expect(answer.status, answer.text).toBeLessThan(300);
+      const batchId = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(answer.text)![0];
+      const [batch] = await harness.orm.em.getConnection().execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [batchId]);
+      expect(batch!.submitted_by).toBe('key-writer');
+    });
+
+    it('submits a batch on v1 (POST, answered synchronously)', async () => {
+      const answer = await signed(harness, TEST_KEYS.write, { method: 'POST', pathAndQuery: '/api/v1/batches', headers: XML, body: batchXml([create('a', `Klíč v1 ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })], { version: 'v1' }) });
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.text).toContain('<bus');
+    });
+
+    it('starts an export with the export permission', async () => {
+      const answer = await signed(harness, TEST_KEYS.export, { method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers: JSON_BODY, body: JSON.stringify([entityId]) });
+      expect(answer.status, answer.text).toBeLessThan(300);
+    });
+
+    it('accepts a date at the edge of the window, either way', async () => {
+      for (const shift of [-290_000, 290_000]) {
+        const answer = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v2/entities/${entityId}`, at: new Date(Date.now() + shift) });
+        expect(answer.status, `shifted ${shift} ms`).toBe(200);
+      }
+    });
+  });
+
+  describe('every failure is the same 401', () => {
+    const path = () => `/api/v2/entities/${entityId}`;
+    const now = () => ndaDate(new Date());
+    const signature = (secret: string, date: string, data = `127.0.0.1GET${path()}${date}`) => elzaSignature(secret, data);
+    const header = (keyId: string, sig: string) => `NDA-HMAC-SHA256 KeyId=${keyId},Signature=${sig}`;
+    const { keyId, secret } = TEST_KEYS.read;
+
+    const cases: Array<[string, () => Record<string, string>]> = [
+      ['no credentials at all', () => ({})],
+      ['no X-NDA-Date', () => ({ authorization: header(keyId, signature(secret, now())) })],
+      ['an X-NDA-Date of 13 digits', () => { const date = now().slice(0, 13); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
+      ['an X-NDA-Date that is no date (month 13)', () => { const date = `${now().slice(0, 4)}13${now().slice(6)}`; return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
+      ['an ISO date instead of yyyyMMddHHmmss', () => { const date = new Date().toISOString(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
+      ['a date 6 minutes old', () => { const date = ndaDate(new Date(Date.now() - 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
+      ['a date 6 minutes ahead', () => { const date = ndaDate(new Date(Date.now() + 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
+      ['an unknown keyId', () => { const date = now(); return { 'x-nda-date': date, authorization: header('no-such-key', signature(secret, date)) }; }],
+      ['a wrong secret', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(`${secret}x`, date)) }; }],
+      ['another key\'s signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(TEST_KEYS.admin.secret, date)) }; }],
+      ['a signature of another path', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1GET/api/v2/entities/${entityId + 1}${date}`)) }; }],
+      ['a signature of another method', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1POST${path()}${date}`)) }; }],
+      ['a signature of another host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `localhostGET${path()}${date}`)) }; }],
+      ['a signature with the port in the host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `${new URL(harness.baseUrl).host}GET${path()}${date}`)) }; }],
+      ['a signature of another date', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, ndaDate(new Date(Date.now() - 1000)))) }; }],
+      ['a truncated signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date).slice(0, -1)) }; }],
+      ['a hex signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, Buffer.from(signature(secret, date), 'base64').toString('hex')) }; }],
+      ['no Signature parameter', () => ({ 'x-nda-date': now(), authorization: `NDA-HMAC-SHA256 KeyId=${keyId}` })],
+      ['no KeyId parameter', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 Signature=${signature(secret, date)}` }; }],
+      ['the scheme alone', () => ({ 'x-nda-date': now(), authorization: 'NDA-HMAC-SHA256' })],
+      ['another HMAC scheme name', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA1 KeyId=${keyId},Signature=${signature(secret, date)}` }; }],
+      ['junk after the signature', () => { const date = now(); return { 'x-nda-date': date, authorization: `${header(keyId, signature(secret, date))},Extra=1` }; }],
+      ['the secret sent as the signature', () => ({ 'x-nda-date': now(), authorization: header(keyId, secret) })],
+      ['a bearer token that does not exist', () => ({ authorization: 'Bearer not-a-token-0000000000' })],
+    ];
+
+    it.each(cases)('%s', async (_name, headers) => {
+      const answer = await send(harness.baseUrl, { pathAndQuery: path(), headers: headers() });
+      expect(answer.status, answer.text).toBe(401);
+      expect(answer.headers['www-authenticate']).toMatch(/^Bearer /);
+      expect(answer.headers['www-authenticate']).toContain('NDA-HMAC-SHA256');
+      const reference = await send(harness.baseUrl, { pathAndQuery: path() });
+      expect(refusal(answer)).toEqual(refusal(reference));
+      expect(answer.text).not.toContain(secret);
+    });
+
+    it('refuses a write signature used a second time (a replay, even with another body), but not a read signature', async () => {
+      // A second no other write of this file signs, so that the first use here is the first use.
+      const date = ndaDate(new Date(Date.now() - 120_000));
+      const headers = { ...XML, 'x-nda-date': date, authorization: header(TEST_KEYS.write.keyId, elzaSignature(TEST_KEYS.write.secret, `127.0.0.1POST/api/v2/batches${date}`)) };
+      const body = () => batchXml([create('a', `Jednou ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]);
+      const first = await send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers, body: body() });
+      expect(first.status, first.text).toBeLessThan(300);
+      const replayed = await send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers, body: body() });
+      expect(replayed.status).toBe(401);
+      expect(refusal(replayed)).toEqual(refusal(await send(harness.baseUrl, { pathAndQuery: path() })));
+
+      const readHeaders = elzaHeaders(TEST_KEYS.read, { host: '127.0.0.1', method: 'GET', pathAndQuery: path() });
+      for (let i = 0; i < 2; i += 1) expect((await send(harness.baseUrl, { pathAndQuery: path(), headers: readHeaders })).status).toBe(200);
+    });
+  });
+
+  describe('permissions are those of the key, as for tokens', () => {
+    it('403 for a write with a read key and for an export with a write key, on v2 and v1', async () => {
+      const cases = [
+        { key: TEST_KEYS.read, method: 'POST', pathAndQuery: '/api/v2/batches', headers: XML, body: '<batchUpdate/>' },
+        { key: TEST_KEYS.read, method: 'POST', pathAndQuery: '/api/v1/batches', headers: XML, body: '<bu/>' },
+        { key: TEST_KEYS.write, method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers: JSON_BODY, body: '[1]' },
+        { key: TEST_KEYS.write, method: 'POST', pathAndQuery: '/api/v1/export/snapshots', headers: JSON_BODY, body: '["1"]' },
+        { key: TEST_KEYS.export, method: 'POST', pathAndQuery: '/api/v2/batches/test', headers: XML, body: '<batchUpdate/>' },
+      ];
+      for (const { key, ...one } of cases) {
+        const answer = await signed(harness, key, one);
+        expect(answer.status, `${key.keyId} ${one.method} ${one.pathAndQuery}`).toBe(403);
+        expect(JSON.parse(answer.text)).toMatchObject({ code: 'Forbidden' });
+      }
+    });
+
+    it('the admin key holds every permission', async () => {
+      const answer = await signed(harness, TEST_KEYS.admin, { method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers: JSON_BODY, body: JSON.stringify([entityId]) });
+      expect(answer.status, answer.text).toBeLessThan(300);
+    });
+  });
+
+  it('bearer tokens still work beside the keys', async () => {
+    const read = await harness.api(`/api/v2/entities/${entityId}`, { as: 'read' });
+    expect(read.status).toBe(200);
+    const forbidden = await harness.api('/api/v2/batches', { method: 'POST', headers: XML, body: '<batchUpdate/>', as: 'read' });
+    expect(forbidden.status).toBe(403);
+    const v1 = await harness.api(`/api/v1/entities/${entityId}`, { as: 'read' });
+    expect(v1.status).toBe(200);
+  });
+
+  it('ignores X-Forwarded-Host unless TRUST_PROXY is set', async () => {
+    const answer = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v2/entities/${entityId}`, host: 'records.example.org', headers: { 'x-forwarded-host': 'records.example.org' } });
+    expect(answer.status).toBe(401);
+  });
+
+  it('logs the key\'s name as the principal, and never a secret, at debug level too', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+    const server = buildApp({ config: harness.config, orm: harness.orm, temporal: harness.temporal, log, tokens: loadTokens(harness.config, () => undefined) }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const good = elzaHeaders(TEST_KEYS.read, { host: '127.0.0.1', method: 'GET', pathAndQuery: `/api/v2/entities/${entityId}` });
+      expect((await send(baseUrl, { pathAndQuery: `/api/v2/entities/${entityId}`, headers: good })).status).toBe(200);
+      const bad = elzaHeaders({ keyId: TEST_KEYS.read.keyId, secret: TEST_KEYS.admin.secret }, { host: '127.0.0.1', method: 'GET', pathAndQuery: `/api/v2/entities/${entityId}` });
+      expect((await send(baseUrl, { pathAndQuery: `/api/v2/entities/${entityId}`, headers: bad })).status).toBe(401);
+      const refused = await send(baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: { ...XML, ...elzaHeaders(TEST_KEYS.read, { host: '127.0.0.1', method: 'POST', pathAndQuery: '/api/v2/batches' }) }, body: '<batchUpdate/>' });
+      expect(refused.status).toBe(403);
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+    const logged = lines.join('');
+    expect(logged).toContain('"principal":"key-reader"');
+    for (const key of Object.values(TEST_KEYS)) expect(logged).not.toContain(key.secret);
+  });
+
+  it('never shows a secret in the OpenAPI documents', async () => {
+    for (const version of ['v2', 'v1']) {
+      const text = await (await harness.api(`/api/${version}/openapi.json`, { as: null })).text();
+      expect(text).toContain('NDA-HMAC-SHA256');
+      for (const key of Object.values(TEST_KEYS)) expect(text).not.toContain(key.secret);
+    }
+  });
+
+  describe('the CLI signs with a key', () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'entity-records-hmac-'));
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+      const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENTITY_RECORDS_')));
+      return new Promise((resolve) => {
+        execFile(process.execPath, [CLI, ...args], { env: { ...base, ENTITY_RECORDS_URL: harness.baseUrl, ...env } }, (error, stdout, stderr) =>
+          resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+        );
+      });
+    }
+
+    it('reads with --key-id/--key-secret and submits with ENTITY_RECORDS_KEY_ID/SECRET, recorded under the key\'s name', async () => {
+      const read = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId, '--key-secret', TEST_KEYS.read.secret], {});
+      expect(read.code, read.stderr).toBe(0);
+      expect(read.stdout).toContain('Podpis');
+
+      const file = join(dir, 'batch.xml');
+      writeFileSync(file, batchXml([create('a', `CLI klíč ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]));
+      const submitted = await cli(['batch', 'submit', file], { ENTITY_RECORDS_KEY_ID: TEST_KEYS.write.keyId, ENTITY_RECORDS_KEY_SECRET: TEST_KEYS.write.secret });
+      expect(submitted.code, submitted.stderr).toBe(0);
+      const [batch] = await harness.orm.em.getConnection().execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [submitted.stdout.trim()]);
+      expect(batch!.submitted_by).toBe('key-writer');
+    });
+
+    it('exits 3 with the 401 for a wrong secret, and 2 for a key id without a secret', async () => {
+      const wrong = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId, '--key-secret', 'x'.repeat(40)], {});
+      expect(wrong.code).toBe(3);
+      expect(wrong.stderr).toContain('401 Unauthorized');
+      const half = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId], {});
+      expect(half.code).toBe(2);
+    });
+  });
+});
+
+describe('behind a reverse proxy', () => {
+  it('TRUST_PROXY: the host signed is X-Forwarded-Host (its first value, without the port)', async () => {
+    const harness = await startHarness({ worker: false, env: { TRUST_PROXY: 'true' } });
+    try {
+      const path = '/api/v2/entities/999999999';
+      const behind = await signed(harness, TEST_KEYS.read, { pathAndQuery: path, host: 'records.example.org', headers: { 'x-forwarded-host': 'Records.Example.org:443, inner.local' } });
+      expect(behind.status, behind.text).toBe(404);
+      const direct = await signed(harness, TEST_KEYS.read, { pathAndQuery: path });
+      expect(direct.status, direct.text).toBe(404);
+      const spoofed = await signed(harness, TEST_KEYS.read, { pathAndQuery: path, headers: { 'x-forwarded-host': 'elsewhere.example.org' } });
+      expect(spoofed.status).toBe(401);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('PUBLIC_HOST: the host signed is that name, whatever the request says', async () => {
+    const harness = await startHarness({ worker: false, env: { PUBLIC_HOST: 'records.example.org:8443' } });
+    try {
+      const path = '/api/v2/entities/999999999';
+      expect((await signed(harness, TEST_KEYS.read, { pathAndQuery: path, host: 'records.example.org' })).status).toBe(404);
+      expect((await signed(harness, TEST_KEYS.read, { pathAndQuery: path })).status).toBe(401);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+describe('the replay guard', () => {
+  it('API_KEY_REPLAY_GUARD=false lets a write signature be used again within its window', async () => {
+    const harness = await startHarness({ worker: false, env: { API_KEY_REPLAY_GUARD: 'false' } });
+    try {
+      const headers = { ...XML, ...elzaHeaders(TEST_KEYS.write, { host: '127.0.0.1', method: 'POST', pathAndQuery: '/api/v2/batches/test' }) };
+      for (let i = 0; i < 2; i += 1) {
+        const answer = await send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches/test', headers, body: batchXml([create('a', `Znovu ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]) });
+        expect(answer.status, answer.text).toBe(200);
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,218 @@
+// The README's walkthrough, run as written: a fresh `npm start` (its own
+// Temporal dev server, an empty database, the generated admin token) in a
+// folder that mirrors the project's (every entry a symlink, except .data),
+// then every command of the section, in order, in one bash. The only edit is
+// the port: the service listens on a free one instead of 8080. PATH lacks
+// npm's node_modules/.bin, as in a plain terminal: the CLI must bring its
+// own Node. Then the v1 examples through the API. The assertions are about
+// outcomes (written, readable, found, exported), not the CLI's wording.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
+import { validateDocument } from '../../domain/validation/index.ts';
+import { freePort } from '../../scripts/lib/ports.ts';
+import { eventually } from '../support/harness.ts';
+import { readmeSection, recordingScript, shellCommands, type ReadmeCommand } from '../support/readme-commands.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const README_URL = 'http://127.0.0.1:8080';
+/** Not mirrored: the run's own data, and what a reader's own runs left behind. */
+const NOT_MIRRORED = new Set(['.data', '.git', 'walkthrough']);
+const PLACEHOLDER_REV = '00000000-0000-4000-8000-000000000000';
+
+const KAREL = '5cd88563-6fea-41f1-948a-9a22da47589e';
+const JOSEF = '95adcfa1-697e-4c5c-a722-2e80dbafdb23';
+const NEMCOVA = '4c8f62f0-128f-48d9-8baf-f0183438475a';
+const CLUB = 'bfa24999-0634-4f45-8e78-8c56a4344733';
+const NAMESAKE = '7d8263cc-9407-4a25-9af5-fdfb9959732f';
+const NAMELESS = '2b3a2859-42ff-4909-82a5-9e6c8219c813';
+const FIRST_BATCH = '7bdfc3dd-ee72-4efc-a423-9993a6230643';
+const V1 = { tgm: '2c99bcdf-b0d8-4cdc-9708-a14996682157', alice: '78e88b3a-5a41-4b12-9567-898d3487eed5', namesake: 'a48d55a7-eef2-4b05-9c67-568d61973a1d' };
+
+interface Outcome extends ReadmeCommand {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('README walkthrough', () => {
+  let folder: string;
+  let databaseName: string;
+  let databaseUrl: string;
+  let baseUrl: string;
+  let stack: ChildProcess | undefined;
+  let stackExit: Promise<unknown> | undefined;
+  let token: string;
+  let outcomes: Outcome[] = [];
+
+  const api = (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetch(`${baseUrl}${path}`, { ...init, headers });
+  };
+  const outcomeOf = (pattern: RegExp): Outcome => {
+    const found = outcomes.find((outcome) => pattern.test(outcome.line));
+    if (!found) throw new Error(`the walkthrough has no command matching ${pattern}`);
+    return found;
+  };
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'entity-records-walkthrough-'));
+    for (const entry of readdirSync(ROOT)) if (!NOT_MIRRORED.has(entry)) symlinkSync(join(ROOT, entry), join(folder, entry));
+    mkdirSync(join(folder, '.data'));
+
+    const url = new URL(inject('databaseUrl'));
+    databaseName = `er_walkthrough_${randomBytes(4).toString('hex')}`;
+    url.pathname = `/${databaseName}`;
+    databaseUrl = url.toString();
+
+    const [port, temporalPort, temporalUiPort] = [await freePort(), await freePort(), await freePort()];
+    baseUrl = `http://127.0.0.1:${port}`;
+    const env = cleanEnv({
+      PORT: String(port),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(temporalUiPort),
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: join(folder, '.data'),
+      LOG_LEVEL: 'warn',
+    });
+    // A file, not a pipe: the commands below run synchronously, and a full pipe would stall the service.
+    const log = join(folder, '.data', 'npm-start.log');
+    const logFd = openSync(log, 'a');
+    stack = spawn('npm', ['start'], { cwd: folder, env, detached: true, stdio: ['ignore', logFd, logFd] });
+    closeSync(logFd);
+    stackExit = once(stack, 'exit');
+    let exited = false;
+    void stackExit.then(() => (exited = true));
+    await eventually(async () => {
+      if (exited) throw new Error(`npm start exited:\n${readFileSync(log, 'utf8')}`);
+      const health = await fetch(`${baseUrl}/health`).catch(() => undefined);
+      return health?.ok ? true : undefined;
+    }, 240_000);
+    token = readFileSync(join(folder, '.data', 'secrets', 'admin-token'), 'utf8').trim();
+
+    const commands = shellCommands(readmeSection(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'Walkthrough')).map((command) => ({
+      ...command,
+      line: command.line.replaceAll(README_URL, baseUrl),
+    }));
+    const outDir = join(folder, '.data', 'walkthrough-output');
+    mkdirSync(outDir);
+    const shell = spawnSync('bash', ['-c', recordingScript(commands, outDir)], {
+      cwd: folder,
+      env: { ...cleanEnv({}), ENTITY_RECORDS_URL: baseUrl },
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
+    if (shell.error) throw shell.error;
+    outcomes = commands.map((command, index) => ({
+      ...command,
+      code: Number(readFileSync(join(outDir, `${index}.code`), 'utf8').trim()),
+      stdout: readFileSync(join(outDir, `${index}.out`), 'utf8'),
+      stderr: readFileSync(join(outDir, `${index}.err`), 'utf8'),
+    }));
+  }, 900_000);
+
+  afterAll(async () => {
+    if (stack?.pid !== undefined && stack.exitCode === null) {
+      process.kill(-stack.pid, 'SIGINT');
+      const stopped = await Promise.race([stackExit, new Promise((resolve) => setTimeout(() => resolve('timeout'), 60_000))]);
+      if (stopped === 'timeout') process.kill(-stack.pid, 'SIGKILL');
+    }
+    if (databaseName) {
+      const admin = new URL(withDatabaseUser(databaseUrl));
+      admin.pathname = '/postgres';
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      await client.query(`drop database if exists ${pg.escapeIdentifier(databaseName)} with (force)`);
+      await client.end();
+    }
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  }, 120_000);
+
+  it('runs every command with the exit code the README gives it, and without a warning to ignore', () => {
+    expect(outcomes.length).toBeGreaterThan(15);
+    for (const outcome of outcomes) {
+      expect(outcome.code, `${outcome.line}\n${outcome.stderr}`).toBe(outcome.expectedExit);
+      expect(outcome.stderr, outcome.line).not.toMatch(/npm warn|EBADENGINE|ExperimentalWarning/i);
+    }
+  });
+
+  it('writes the first batch: four records, readable by number and UUID', async () => {
+    const result = await api(`/api/v2/batches/${FIRST_BATCH}/result`);
+    expect(await result.text()).toContain('<batchChangeSuccess');
+    for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect((await api(`/api/v2/entities/${uuid}`)).status, uuid).toBe(200);
+    expect(outcomeOf(/entity get 1$/).stdout).toContain(KAREL);
+    expect(outcomeOf(new RegExp(`entity get ${JOSEF}$`)).stdout).toContain('Josef');
+  });
+
+  it('finds the records by name, whatever the case and accents', () => {
+    const count = Number(/<count>(\d+)<\/count>/.exec(outcomeOf(/search --name capek/).stdout)?.[1]);
+    expect(count).toBeGreaterThanOrEqual(2);
+  });
+
+  it('applies the update and the state change built on the current revs', async () => {
+    expect(await (await api(`/api/v2/entities/${KAREL}`)).text()).toContain('Dacier');
+    expect(await (await api(`/api/v2/entities/${JOSEF}`)).text()).toMatch(/state="E?RS_APPROVED"/);
+  });
+
+  it('refuses the warnings-only batch with a force key, then writes it with that key', async () => {
+    expect(readFileSync(join(folder, 'walkthrough', '04-refused.xml'), 'utf8')).toMatch(/<forceKey>[^<]+<\/forceKey>/);
+    expect((await api(`/api/v2/entities/${NAMESAKE}`)).status).toBe(200);
+  });
+
+  it('writes nothing of the invalid batch, neither tested nor submitted', async () => {
+    expect(outcomeOf(/batch test examples\/v2\/05-invalid/).stderr).toMatch(/2 errors/);
+    expect((await api(`/api/v2/entities/${NAMELESS}`)).status).toBe(404);
+  });
+
+  it('lists what changed after the first batch, and exports the records and their changes', async () => {
+    const updates = outcomeOf(/updates --from/).stdout;
+    for (const uuid of [KAREL, JOSEF, NAMESAKE]) expect(updates, uuid).toContain(uuid);
+    expect(updates).not.toContain(NEMCOVA);
+
+    const snapshot = readFileSync(join(folder, 'walkthrough', 'snapshot.xml'));
+    await validateDocument(snapshot, 'v2');
+    for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect(snapshot.toString('utf8'), uuid).toContain(uuid);
+    const revisions = readFileSync(join(folder, 'walkthrough', 'revisions.xml'));
+    await validateDocument(revisions, 'v2');
+    expect(revisions.toString('utf8')).toContain('Dacier');
+  });
+
+  it('runs the v1 series after the README submitted its first batch: update, approve, a refused namesake, an invalid batch', async () => {
+    expect(outcomeOf(/api\/v1\/batches/).stdout).toMatch(/<bus[\s>]/);
+    const submitV1 = async (file: string, rev?: string) => {
+      let body = readFileSync(join(ROOT, 'examples', 'v1', file), 'utf8');
+      if (rev !== undefined) body = body.replaceAll(PLACEHOLDER_REV, rev);
+      const response = await api('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body });
+      expect(response.status, file).toBe(200);
+      return response.text();
+    };
+    const currentRev = async (uuid: string) => /<rev>([^<]+)<\/rev>/.exec(await (await api(`/api/v2/entities/${uuid}`)).text())![1]!;
+
+    expect(await submitV1('02-update.xml', await currentRev(V1.tgm))).toMatch(/<bus[\s>]/);
+    expect(await (await api(`/api/v2/entities/${V1.tgm}`)).text()).toContain('prezident republiky');
+    expect(await submitV1('03-approve.xml', await currentRev(V1.alice))).toMatch(/<bus[\s>]/);
+    expect(await (await api(`/api/v2/entities/${V1.alice}`)).text()).toMatch(/state="E?RS_APPROVED"/);
+    expect(await submitV1('04-namesake.xml')).toMatch(/<bue[\s>]/);
+    expect((await api(`/api/v2/entities/${V1.namesake}`)).status).toBe(404);
+    expect(await submitV1('05-invalid.xml')).toMatch(/<bue[\s>]/);
+  });
+});
+
+/** The environment of a plain terminal: none of the test run's settings, no npm-provided PATH entries. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|NODE_|VITEST|TEST_|AUTH_|TEMPORAL_|DATABASE_URL$|PORT$|HOST$|DATA_DIR$|ENTITY_RECORDS_)/.test(key)) continue;
+    env[key] = value;
+  }
+  env.PATH = (process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.includes('node_modules')).join(delimiter);
+  return { ...env, ...extra };
+}
