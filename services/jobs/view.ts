@@ -60,7 +60,7 @@ export async function batchJobView(deps: ViewDeps, id: string, options: JobViewO
   const row = await findBatch(await pgPool(deps.orm), id);
   if (!row) return undefined;
   const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
-  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id);
+  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
   const now = ended || !live?.state ? undefined : batchFromWorkflow(row, live.state);
   return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
 }
@@ -70,16 +70,17 @@ export async function exportJobView(deps: ViewDeps, id: string, options: JobView
   if (!row) return undefined;
   const status = effectiveStatus(row);
   const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';
-  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id);
+  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
   const now = ended || !live?.state ? undefined : exportFromWorkflow(row, live.state);
   return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
 }
 
 /** What Temporal says, or undefined when it could not be asked (the row answers then). */
-async function askTemporal(client: Client, id: string): Promise<{ state: JobWorkflowState | undefined } | undefined> {
+async function askTemporal(client: Client, id: string, options: JobViewOptions): Promise<{ state: JobWorkflowState | undefined } | undefined> {
   if (!temporalReachability.worthAsking(client)) return undefined;
   try {
-    const state = await describeJobWorkflow(client, id);
+    // A client polls the plain status often and with short timeouts of its own: a slow Temporal costs it at most a second.
+    const state = await describeJobWorkflow(client, id, { timeoutMs: options.detail ? 3_000 : 1_000 });
     temporalReachability.answered(client);
     return { state };
   } catch {
