@@ -50,7 +50,15 @@ export async function describeJobWorkflow(client: Client, workflowId: string, op
   let description;
   try {
     const timeoutMs = options.timeoutMs ?? DESCRIBE_TIMEOUT_MS;
-    description = await withTimeout(client.workflow.getHandle(workflowId, options.runId).describe(), timeoutMs, `describing workflow ${workflowId}`);
+    // The abort ends the call and the client's retries of it too, not only our wait for them.
+    const abort = new AbortController();
+    const describing = client.withAbortSignal(abort.signal, () => client.workflow.getHandle(workflowId, options.runId).describe());
+    describing.catch(() => undefined);
+    try {
+      description = await withTimeout(describing, timeoutMs, `describing workflow ${workflowId}`);
+    } finally {
+      abort.abort();
+    }
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return undefined;
     throw error;

@@ -261,7 +261,8 @@ describe('operator actions on running jobs', () => {
     const release = await gate.reached(id);
     const exportId = await startHeldExport();
     const releaseExport = await gate.reached(exportId);
-    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:9', connectTimeout: 500 }) });
+    // No retry interceptor: its timers would outlive the connection this test closes.
+    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:9', connectTimeout: 500, interceptors: [] }) });
     try {
       const down = { ...harness, temporal: unreachable };
       const batch = (await batchJobView(down, id, { detail: true }))!;
