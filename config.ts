@@ -20,6 +20,8 @@ const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
+  TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
@@ -30,6 +32,8 @@ const configSchema = z.object({
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  /** How often the expiry schedule removes export files past their retention. */
+  EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
@@ -69,7 +73,7 @@ const configSchema = z.object({
 });
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
-export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[] };
+export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[] };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -78,9 +82,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const { API_KEYS, ...values } = parsed.data;
+  const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   return {
     ...values,
-    temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
+    temporalAddress,
+    temporalUiUrl: values.TEMPORAL_UI_URL ?? `http://${temporalAddress.replace(/:\d+$/, '')}:${values.TEMPORAL_UI_PORT}`,
     forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
     apiKeys: loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE }),

@@ -6,72 +6,102 @@ import type { ChangeCommand } from '../domain/model.ts';
 import { readBatch } from '../domain/xml/batch-reader.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatchCommands } from '../services/batches/apply.ts';
-import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress } from '../services/batches/store.ts';
+import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress, stampTransactionCommit } from '../services/batches/store.ts';
+import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
   orm: Orm;
   log: Logger;
   forceKeySecret: string;
-  /** Test seam: called after each written step, inside the open transaction (a throw there aborts it). */
-  afterWriteStep?: (batchId: string, done: number, attempt: number) => void;
+  /** Asks Temporal whether an attempt may still commit (job-control.ts). */
+  checkAttempt: CheckAttempt;
+  /** Test seam: called after each written step, inside the open transaction (a throw there aborts it; a promise holds the step). */
+  afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
 }
 
 export type BatchOutcomeStatus = 'COMPLETED' | 'FAILED';
+
+/** What the batch activity heartbeats: where it is, and the share of changes written (0..1). */
+export interface BatchHeartbeat {
+  phase: 'read' | 'plan' | 'write' | 'commit';
+  done: number;
+}
 
 export function createBatchActivities(deps: BatchActivityDeps) {
   return {
     /**
      * Applies a stored batch in one PostgreSQL transaction. At-least-once safe:
      * the outcome is committed together with the writes, so a retry after a
-     * crash finds the batch finished and returns its status.
+     * crash finds the batch finished and returns its status. Cancelled or
+     * terminated in Temporal, it rolls back and records why; it commits only
+     * after Temporal has confirmed that this attempt is still wanted.
      */
     async applyBatch(batchId: string): Promise<BatchOutcomeStatus> {
+      const context = Context.current();
       const pool = await pgPool(deps.orm);
       const batch = await findBatch(pool, batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
       if (batch.status === 'COMPLETED' || batch.status === 'FAILED') return batch.status;
       await markProcessing(pool, batchId);
 
+      const progress: BatchHeartbeat = { phase: 'read', done: 0 };
+      const heartbeat = keepHeartbeating(context, () => progress);
       const started = performance.now();
-      const commands: ChangeCommand[] = [];
-      let summary;
       try {
-        summary = await readBatch(readBatchBody(pool, batchId), (command) => commands.push(command));
-      } catch (error) {
-        // The API validated this body; a body that no longer reads is not worth retrying.
-        if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
-        throw error;
-      }
-      Context.current().heartbeat({ phase: 'read', changes: summary.changes });
-      const read = performance.now();
+        const commands: ChangeCommand[] = [];
+        let summary;
+        try {
+          summary = await readBatch(readBatchBody(pool, batchId), (command) => commands.push(command));
+        } catch (error) {
+          // The API validated this body; a body that no longer reads is not worth retrying.
+          if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
+          throw error;
+        }
+        throwIfStopped(context);
+        const read = performance.now();
 
-      const total = batch.changesTotal ?? summary.changes;
-      const attempt = Context.current().info.attempt;
-      const result = await inTransaction(pool, async (client) => {
-        const outcome = await applyBatchCommands(client, commands, {
-          batchId,
-          bodySha256: batch.bodySha256,
-          sender: summary.header.sender,
-          principal: batch.submittedBy,
-          force: batch.force,
-          offeredForceKey: batch.offeredForceKey ?? undefined,
-          forceKeySecret: deps.forceKeySecret,
-          commit: true,
-          onProgress: async (done) => {
-            Context.current().heartbeat({ phase: 'write', done });
-            deps.afterWriteStep?.(batchId, done, attempt);
-            await recordProgress(pool, batchId, Math.floor(done * total));
-          },
+        const total = batch.changesTotal ?? summary.changes;
+        const attempt = context.info.attempt;
+        progress.phase = 'plan';
+        const result = await inTransaction(pool, async (client) => {
+          const outcome = await applyBatchCommands(client, commands, {
+            batchId,
+            bodySha256: batch.bodySha256,
+            sender: summary.header.sender,
+            principal: batch.submittedBy,
+            force: batch.force,
+            offeredForceKey: batch.offeredForceKey ?? undefined,
+            forceKeySecret: deps.forceKeySecret,
+            commit: true,
+            onProgress: async (done) => {
+              progress.phase = 'write';
+              progress.done = done;
+              heartbeat.now();
+              await deps.afterWriteStep?.(batchId, done, attempt);
+              throwIfStopped(context);
+              await recordProgress(pool, batchId, Math.floor(done * total));
+            },
+          });
+          progress.phase = 'commit';
+          if (outcome.outcome === 'success') await stampTransactionCommit(client, batchId);
+          if (!(await finishBatch(client, batchId, outcome.outcome === 'success' ? 'COMPLETED' : 'FAILED', outcome))) {
+            throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
+          }
+          // The last word before the commit: a terminated or superseded attempt must not write.
+          await confirmStillWanted(context, deps.checkAttempt);
+          return outcome;
         });
-        await finishBatch(client, batchId, outcome.outcome === 'success' ? 'COMPLETED' : 'FAILED', outcome);
-        return outcome;
-      });
-      const status = result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
-      deps.log.info(
-        { batchId, status, changes: summary.changes, readMs: Math.round(read - started), applyMs: Math.round(performance.now() - read) },
-        'batch finished',
-      );
-      return status;
+        const status = result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
+        deps.log.info(
+          { batchId, status, changes: summary.changes, readMs: Math.round(read - started), applyMs: Math.round(performance.now() - read) },
+          'batch finished',
+        );
+        return status;
+      } catch (error) {
+        throw await recordStop(batchId, context, error);
+      } finally {
+        heartbeat.stop();
+      }
     },
 
     /** Records a batch as FAILED when applying it failed for good (not on a rule: those are results). */
@@ -82,6 +112,28 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       await finishBatch(pool, batchId, 'FAILED', null, reason);
     },
   };
+
+  /**
+   * After the transaction rolled back on `error`: a batch stopped by an
+   * operator is recorded FAILED with the reason (its workflow may be gone and
+   * unable to do it); a superseded attempt records nothing. Returns what the
+   * activity throws.
+   */
+  async function recordStop(batchId: string, context: Context, error: unknown): Promise<unknown> {
+    const stopped = await whyStopped(context, error, deps.checkAttempt);
+    if (!stopped) return error;
+    deps.log.warn({ batchId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'batch apply stopped; nothing was written');
+    if (stopped.ending !== 'superseded') {
+      await finishBatch(await pgPool(deps.orm), batchId, 'FAILED', null, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
+    }
+    // A cancel seen by the check before its heartbeat answer: wait for that answer, so the attempt reports as cancelled.
+    if (stopped.ending === 'cancelled' && !context.cancellationSignal.aborted) await Promise.race([context.cancelled.catch(() => undefined), context.sleep(5_000).catch(() => undefined)]);
+    return error;
+  }
+}
+
+function stoppedMessage(ending: 'cancelled' | 'terminated' | 'closed'): string {
+  return { cancelled: 'cancelled by an operator', terminated: 'terminated by an operator', closed: 'stopped' }[ending];
 }
 
 export type BatchActivities = ReturnType<typeof createBatchActivities>;

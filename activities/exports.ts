@@ -3,23 +3,36 @@ import { pgPool, type Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 import { directoryExportStore } from '../services/exports/files.ts';
 import { findMissing } from '../services/exports/ids.ts';
-import { completeExport, failExport, findExport, markExpired, markRunning, recordProgress } from '../services/exports/requests.ts';
+import { completeExport, expireDueExports, failExport, findExport, markRunning, recordProgress } from '../services/exports/requests.ts';
 import { writeExportFile } from '../services/exports/write.ts';
+import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface ExportActivityDeps {
   orm: Orm;
   log: Logger;
   /** The export store's directory (config.exportDir), shared with the API. */
   exportDir: string;
+  /** Asks Temporal whether an attempt may still publish its file (job-control.ts). */
+  checkAttempt: CheckAttempt;
   /** Records between progress reports (heartbeat, database); tests make it small. */
   exportRecordsPerStep?: number;
-  /** Test seam: called after each progress report with what the file holds so far (a throw there fails the attempt). */
-  afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void;
+  /** Test seam: called after each progress report with what the file holds so far (a throw there fails the attempt; a promise holds it). */
+  afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
 }
 
 export type ExportOutcome =
   | { status: 'COMPLETED'; entitiesWritten: number; bytes: number; sha256: string; expiresAt: string }
   | { status: 'FAILED' | 'EXPIRED' };
+
+/** What the export activity heartbeats: what the file holds so far. */
+export interface ExportHeartbeat {
+  phase: 'write' | 'publish';
+  entitiesWritten: number;
+  bytes: number;
+}
+
+/** Exports whose files one run of the expiry workflow removes at most (the schedule comes again). */
+const EXPIRED_PER_RUN = 1000;
 
 export function createExportActivities(deps: ExportActivityDeps) {
   const store = directoryExportStore(deps.exportDir);
@@ -28,9 +41,11 @@ export function createExportActivities(deps: ExportActivityDeps) {
      * Writes the export file and publishes it. At-least-once safe: every
      * attempt writes a fresh temporary file from the first record and renames
      * it into place only when complete; an export already COMPLETED is not
-     * written again.
+     * written again. Cancelled or terminated in Temporal, it drops its file
+     * and records why.
      */
     async runExport(exportId: string, retentionMs: number): Promise<ExportOutcome> {
+      const context = Context.current();
       const pool = await pgPool(deps.orm);
       const row = await findExport(pool, exportId);
       if (!row) throw ApplicationFailure.nonRetryable(`export ${exportId} is not stored`, 'ExportNotFound');
@@ -39,32 +54,46 @@ export function createExportActivities(deps: ExportActivityDeps) {
       }
       if (row.status === 'FAILED' || row.status === 'EXPIRED') return { status: row.status };
 
-      const context = Context.current();
       const attempt = context.info.attempt;
-      const missing = await findMissing(pool, row.requestedIds);
-      await markRunning(pool, exportId, missing);
-      const summary = await writeExportFile(pool, store, row, {
-        attempt,
-        recordsPerStep: deps.exportRecordsPerStep,
-        onStep: async ({ entitiesWritten, bytes }) => {
-          context.heartbeat({ entitiesWritten, bytes });
-          context.cancellationSignal.throwIfAborted();
-          await recordProgress(pool, exportId, entitiesWritten, bytes);
-          deps.afterExportStep?.(exportId, entitiesWritten, attempt);
-        },
-      });
-      const finishedAt = new Date();
-      const expiresAt = new Date(finishedAt.getTime() + retentionMs);
-      await completeExport(pool, exportId, {
-        filePath: summary.fileKey,
-        entitiesWritten: summary.entitiesWritten,
-        bytes: summary.bytes,
-        sha256: summary.sha256,
-        finishedAt,
-        expiresAt,
-      });
-      deps.log.info({ exportId, kind: row.kind, entities: summary.entitiesWritten, bytes: summary.bytes, missing: missing.length }, 'export finished');
-      return { status: 'COMPLETED', entitiesWritten: summary.entitiesWritten, bytes: summary.bytes, sha256: summary.sha256, expiresAt: expiresAt.toISOString() };
+      const progress: ExportHeartbeat = { phase: 'write', entitiesWritten: 0, bytes: 0 };
+      const heartbeat = keepHeartbeating(context, () => progress);
+      try {
+        const missing = await findMissing(pool, row.requestedIds);
+        await markRunning(pool, exportId, missing);
+        const summary = await writeExportFile(pool, store, row, {
+          attempt,
+          recordsPerStep: deps.exportRecordsPerStep,
+          onStep: async ({ entitiesWritten, bytes }) => {
+            progress.entitiesWritten = entitiesWritten;
+            progress.bytes = bytes;
+            heartbeat.now();
+            throwIfStopped(context);
+            await recordProgress(pool, exportId, entitiesWritten, bytes);
+            await deps.afterExportStep?.(exportId, entitiesWritten, attempt);
+          },
+        });
+        progress.phase = 'publish';
+        progress.entitiesWritten = summary.entitiesWritten;
+        progress.bytes = summary.bytes;
+        // The file is in place; it counts only once the row says so, and only for an attempt still wanted.
+        await confirmStillWanted(context, deps.checkAttempt);
+        const finishedAt = new Date();
+        const expiresAt = new Date(finishedAt.getTime() + retentionMs);
+        await completeExport(pool, exportId, {
+          filePath: summary.fileKey,
+          entitiesWritten: summary.entitiesWritten,
+          bytes: summary.bytes,
+          sha256: summary.sha256,
+          finishedAt,
+          expiresAt,
+        });
+        deps.log.info({ exportId, kind: row.kind, entities: summary.entitiesWritten, bytes: summary.bytes, missing: missing.length }, 'export finished');
+        return { status: 'COMPLETED', entitiesWritten: summary.entitiesWritten, bytes: summary.bytes, sha256: summary.sha256, expiresAt: expiresAt.toISOString() };
+      } catch (error) {
+        throw await recordStop(exportId, context, error);
+      } finally {
+        heartbeat.stop();
+      }
     },
 
     /** Records an export as FAILED once writing it failed for good, and drops any partial file. */
@@ -75,14 +104,32 @@ export function createExportActivities(deps: ExportActivityDeps) {
       if (row?.status === 'FAILED') await store.remove(exportId);
     },
 
-    /** The end of the retention: the file goes, the status says EXPIRED. */
-    async expireExport(exportId: string): Promise<void> {
+    /** The end of the retention, for every export past it: the file goes, the status says EXPIRED. Returns how many. */
+    async expireExports(): Promise<number> {
       const pool = await pgPool(deps.orm);
-      await store.remove(exportId);
-      await markExpired(pool, exportId);
-      deps.log.info({ exportId }, 'export expired');
+      const expired = await expireDueExports(pool, EXPIRED_PER_RUN, (id) => store.remove(id));
+      if (expired.length > 0) deps.log.info({ exports: expired }, 'exports expired');
+      return expired.length;
     },
   };
+
+  /**
+   * After an attempt ended on `error` (its temporary file is gone already):
+   * an export stopped by an operator is recorded FAILED with the reason and
+   * any published file removed; a superseded attempt records nothing.
+   */
+  async function recordStop(exportId: string, context: Context, error: unknown): Promise<unknown> {
+    const stopped = await whyStopped(context, error, deps.checkAttempt);
+    if (!stopped) return error;
+    deps.log.warn({ exportId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'export stopped; its file was removed');
+    if (stopped.ending !== 'superseded') {
+      const pool = await pgPool(deps.orm);
+      await failExport(pool, exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
+      await store.remove(exportId);
+    }
+    if (stopped.ending === 'cancelled' && !context.cancellationSignal.aborted) await Promise.race([context.cancelled.catch(() => undefined), context.sleep(5_000).catch(() => undefined)]);
+    return error;
+  }
 }
 
 export type ExportActivities = ReturnType<typeof createExportActivities>;

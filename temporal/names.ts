@@ -5,8 +5,21 @@
 export const WORKFLOW_TYPES = {
   batch: 'batchWorkflow',
   export: 'exportWorkflow',
+  expiry: 'expiryWorkflow',
 } as const;
 
 export const QUERIES = {
   batchPhase: 'batchPhase',
 } as const;
+
+/**
+ * Heartbeat timeout of the batch and export activities. They heartbeat every
+ * second (activities/job-control.ts), so this only bounds how long a dead
+ * worker holds a job: its attempt is retried elsewhere after this.
+ */
+export const JOB_HEARTBEAT_TIMEOUT = '15 seconds';
+
+/** The expiry schedule's id: one per task queue, so deployments sharing a namespace keep theirs apart. */
+export function expiryScheduleId(taskQueue: string): string {
+  return `${taskQueue}-expiry`;
+}

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
 import { createExportActivities, type ExportActivityDeps } from '../activities/exports.ts';
+import { checkAttemptWith, HEARTBEAT_EVERY_MS } from '../activities/job-control.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 
@@ -9,6 +11,12 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 
 export interface WorkerDeps {
   connection: NativeConnection;
+  /**
+   * A client on a connection of its own, through which an activity asks about
+   * its workflow. Not the activity context's client: calls on that one are
+   * aborted with the activity, when the answer matters most.
+   */
+  client: Client;
   namespace: string;
   taskQueue: string;
   orm: Orm;
@@ -43,6 +51,7 @@ export function maxConcurrentActivities(orm: Orm): number {
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
     connection: deps.connection,
@@ -50,13 +59,18 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...workflowSource,
     maxConcurrentActivityTaskExecutions: maxConcurrentActivities(deps.orm),
+    // Heartbeats reach the server once a second (not every 0.8 × heartbeat
+    // timeout): an activity learns of a cancel, or that its workflow is gone,
+    // within about a second.
+    maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: deps.activityInterceptors ?? [] },
     activities: {
-      ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),
+      ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep }),
       ...createExportActivities({
         orm: deps.orm,
         log: deps.log,
         exportDir: deps.exportDir,
+        checkAttempt,
         exportRecordsPerStep: deps.exportRecordsPerStep,
         afterExportStep: deps.afterExportStep,
       }),

@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config.ts';
 import { openOrm } from '../db/orm.ts';
@@ -12,9 +13,11 @@ const log = createLogger(config.LOG_LEVEL, 'worker');
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const orm = await openOrm(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const clientConnection = await Connection.connect({ address: config.temporalAddress });
 const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST);
 const worker = await createWorker({
   connection,
+  client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   orm,
@@ -29,5 +32,6 @@ log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddre
 await runUntilSignalled(() => worker.run(), () => worker.shutdown());
 await metrics?.close();
 await connection.close();
+await clientConnection.close();
 await orm.close();
 log.info('worker stopped');

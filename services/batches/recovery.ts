@@ -1,39 +1,93 @@
 import type { AppDeps } from '../../api/deps.ts';
 import { pgPool } from '../../db/orm.ts';
-import { findStaleAcceptedBatches } from './store.ts';
-import { startBatchRun } from './workflow.ts';
+import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/job-workflow.ts';
+import { directoryExportStore } from '../exports/files.ts';
+import { failExport, findStaleRunningExports } from '../exports/requests.ts';
+import { findStaleAcceptedBatches, findStaleProcessingBatches, finishBatch } from './store.ts';
+import { startBatchRun, type BatchRun } from './workflow.ts';
 
-// A batch is stored (ACCEPTED) and then its workflow started. An API that
-// stops between the two leaves a batch that nothing would ever apply unless
-// its client sent it again. Every API therefore looks, now and then, for
-// batches still ACCEPTED well after the moment their workflow should have
-// started, and starts it. A batch whose workflow does exist (waiting for a
-// worker, say) keeps it: the start then changes nothing, so any number of
-// APIs may sweep at once.
+// Jobs whose row and workflow disagree for good, repaired by every API now
+// and then (any number of APIs may sweep at once: each repair is idempotent).
+// - A batch is stored (ACCEPTED) and then its workflow started. An API that
+//   stops between the two leaves a batch that nothing would ever apply:
+//   the sweep starts its workflow.
+// - A batch or export whose workflow ended without it (an operator
+//   terminated or cancelled it while no worker ran the activity, or it timed
+//   out) would say ACCEPTED or PROCESSING forever: the sweep ends it FAILED,
+//   saying why (an activity that is running records it itself, at once).
+// - A batch still PROCESSING whose workflow Temporal no longer knows (its
+//   history was lost) is started again: nothing of it was committed.
 
-/** How old an ACCEPTED batch must be before it counts as stranded: far beyond the milliseconds from commit to start. */
+/** How old a job must be before it counts as stranded: far beyond the milliseconds from commit to start. */
 export const STRANDED_AFTER_SECONDS = 60;
 const SWEEP_EVERY_MS = 60_000;
-const BATCHES_PER_SWEEP = 100;
+const JOBS_PER_SWEEP = 100;
 
-/** Starts the workflow of every stranded batch; returns their ids. */
-export async function restartStrandedBatches(deps: Pick<AppDeps, 'config' | 'temporal' | 'orm'>, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<string[]> {
-  const stranded = await findStaleAcceptedBatches(await pgPool(deps.orm), olderThanSeconds, BATCHES_PER_SWEEP);
-  for (const run of stranded) await startBatchRun(deps, run, 'USE_EXISTING');
-  return stranded.map((run) => run.batchId);
+export interface Repairs {
+  /** Batches whose workflow was started (or found waiting). */
+  started: string[];
+  /** Batches and exports ended FAILED because their workflow had ended. */
+  ended: string[];
+}
+
+type SweepDeps = Pick<AppDeps, 'config' | 'temporal' | 'orm'>;
+
+/** One sweep: looks at every stranded batch and export and repairs it. */
+export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<Repairs> {
+  const pool = await pgPool(deps.orm);
+  const repairs: Repairs = { started: [], ended: [] };
+
+  for (const run of await findStaleAcceptedBatches(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+    const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
+    if (workflow && !workflow.closed) {
+      repairs.started.push(run.batchId);
+    } else if (workflow && workflow.status !== 'COMPLETED') {
+      if (await finishBatch(pool, run.batchId, 'FAILED', null, endedMessage(workflow))) repairs.ended.push(run.batchId);
+    } else {
+      await startAgain(deps, run, repairs);
+    }
+  }
+
+  for (const run of await findStaleProcessingBatches(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+    const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
+    if (!workflow) await startAgain(deps, run, repairs);
+    else if (workflow.closed && (await finishBatch(pool, run.batchId, 'FAILED', null, endedMessage(workflow)))) repairs.ended.push(run.batchId);
+  }
+
+  const store = directoryExportStore(deps.config.exportDir);
+  for (const id of await findStaleRunningExports(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+    const workflow = await describeJobWorkflow(deps.temporal, id);
+    if (workflow && !workflow.closed) continue;
+    const reason = workflow ? endedMessage(workflow) : 'its workflow no longer exists in Temporal; start a new export';
+    await failExport(pool, id, reason);
+    await store.remove(id);
+    repairs.ended.push(id);
+  }
+  return repairs;
+}
+
+async function startAgain(deps: SweepDeps, run: BatchRun, repairs: Repairs): Promise<void> {
+  await startBatchRun(deps, run, 'USE_EXISTING');
+  repairs.started.push(run.batchId);
+}
+
+function endedMessage(workflow: JobWorkflowState): string {
+  const how = { TERMINATED: 'terminated by an operator', CANCELLED: 'cancelled by an operator' }[workflow.status as string] ?? `ended ${workflow.status}`;
+  return `${how}: its workflow ended (${workflow.status}) before the job did; nothing was written`;
 }
 
 /** Sweeps at once and then every minute until the returned function is called. */
-export function sweepStrandedBatches(deps: Pick<AppDeps, 'config' | 'temporal' | 'orm' | 'log'>): () => void {
+export function sweepStrandedJobs(deps: Pick<AppDeps, 'config' | 'temporal' | 'orm' | 'log'>): () => void {
   let running = false;
   const sweep = async () => {
     if (running) return;
     running = true;
     try {
-      const started = await restartStrandedBatches(deps);
-      if (started.length > 0) deps.log.warn({ batches: started }, 'started the workflows of batches left ACCEPTED without one');
+      const { started, ended } = await repairStrandedJobs(deps);
+      if (started.length > 0) deps.log.warn({ batches: started }, 'started the workflows of batches left without one');
+      if (ended.length > 0) deps.log.warn({ jobs: ended }, 'ended jobs whose workflow had ended without them');
     } catch (error) {
-      deps.log.warn({ err: error }, 'could not look for stranded batches; trying again in a minute');
+      deps.log.warn({ err: error }, 'could not look for stranded jobs; trying again in a minute');
     } finally {
       running = false;
     }

@@ -53,6 +53,18 @@ export async function findStaleAcceptedBatches(db: Queryable, olderThanSeconds: 
   return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
 }
 
+/** Batches PROCESSING since longer than this: their workflow may have ended without them. */
+export async function findStaleProcessingBatches(db: Queryable, olderThanSeconds: number, limit: number): Promise<BatchRun[]> {
+  const { rows } = await db.query<BatchRun>(
+    `select b.id as "batchId", b.submitted_by as submitter, b.api_version as "apiVersion", coalesce(b.changes_total, 0) as changes, coalesce(bb.bytes, 0) as bytes
+       from batch b left join batch_body bb on bb.batch_id = b.id
+      where b.status = 'PROCESSING' and b.submitted_at < now() - make_interval(secs => $1)
+      order by b.submitted_at limit $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
+}
+
 export interface NewBatch {
   id: string;
   sha256: string;
@@ -114,13 +126,24 @@ export async function recordProgress(db: Queryable, batchId: string, changesAppl
   await db.query(`update batch set changes_applied = $2 where id = $1 and status = 'PROCESSING'`, [batchId, changesApplied]);
 }
 
-export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<void> {
-  await db.query(
-    `update batch set status = $2, result = $3, error = $4, finished_at = now(),
+/**
+ * Ends a batch still ACCEPTED or PROCESSING; false when it had ended already
+ * (an operator's stop recorded first). finished_at is the clock's time, not
+ * the start of a long transaction this may run in.
+ */
+export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<boolean> {
+  const updated = await db.query(
+    `update batch set status = $2, result = $3, error = $4, finished_at = clock_timestamp(),
        changes_applied = case when $2 = 'COMPLETED' then coalesce(changes_total, changes_applied) else changes_applied end
-     where id = $1`,
+     where id = $1 and status in ('ACCEPTED', 'PROCESSING')`,
     [batchId, status, result === null ? null : JSON.stringify(result), error ?? null],
   );
+  return updated.rowCount === 1;
+}
+
+/** Dates the batch's transaction row at its commit, not at the start of the writing (the column's default, now(), is the latter). */
+export async function stampTransactionCommit(db: Queryable, batchId: string): Promise<void> {
+  await db.query('update transaction set created_at = clock_timestamp() where batch_id = $1', [batchId]);
 }
 
 /** The transaction a batch committed, if it did: the marker that makes a retried apply a no-op. */

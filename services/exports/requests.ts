@@ -85,11 +85,35 @@ export async function completeExport(db: Queryable, id: string, done: FinishedEx
 
 export async function failExport(db: Queryable, id: string, error: string): Promise<void> {
   await db.query(
-    `update export_request set status = 'FAILED', error = $2, finished_at = now() where id = $1 and status in ('ACCEPTED', 'RUNNING')`,
+    `update export_request set status = 'FAILED', error = $2, finished_at = clock_timestamp() where id = $1 and status in ('ACCEPTED', 'RUNNING')`,
     [id, error],
   );
 }
 
-export async function markExpired(db: Queryable, id: string): Promise<void> {
-  await db.query(`update export_request set status = 'EXPIRED' where id = $1 and status = 'COMPLETED'`, [id]);
+/**
+ * Expires up to `limit` finished exports past their expiry: removes each file
+ * (`remove`, missing files are fine) and then marks the row EXPIRED, so a
+ * crash in between leaves the row to be expired again. Returns their ids.
+ */
+export async function expireDueExports(db: Queryable, limit: number, remove: (id: string) => Promise<void>): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from export_request where status = 'COMPLETED' and expires_at <= clock_timestamp() order by expires_at limit $1`,
+    [limit],
+  );
+  const expired: string[] = [];
+  for (const { id } of rows) {
+    await remove(id);
+    const updated = await db.query(`update export_request set status = 'EXPIRED' where id = $1 and status = 'COMPLETED'`, [id]);
+    if (updated.rowCount === 1) expired.push(id);
+  }
+  return expired;
+}
+
+/** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
+export async function findStaleRunningExports(db: Queryable, olderThanSeconds: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from export_request where status in ('ACCEPTED', 'RUNNING') and created_at < now() - make_interval(secs => $1) order by created_at limit $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows.map((row) => row.id);
 }

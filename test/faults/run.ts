@@ -7,14 +7,16 @@
 // figures and `faults: N passed, M failed`; the exit code is 1 when any
 // scenario failed.
 import { activeCleanups, runScenario, type Scenario, type ScenarioOutcome } from './lib/scenario.ts';
+import { apiFailover } from './scenarios/api-failover.ts';
 import { apiKill } from './scenarios/api-kill.ts';
 import { databaseCut } from './scenarios/database-cut.ts';
 import { exportWorkerKill } from './scenarios/export-worker-kill.ts';
 import { load } from './scenarios/load.ts';
+import { operatorTerminate } from './scenarios/operator-terminate.ts';
 import { temporalRestart } from './scenarios/temporal-restart.ts';
 import { workerKill } from './scenarios/worker-kill.ts';
 
-const SCENARIOS: Scenario[] = [workerKill, apiKill, databaseCut, temporalRestart, exportWorkerKill, load];
+const SCENARIOS: Scenario[] = [workerKill, apiKill, databaseCut, temporalRestart, exportWorkerKill, operatorTerminate, apiFailover, load];
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));

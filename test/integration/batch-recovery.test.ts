@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
-import { restartStrandedBatches } from '../../services/batches/recovery.ts';
+import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
 import { startBatchRun } from '../../services/batches/workflow.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -41,7 +41,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     const fresh = await storeWithoutWorkflow('Jan Roháč z Dubé');
     await (await pgPool(harness.orm)).query(`update batch set submitted_at = now() where id = $1`, [fresh]);
 
-    const started = await restartStrandedBatches(harness);
+    const { started } = await repairStrandedJobs(harness);
     expect(started).toContain(id);
     // One stored a moment ago may still be on its way to its own start.
     expect(started).not.toContain(fresh);
@@ -49,7 +49,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     expect(await statusOf(fresh)).toBe('ACCEPTED');
     const [{ n }] = (await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])).rows as [{ n: string }];
     expect(Number(n)).toBe(1);
-    expect(await restartStrandedBatches(harness)).not.toContain(id);
+    expect((await repairStrandedJobs(harness)).started).not.toContain(id);
   });
 
   it('leaves a workflow that exists alone, so sweeps may overlap', async () => {
@@ -59,13 +59,25 @@ describe('batches left ACCEPTED without a workflow', () => {
     const handle = harness.temporal.workflow.getHandle(id);
     const waiting = (await handle.describe()).runId;
 
-    expect(await restartStrandedBatches(harness)).toContain(id);
+    expect((await repairStrandedJobs(harness)).started).toContain(id);
     expect((await handle.describe()).runId).toBe(waiting);
     expect(await statusOf(id)).toBe('ACCEPTED');
 
-    // Once that run is gone, the next sweep starts one that a worker takes.
+    // An operator terminates that run: the batch ends FAILED saying so, and no new run starts.
     await handle.terminate('test: the run no worker takes');
-    expect(await restartStrandedBatches(harness)).toContain(id);
+    const repairs = await repairStrandedJobs(harness);
+    expect(repairs.ended).toContain(id);
+    expect(repairs.started).not.toContain(id);
+    const batch = await findBatch(await pgPool(harness.orm), id);
+    expect(batch).toMatchObject({ status: 'FAILED', result: null });
+    expect(batch?.error).toContain('terminated by an operator');
+    expect((await handle.describe()).runId).toBe(waiting);
+  });
+
+  it('starts a batch again whose workflow Temporal no longer knows while its row says PROCESSING', async () => {
+    const id = await storeWithoutWorkflow('Mikuláš z Husi');
+    await (await pgPool(harness.orm)).query(`update batch set status = 'PROCESSING' where id = $1`, [id]);
+    expect((await repairStrandedJobs(harness)).started).toContain(id);
     await completed(id);
   });
 });

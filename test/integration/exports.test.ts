@@ -10,6 +10,8 @@ import type { ExportStatusView } from '../../services/exports/status.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { expiryScheduleId } from '../../temporal/names.ts';
+import { ensureExpirySchedule } from '../../temporal/schedules.ts';
 
 type ExportStatus = ExportStatusView;
 
@@ -372,17 +374,30 @@ describe('v2 exports', () => {
     }, 60_000);
   });
 
-  it('deletes the file after the retention on a durable timer; then the status is EXPIRED and the download 410', async () => {
+  it('the expiry schedule deletes the file after the retention; then the status is EXPIRED and the download 410', async () => {
     // 0.0005 h = 1.8 s.
     const shortLived = await startHarness({ env: { EXPORT_RETENTION_HOURS: '0.0005' } });
     try {
       const shortApi = exportApi(shortLived);
+      // As every API does at start; a second call (another API, a restart) finds the schedule there.
+      const schedule = { taskQueue: shortLived.config.TEMPORAL_TASK_QUEUE, everyMs: 3_600_000 };
+      expect(await ensureExpirySchedule(shortLived.temporal, schedule)).toBe(true);
+      expect(await ensureExpirySchedule(shortLived.temporal, schedule)).toBe(false);
+      const handle = shortLived.temporal.schedule.getHandle(expiryScheduleId(schedule.taskQueue));
+      expect((await handle.describe()).action).toMatchObject({ type: 'startWorkflow', workflowType: 'expiryWorkflow' });
+
       const id = await shortApi.start('snapshots', [entity('a').entityId]);
       const status = await shortApi.finished(id);
       expect(Date.parse(status.expiresAt!) - Date.parse(status.finishedAt!)).toBe(1800);
+      // The export's workflow closed with the file ready; it does not wait for the expiry.
+      expect(await shortLived.temporal.workflow.getHandle(id).result()).toMatchObject({ exportId: id, status: 'COMPLETED', entitiesWritten: 1 });
       const path = join(shortLived.config.exportDir, `${id}.xml`);
       expect(existsSync(path)).toBe(true);
 
+      await eventually(async () => (Date.now() > Date.parse(status.expiresAt!) ? true : undefined));
+      // Past its expiry the status says EXPIRED at once, before the schedule has run.
+      expect(await shortApi.status(id)).toMatchObject({ status: 'EXPIRED', entitiesWritten: 1 });
+      await handle.trigger();
       const expired = await eventually(async () => {
         const [row] = await shortLived.orm.em.getConnection().execute<{ status: string }[]>('select status from export_request where id = ?', [id]);
         return row?.status === 'EXPIRED' ? row : undefined;
@@ -393,8 +408,7 @@ describe('v2 exports', () => {
       const gone = await shortApi.download(id);
       expect(gone.status).toBe(410);
       expect(await gone.json()).toMatchObject({ code: 'ExportExpired' });
-      const outcome = await shortLived.temporal.workflow.getHandle(id).result();
-      expect(outcome).toMatchObject({ exportId: id, status: 'EXPIRED', entitiesWritten: 1 });
+      await handle.delete();
     } finally {
       await shortLived.close();
     }

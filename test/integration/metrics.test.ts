@@ -31,6 +31,7 @@ describe('metrics', () => {
     connection = await NativeConnection.connect({ address: harness.config.temporalAddress });
     worker = await createWorker({
       connection,
+      client: harness.temporal,
       namespace: harness.config.TEMPORAL_NAMESPACE,
       taskQueue: harness.config.TEMPORAL_TASK_QUEUE,
       orm: harness.orm,

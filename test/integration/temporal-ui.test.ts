@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchXml, create } from '../support/batches.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
@@ -58,5 +59,22 @@ describe('workflows as the Temporal UI shows them', () => {
     const described = await harness.temporal.workflow.getHandle(id).describe();
     expect(await described.memo).toEqual({ submitter: 'test-exporter', kind: 'snapshot', requestedIds: 2 });
     await eventually(async () => ((await listed(`Submitter = "test-exporter" AND RequestKind = "snapshot" AND Outcome = "COMPLETED"`)).includes(id) ? true : undefined));
+  });
+
+  it("lists every job that did not succeed with the README's saved query for failures", async () => {
+    // A batch its rules stopped (its workflow COMPLETED, Outcome=FAILED) and one an operator terminated.
+    const failedBatch = await submit(batchXml([create('a', 'Ema Destinnová', { entityType })]), 'admin');
+    await eventually(async () => ((await harness.temporal.workflow.getHandle(failedBatch).describe()).status.name === 'COMPLETED' ? true : undefined));
+    const stopped = randomUUID();
+    await harness.temporal.workflow.start('batchWorkflow', { taskQueue: `nobody-${stopped}`, workflowId: stopped, args: [{ batchId: stopped }] });
+    await harness.temporal.workflow.getHandle(stopped).terminate('test: an operator stops it');
+
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const query = /saved query for failures[^`]*`([^`]+)`/.exec(readme)?.[1];
+    expect(query, 'the README names the saved query for failures').toBeDefined();
+    await eventually(async () => {
+      const ids = await listed(query!);
+      return ids.includes(failedBatch) && ids.includes(stopped) ? true : undefined;
+    });
   });
 });

@@ -59,10 +59,10 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Start without a worker to observe batches before anything runs them. */
   worker?: boolean;
-  afterWriteStep?: (batchId: string, done: number, attempt: number) => void;
+  afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
   /** Records per export progress step, and a hook after each step (throw to crash the attempt). */
   exportRecordsPerStep?: number;
-  afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void;
+  afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
 }
 
 let runtimeInstalled = false;
@@ -95,6 +95,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     worker = await createWorker({
       connection: nativeConnection,
+      client: temporal,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       orm,

@@ -2,7 +2,9 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { pgPool } from '../../../db/orm.ts';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
-import { batchDetailView, batchOutcome, batchProcessStatus } from '../../../services/batches/status.ts';
+import { batchOutcome } from '../../../services/batches/status.ts';
+import { batchJobDetail, batchJobStatus } from '../../../services/jobs/presenters.ts';
+import { batchJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
 import { findBatch } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
@@ -53,13 +55,21 @@ export function batchesRouter(deps: AppDeps): Router {
     return batch;
   };
 
+  // While the batch's workflow runs, its state comes from Temporal; otherwise from the row (services/jobs/view.ts).
+  const requireBatchJob = async (ctx: Context, options: JobViewOptions = {}) => {
+    const { updateRequestId } = parseParams(ctx, batchPathSchema);
+    const view = await batchJobView(deps, updateRequestId, options);
+    if (!view) throw problem(404, 'BatchNotFound', `no batch ${updateRequestId}`);
+    return view;
+  };
+
   router.get('/:updateRequestId/status', requirePermission('read'), async (ctx) => {
-    ctx.body = batchProcessStatus(await requireBatch(ctx));
+    ctx.body = batchJobStatus(await requireBatchJob(ctx));
   });
 
-  // Our extension (not in the real interface): the counts, times and attempt behind the status.
+  // Our extension (not in the real interface): the counts, times and attempt behind the status, and the workflow.
   router.get('/:updateRequestId/detail', requirePermission('read'), async (ctx) => {
-    ctx.body = batchDetailView(await requireBatch(ctx));
+    ctx.body = batchJobDetail(await requireBatchJob(ctx, { detail: true }));
   });
 
   router.get('/:updateRequestId/result', requirePermission('read'), async (ctx) => {

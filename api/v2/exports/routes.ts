@@ -7,7 +7,8 @@ import { openExportDownload } from '../../../services/exports/download.ts';
 import { directoryExportStore } from '../../../services/exports/files.ts';
 import { findExport } from '../../../services/exports/requests.ts';
 import { startExport } from '../../../services/exports/start.ts';
-import { exportProcessStatus, exportStatusView } from '../../../services/exports/status.ts';
+import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
+import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -45,15 +46,16 @@ export function exportsRouter(deps: AppDeps): Router {
     accepted(ctx, id);
   });
 
-  const requireExport = async (ctx: Context) => {
+  // While the export's workflow runs, its state comes from Temporal; otherwise from the row (services/jobs/view.ts).
+  const requireExportJob = async (ctx: Context, options: JobViewOptions = {}) => {
     const { id } = parseParams(ctx, exportPathSchema);
-    const row = await findExport(await pgPool(deps.orm), id);
-    if (!row) throw problem(404, 'ExportNotFound', `no export ${id}`);
-    return row;
+    const view = await exportJobView(deps, id, options);
+    if (!view) throw problem(404, 'ExportNotFound', `no export ${id}`);
+    return view;
   };
 
   router.get('/status/:id', requirePermission('read'), async (ctx) => {
-    ctx.body = exportProcessStatus(await requireExport(ctx));
+    ctx.body = exportJobStatus(await requireExportJob(ctx));
   });
 
   // The file as stored, or gzip-encoded for clients that accept it. The
@@ -76,9 +78,9 @@ export function exportsRouter(deps: AppDeps): Router {
     }
   });
 
-  // Our extension (not in the real interface): kind, counts, times and expiry behind the status.
+  // Our extension (not in the real interface): kind, counts, times and expiry behind the status, and the workflow.
   router.get('/:id/detail', requirePermission('read'), async (ctx) => {
-    ctx.body = exportStatusView(await requireExport(ctx));
+    ctx.body = exportJobDetail(await requireExportJob(ctx, { detail: true }));
   });
 
   return router;

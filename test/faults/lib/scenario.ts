@@ -76,7 +76,7 @@ export async function runScenario(scenario: Scenario, index: number): Promise<Sc
     // FAULTS_LOG_DIR keeps the children's logs of every scenario for a closer look.
     const logDir = process.env.FAULTS_LOG_DIR;
     if (stack && logDir) {
-      for (const name of ['worker.log', 'api.log', 'temporal.log']) {
+      for (const name of ['worker.log', 'worker-2.log', 'api.log', 'api-2.log', 'temporal.log']) {
         try {
           cpSync(join(stack.scratch, name), join(logDir, `${scenario.name}-${name}`));
         } catch {

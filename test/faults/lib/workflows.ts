@@ -1,6 +1,7 @@
 // What Temporal knows about a workflow: the attempts of its activities, its
 // status, and a one-line diagnosis for failure messages.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import proto from '@temporalio/proto';
 
 export interface ActivityAttempt {
   attempt: number;
@@ -47,6 +48,28 @@ export class WorkflowInspector {
   async pendingAttempt(workflowId: string): Promise<number | undefined> {
     const description = await (await this.handle(workflowId)).describe();
     return description.raw.pendingActivities?.[0]?.attempt ?? undefined;
+  }
+
+  /** The identity (pid@host) of the worker running the workflow's activity, once one has started it. */
+  async holder(workflowId: string): Promise<string | undefined> {
+    return (await this.startedActivity(workflowId))?.worker;
+  }
+
+  /** The workflow's activity while a worker runs it: that worker's identity and the attempt. */
+  async startedActivity(workflowId: string): Promise<{ worker: string; attempt: number } | undefined> {
+    const pending = (await (await this.handle(workflowId)).describe()).raw.pendingActivities?.[0];
+    if (pending?.state !== proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED || !pending.lastWorkerIdentity) return undefined;
+    return { worker: pending.lastWorkerIdentity, attempt: pending.attempt ?? 1 };
+  }
+
+  /** Terminates the workflow, as an operator does in the UI or with `temporal workflow terminate`. */
+  async terminate(workflowId: string, reason: string): Promise<void> {
+    await (await this.handle(workflowId)).terminate(reason);
+  }
+
+  /** Cancels the workflow, as an operator does in the UI or with `temporal workflow cancel`. */
+  async cancel(workflowId: string): Promise<void> {
+    await (await this.handle(workflowId)).cancel();
   }
 
   /** The execution status (RUNNING, COMPLETED, …), or NOT_FOUND. */

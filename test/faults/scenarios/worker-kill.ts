@@ -1,24 +1,33 @@
-// 1. The worker dies (SIGKILL) while it writes a 20k-entity batch, and is
-// started again: the batch is applied exactly once, and its status answers
-// all along.
+// 1. Two workers; the one applying a 20k-entity batch dies (SIGKILL): the
+// other takes the batch over within seconds and applies it exactly once,
+// and its status answers all along.
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
-import { GiveUp, pollUntil, sleep } from '../lib/wait.ts';
+import { GiveUp, pollUntil } from '../lib/wait.ts';
+import { loadAverage } from '../lib/load.ts';
+import { killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
 
-const ENTITIES = 20_000;
+// Small enough that the retry, which applies the whole batch again, ends
+// within the failover bound on a busy CI machine too.
+const ENTITIES = 10_000;
+/** The heartbeat timeout (15 s) and the retry's backoff bound when the other worker takes the job over. */
+export const TAKEOVER_WITHIN_S = 30;
+/** What a failover aims at: the other worker completes the job within this of the kill (on a machine not busy with other work). */
+export const FAILOVER_WITHIN_S = 45;
 
 export const workerKill: Scenario = {
   name: 'worker-kill',
-  title: `worker SIGKILLed while applying a ${ENTITIES.toLocaleString('en')}-entity batch, then restarted`,
-  timeoutMs: 10 * 60_000,
+  title: `two workers; the one applying a ${ENTITIES.toLocaleString('en')}-entity batch is SIGKILLed, the other takes it over`,
+  timeoutMs: 8 * 60_000,
   async run({ stack, client, db, log, figures, workflows, ...context }) {
     const batch = await generatedBatch(context, 'wk', ENTITIES);
+    const second = startExtraWorker(stack);
     let visible = { reads: 0, partial: [] as number[], errors: [] as string[] };
     let polled = { polls: 0, bad: [] as string[], seen: [] as string[] };
-    log(`generated ${batch.count} creates (${(batch.body.length / 2 ** 20).toFixed(1)} MB) of type ${batch.entityType}`);
+    log(`generated ${batch.count} creates (${(batch.body.length / 2 ** 20).toFixed(1)} MB) of type ${batch.entityType}; two workers (pids ${stack.worker.pid}, ${second.process.pid})`);
     const visibility = watchAllOrNothing(db, batch.entityType, ENTITIES);
     const statusWatch = watchBatchStatus(client, batch.batchId, 200);
     try {
@@ -31,23 +40,44 @@ export const workerKill: Scenario = {
         },
         { timeoutMs: 5 * 60_000, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
       );
-      await stack.killWorker('SIGKILL');
+      const holder = await pollUntil(async () => await workflows.holder(batch.batchId), { timeoutMs: 10_000, intervalMs: 50, what: 'the worker holding the batch' });
+      const killed = await killHolder(stack, second, pidOfIdentity(holder)!);
       const killedAt = performance.now();
-      log(`worker killed at changesApplied ${caught.changesApplied}/${caught.changesTotal}`);
+      log(`the ${killed} worker (${holder}) killed at changesApplied ${caught.changesApplied}/${caught.changesTotal}`);
       check((await db.countOfType(batch.entityType)) === 0, 'entities of the batch are visible after the worker died mid-transaction');
 
-      await sleep(1000);
-      stack.startWorker();
-      log('worker restarted; waiting for Temporal to time the lost attempt out (heartbeat timeout) and retry it');
-      const final = await client.waitBatch(batch.batchId, 6 * 60_000);
+      const takeover = await pollUntil(
+        async () => {
+          const started = await workflows.startedActivity(batch.batchId);
+          if (started && started.attempt >= 2) return started;
+          const row = await db.batch(batch.batchId);
+          return row?.status === 'COMPLETED' ? { worker: 'finished before it was seen', attempt: 0 } : undefined;
+        },
+        { timeoutMs: 2 * 60_000, intervalMs: 100, what: 'the other worker to take the batch over' },
+      );
+      const takenOver = (performance.now() - killedAt) / 1000;
+      figures['kill→taken over'] = `${takenOver.toFixed(0)} s`;
+      log(`taken over by ${takeover.worker} (attempt ${takeover.attempt}) ${takenOver.toFixed(1)} s after the kill`);
+      check(takenOver <= TAKEOVER_WITHIN_S, `the other worker took the batch over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`);
+      const final = await pollUntil(
+        async () => {
+          const row = await db.batch(batch.batchId);
+          return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
+        },
+        { timeoutMs: 3 * 60_000, intervalMs: 100, what: `batch ${batch.batchId} to finish on the other worker` },
+      );
       const recovery = (performance.now() - killedAt) / 1000;
       log(`batch ${final.status} ${recovery.toFixed(1)} s after the kill`);
-      check(final.status === 'COMPLETED', `the batch ended ${final.status}`);
+      check(final.status === 'COMPLETED', `the batch ended ${final.status}: ${final.error}`);
       figures['kill→COMPLETED'] = `${recovery.toFixed(0)} s`;
+      // How long the retry itself takes depends on the machine (it reads, plans and writes the whole batch again): a figure, not a check.
+      if (recovery > FAILOVER_WITHIN_S) log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
     } finally {
       await visibility.stop().then((seen) => (visible = seen));
       await statusWatch.stop().then((seen) => (polled = seen));
+      await second.stop();
     }
+    check(second.crashed() === undefined, second.crashed() ?? '');
     log(`status polled ${polled.polls}× (${polled.seen.join(' → ')}); entity count read ${visible.reads}×`);
     figures['status polls'] = `${polled.polls}, bad ${polled.bad.length}`;
     check(polled.bad.length === 0, `GET status did not answer well ${polled.bad.length}×: ${polled.bad.slice(0, 5).join(' | ')}`);

@@ -1,0 +1,148 @@
+import type { Client } from '@temporalio/client';
+import type { AppDeps } from '../../api/deps.ts';
+import type { BatchHeartbeat } from '../../activities/batches.ts';
+import type { ExportHeartbeat } from '../../activities/exports.ts';
+import { pgPool } from '../../db/orm.ts';
+import { describeJobWorkflow, workflowUiUrl, type JobWorkflowState } from '../../temporal/job-workflow.ts';
+import { findBatch, type BatchRow } from '../batches/store.ts';
+import { findExport, type ExportRow } from '../exports/requests.ts';
+import { effectiveStatus } from '../exports/status.ts';
+import { temporalReachability } from './reachability.ts';
+
+// One truth for a job (DESIGN §10): while its workflow is open, what Temporal
+// says (the workflow's status, the pending activity's attempt, last failure
+// and heartbeat progress); once the row says the job ended, after the
+// namespace retention, or while Temporal cannot be reached, the row.
+
+/** The workflow behind a job, as the extension resources show it. */
+export interface JobWorkflowView {
+  workflowId: string;
+  /** Null when Temporal has no run (not started yet, forgotten after retention) or could not be asked. */
+  runId: string | null;
+  /** Temporal's execution status (RUNNING, COMPLETED, TERMINATED, …), or null as runId. */
+  status: string | null;
+  /** The attempt of the running activity (1 = first), while one is pending. */
+  attempt: number | null;
+  /** The failure that ended the previous attempt, while the job is retried. */
+  lastFailure: string | null;
+  /** When the running attempt last heartbeat. */
+  lastHeartbeatAt: string | null;
+  /** The worker running the attempt. */
+  worker: string | null;
+  /** The workflow in the Temporal Web UI. */
+  temporalUiUrl: string;
+}
+
+export interface JobView<Row> {
+  /**
+   * The job's row as of now: the stored row, with its status, progress and
+   * error as the workflow tells them while it runs. The status functions of
+   * batches and exports shape it for the wire.
+   */
+  row: Row;
+  /** Where status and progress come from. */
+  source: 'workflow' | 'database';
+  workflow: JobWorkflowView;
+}
+
+export interface JobViewOptions {
+  /**
+   * Ask Temporal about a job that has ended too (for its run id and UI link).
+   * The plain status leaves it out: once the row says the job ended, the row
+   * is the answer.
+   */
+  detail?: boolean;
+}
+
+type ViewDeps = Pick<AppDeps, 'orm' | 'temporal' | 'config'>;
+
+export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchRow> | undefined> {
+  const row = await findBatch(await pgPool(deps.orm), id);
+  if (!row) return undefined;
+  const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
+  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
+  const now = ended || !live?.state ? undefined : batchFromWorkflow(row, live.state);
+  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
+}
+
+export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportRow> | undefined> {
+  const row = await findExport(await pgPool(deps.orm), id);
+  if (!row) return undefined;
+  const status = effectiveStatus(row);
+  const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';
+  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
+  const now = ended || !live?.state ? undefined : exportFromWorkflow(row, live.state);
+  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
+}
+
+/** What Temporal says, or undefined when it could not be asked (the row answers then). */
+async function askTemporal(client: Client, id: string, options: JobViewOptions): Promise<{ state: JobWorkflowState | undefined } | undefined> {
+  if (!temporalReachability.worthAsking(client)) return undefined;
+  try {
+    // A client polls the plain status often and with short timeouts of its own: a slow Temporal costs it at most a second.
+    const state = await describeJobWorkflow(client, id, { timeoutMs: options.detail ? 3_000 : 1_000 });
+    temporalReachability.answered(client);
+    return { state };
+  } catch {
+    temporalReachability.failed(client);
+    return undefined;
+  }
+}
+
+/** A batch whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
+function batchFromWorkflow(row: BatchRow, workflow: JobWorkflowState): Pick<BatchRow, 'status' | 'changesApplied' | 'error'> | undefined {
+  const stopped = stoppedWorkflow(workflow);
+  if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped };
+  if (workflow.closed) return undefined;
+  const activity = workflow.activity;
+  const beat = activity?.heartbeat as Partial<BatchHeartbeat> | undefined;
+  const written = typeof beat?.done === 'number' && row.changesTotal !== null ? Math.floor(beat.done * row.changesTotal) : 0;
+  const running = activity !== undefined && (activity.state !== 'SCHEDULED' || activity.attempt > 1);
+  return {
+    status: running || row.status === 'PROCESSING' ? 'PROCESSING' : 'ACCEPTED',
+    changesApplied: Math.max(written, row.changesApplied),
+    error: activity?.lastFailure ?? null,
+  };
+}
+
+/** An export whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
+function exportFromWorkflow(row: ExportRow, workflow: JobWorkflowState): Pick<ExportRow, 'status' | 'entitiesWritten' | 'bytes' | 'error'> | undefined {
+  const stopped = stoppedWorkflow(workflow);
+  if (stopped) return { status: 'FAILED', entitiesWritten: row.entitiesWritten, bytes: row.bytes, error: stopped };
+  if (workflow.closed) return undefined;
+  const activity = workflow.activity;
+  const beat = activity?.heartbeat as Partial<ExportHeartbeat> | undefined;
+  const running = activity !== undefined && (activity.state !== 'SCHEDULED' || activity.attempt > 1);
+  return {
+    status: running || row.status === 'RUNNING' ? 'RUNNING' : 'ACCEPTED',
+    entitiesWritten: Math.max(beat?.entitiesWritten ?? 0, Number(row.entitiesWritten)),
+    bytes: Math.max(beat?.bytes ?? 0, Number(row.bytes)),
+    error: activity?.lastFailure ?? null,
+  };
+}
+
+/**
+ * A workflow that ended without the job ending (an operator terminated or
+ * cancelled it, or it timed out): the job is over, whatever the row says
+ * until the activity or the sweep records it.
+ */
+function stoppedWorkflow(workflow: JobWorkflowState): string | undefined {
+  if (!workflow.closed || workflow.status === 'COMPLETED' || workflow.status === 'CONTINUED_AS_NEW') return undefined;
+  const how = workflow.status === 'TERMINATED' ? 'terminated' : workflow.status === 'CANCELLED' ? 'cancelled' : workflow.status.toLowerCase().replace('_', ' ');
+  return `its workflow was ${how} in Temporal; nothing was written`;
+}
+
+function workflowView(deps: ViewDeps, id: string, state: JobWorkflowState | undefined): JobWorkflowView {
+  const activity = state?.activity;
+  return {
+    workflowId: id,
+    runId: state?.runId ?? null,
+    status: state?.status ?? null,
+    attempt: activity?.attempt ?? null,
+    lastFailure: activity?.lastFailure ?? null,
+    lastHeartbeatAt: activity?.lastHeartbeatAt?.toISOString() ?? null,
+    worker: activity?.worker ?? null,
+    temporalUiUrl: workflowUiUrl(deps.config.temporalUiUrl, deps.config.TEMPORAL_NAMESPACE, id, state?.runId),
+  };
+}
+

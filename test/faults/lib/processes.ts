@@ -1,0 +1,83 @@
+// More workers and APIs than the stack's one each, and the worker to kill:
+// the one that runs a job's activity right now (Temporal records its
+// identity, pid@host, on the pending activity).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Stack } from '../../../bench/lib/stack.ts';
+import { projectRoot } from '../../../scripts/lib/temporal-binary.ts';
+import { stopProcess } from '../../../scripts/lib/temporal-server.ts';
+
+export interface ExtraProcess {
+  process: ChildProcess;
+  /** Set when it exited without being asked to. */
+  crashed(): string | undefined;
+  kill(signal: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts one more worker with the stack's environment; its output goes to `<name>.log` in the stack's scratch directory. */
+export function startExtraWorker(stack: Pick<Stack, 'env' | 'scratch'>, name = 'worker-2'): ExtraProcess {
+  return spawnChild(stack, 'worker', name, stack.env);
+}
+
+/** Starts one more API on `port` with the stack's environment; resolves once /health answers. */
+export async function startExtraApi(stack: Pick<Stack, 'env' | 'scratch'>, port: number, name = 'api-2'): Promise<ExtraProcess & { url: string }> {
+  const api = spawnChild(stack, 'api', name, { ...stack.env, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const crashed = api.crashed();
+    if (crashed) throw new Error(crashed);
+    try {
+      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })).ok) return { ...api, url };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await api.stop();
+      throw new Error(`${name} did not become healthy within 60 s`);
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+function spawnChild(stack: Pick<Stack, 'scratch'>, entry: 'worker' | 'api', name: string, env: NodeJS.ProcessEnv): ExtraProcess {
+  const fd = openSync(join(stack.scratch, `${name}.log`), 'a');
+  writeSync(fd, `--- ${name} started ${new Date().toISOString()}\n`);
+  const child = spawn(process.execPath, [resolve(projectRoot(), `${entry}/main.ts`)], { env, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let expected = false;
+  let crash: string | undefined;
+  child.once('exit', (code, signal) => {
+    if (!expected) crash = `${name} (pid ${child.pid}) exited unexpectedly: ${signal ?? `code ${code}`}`;
+  });
+  const kill = async (signal: NodeJS.Signals) => {
+    expected = true;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (signal === 'SIGTERM') return stopProcess(child);
+    const gone = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill(signal);
+    await gone;
+  };
+  return { process: child, crashed: () => crash, kill, stop: () => kill('SIGTERM') };
+}
+
+/** The pid in a worker identity (`pid@host`, the SDK's default). */
+export function pidOfIdentity(identity: string): number | undefined {
+  const pid = Number(identity.split('@')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** SIGKILLs whichever of the two workers holds the job (the stack's or the extra one); returns which it was. */
+export async function killHolder(stack: Pick<Stack, 'worker' | 'killWorker'>, extra: ExtraProcess, holderPid: number): Promise<'first' | 'second'> {
+  if (holderPid === stack.worker.pid) {
+    await stack.killWorker('SIGKILL');
+    return 'first';
+  }
+  if (holderPid === extra.process.pid) {
+    await extra.kill('SIGKILL');
+    return 'second';
+  }
+  throw new Error(`the job is held by pid ${holderPid}, neither worker (${stack.worker.pid}, ${extra.process.pid})`);
+}

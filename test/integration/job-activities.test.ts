@@ -1,0 +1,192 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBatchActivities, type BatchHeartbeat } from '../../activities/batches.ts';
+import { createExportActivities, type ExportHeartbeat } from '../../activities/exports.ts';
+import type { AttemptStanding, CheckAttempt } from '../../activities/job-control.ts';
+import { pgPool } from '../../db/orm.ts';
+import { inTransaction } from '../../db/sql.ts';
+import { createLogger } from '../../logger.ts';
+import { findBatch, storeBatch } from '../../services/batches/store.ts';
+import { completeExport, findExport, insertExport } from '../../services/exports/requests.ts';
+import { batchXml, create } from '../support/batches.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+
+// The batch and export activities in @temporalio/testing's
+// MockActivityEnvironment, on the real database: what they heartbeat, and
+// what a cancel, a terminate or a lost place does to them. Temporal's answer
+// to "is this attempt still wanted" is played by the test.
+
+describe('job activities under MockActivityEnvironment', () => {
+  const entityType = `ACT-${randomUUID()}`;
+  const log = createLogger('silent', 'test');
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ worker: false });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const wanted: CheckAttempt = async () => ({ wanted: true });
+  const standing = (value: AttemptStanding): CheckAttempt => async () => value;
+
+  /** An activity environment whose activity belongs to the workflow of `id`. */
+  function environment(id: string) {
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt: 1 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(structuredClone(details)));
+    return { env, beats };
+  }
+
+  async function storedBatch(names: string[]): Promise<string> {
+    const id = randomUUID();
+    const body = Buffer.from(batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: id }));
+    await inTransaction(await pgPool(harness.orm), (client) =>
+      storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: names.length, body }),
+    );
+    return id;
+  }
+
+  const revisionsOf = async (batchId: string) =>
+    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId])).rows[0]!.n);
+
+  const batchActivities = (checkAttempt: CheckAttempt, afterWriteStep?: () => void | Promise<void>) =>
+    createBatchActivities({ orm: harness.orm, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt, afterWriteStep });
+
+  it('applyBatch heartbeats its phase and progress, and commits once Temporal confirms the attempt', async () => {
+    const id = await storedBatch(['Tycho Brahe']);
+    const { env, beats } = environment(id);
+    const checked: string[] = [];
+    const activities = batchActivities(async (info) => {
+      checked.push(info.workflowExecution!.workflowId);
+      return { wanted: true };
+    });
+    expect(await env.run(activities.applyBatch, id)).toBe('COMPLETED');
+    expect(beats[0]).toEqual({ phase: 'read', done: 0 } satisfies BatchHeartbeat);
+    expect(beats).toContainEqual({ phase: 'write', done: 1 });
+    expect(checked).toEqual([id]);
+    expect(await revisionsOf(id)).toBe(1);
+  });
+
+  it('applyBatch rolls back when cancelled mid-write, and records that an operator cancelled it', async () => {
+    const id = await storedBatch(['Johannes Kepler']);
+    const { env } = environment(id);
+    const activities = batchActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
+    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    const batch = await findBatch(await pgPool(harness.orm), id);
+    expect(batch).toMatchObject({ status: 'FAILED', result: null });
+    expect(batch?.error).toMatch(/^cancelled by an operator: .*nothing was written$/);
+    expect(await revisionsOf(id)).toBe(0);
+  });
+
+  it('applyBatch does not commit when Temporal says the workflow was terminated, and records why', async () => {
+    const id = await storedBatch(['Rudolf II.']);
+    const { env } = environment(id);
+    const activities = batchActivities(standing({ wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }));
+    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    const batch = await findBatch(await pgPool(harness.orm), id);
+    expect(batch?.status).toBe('FAILED');
+    expect(batch?.error).toContain('terminated by an operator');
+    expect(await revisionsOf(id)).toBe(0);
+  });
+
+  it('applyBatch steps aside without a word when another attempt or run owns the batch', async () => {
+    const id = await storedBatch(['Edward Kelley']);
+    const { env } = environment(id);
+    const activities = batchActivities(standing({ wanted: false, ending: 'superseded', reason: 'workflow reset' }));
+    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    // The owner applies it; nothing was written and nothing recorded by this attempt.
+    expect(await findBatch(await pgPool(harness.orm), id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await revisionsOf(id)).toBe(0);
+    expect(await env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
+    expect(await revisionsOf(id)).toBe(1);
+  });
+
+  it('applyBatch records nothing when it stops for a reason Temporal cannot confirm (a worker shutting down)', async () => {
+    const id = await storedBatch(['Jan Jesenius']);
+    const { env } = environment(id);
+    const activities = batchActivities(async () => {
+      throw new Error('Temporal cannot be reached');
+    }, () => env.cancel('WORKER_SHUTDOWN'));
+    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    expect(await findBatch(await pgPool(harness.orm), id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await revisionsOf(id)).toBe(0);
+  });
+
+  describe('exports', () => {
+    let exportDir: string;
+    let ids: number[];
+    beforeAll(async () => {
+      // The run's one export store: the expiry of another test file may remove files here too.
+      exportDir = harness.config.exportDir;
+      const id = await storedBatch(['Galileo Galilei', 'Nicolaus Copernicus', 'Giordano Bruno']);
+      expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
+      const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+      ids = rows.map((row) => Number(row.id)).slice(-3);
+    });
+
+    const exportActivities = (checkAttempt: CheckAttempt, afterExportStep?: () => void | Promise<void>) =>
+      createExportActivities({ orm: harness.orm, log, exportDir, checkAttempt, exportRecordsPerStep: 1, afterExportStep });
+
+    async function storedExport(): Promise<string> {
+      const id = randomUUID();
+      await insertExport(await pgPool(harness.orm), { id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
+      return id;
+    }
+
+    it('runExport heartbeats what the file holds, and publishes once Temporal confirms the attempt', async () => {
+      const id = await storedExport();
+      const { env, beats } = environment(id);
+      const outcome = await env.run(exportActivities(wanted).runExport, id, 3_600_000);
+      expect(outcome).toMatchObject({ status: 'COMPLETED', entitiesWritten: 3 });
+      expect(beats[0]).toEqual({ phase: 'write', entitiesWritten: 0, bytes: 0 } satisfies ExportHeartbeat);
+      expect(beats).toContainEqual(expect.objectContaining({ phase: 'write', entitiesWritten: 1 }));
+      expect(readdirSync(exportDir)).toContain(`${id}.xml`);
+    });
+
+    it('runExport drops its partial file when cancelled mid-file, and records that an operator cancelled it', async () => {
+      const id = await storedExport();
+      const { env } = environment(id);
+      const activities = exportActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
+      await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
+      const row = await findExport(await pgPool(harness.orm), id);
+      expect(row).toMatchObject({ status: 'FAILED', sha256: null });
+      expect(row?.error).toContain('cancelled by an operator');
+      expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
+    });
+
+    it('runExport removes the file it finished when Temporal says its workflow was terminated', async () => {
+      const id = await storedExport();
+      const { env } = environment(id);
+      const activities = exportActivities(standing({ wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }));
+      await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
+      const row = await findExport(await pgPool(harness.orm), id);
+      expect(row?.status).toBe('FAILED');
+      expect(row?.error).toContain('terminated by an operator');
+      expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
+    });
+
+    it('expireExports removes the files past their expiry and marks those exports EXPIRED, and no other', async () => {
+      const pool = await pgPool(harness.orm);
+      const [due, kept] = [await storedExport(), await storedExport()];
+      mkdirSync(exportDir, { recursive: true });
+      for (const [id, expiresAt] of [
+        [due, new Date(Date.now() - 1000)],
+        [kept, new Date(Date.now() + 3_600_000)],
+      ] as const) {
+        writeFileSync(join(exportDir, `${id}.xml`), '<entities/>');
+        await completeExport(pool, id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
+      }
+      const { env } = environment('expiry');
+      expect(await env.run(exportActivities(wanted).expireExports)).toBeGreaterThanOrEqual(1);
+      expect((await findExport(pool, due))?.status).toBe('EXPIRED');
+      expect(existsSync(join(exportDir, `${due}.xml`))).toBe(false);
+      expect((await findExport(pool, kept))?.status).toBe('COMPLETED');
+      expect(existsSync(join(exportDir, `${kept}.xml`))).toBe(true);
+    });
+  });
+});
