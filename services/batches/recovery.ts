@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../api/deps.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { pgPool } from '../../db/orm.ts';
 import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
@@ -30,7 +30,7 @@ export interface Repairs {
   ended: string[];
 }
 
-type SweepDeps = Pick<AppDeps, 'config' | 'temporal' | 'orm'>;
+type SweepDeps = Pick<ServiceDeps, 'config' | 'temporal' | 'orm'>;
 
 /** One sweep: looks at every stranded batch and export and repairs it. */
 export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<Repairs> {
@@ -77,7 +77,7 @@ function endedMessage(workflow: JobWorkflowState): string {
 }
 
 /** Sweeps at once and then every minute until the returned function is called. */
-export function sweepStrandedJobs(deps: Pick<AppDeps, 'config' | 'temporal' | 'orm' | 'log'>): () => void {
+export function sweepStrandedJobs(deps: Pick<ServiceDeps, 'config' | 'temporal' | 'orm' | 'log'>): () => void {
   let running = false;
   const sweep = async () => {
     if (running) return;

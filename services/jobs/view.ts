@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { AppDeps } from '../../api/deps.ts';
+import type { ServiceDeps } from '../deps.ts';
 import type { BatchHeartbeat } from '../../activities/batches.ts';
 import type { ExportHeartbeat } from '../../activities/exports.ts';
 import { pgPool } from '../../db/orm.ts';
@@ -54,7 +54,7 @@ export interface JobViewOptions {
   detail?: boolean;
 }
 
-type ViewDeps = Pick<AppDeps, 'orm' | 'temporal' | 'config'>;
+type ViewDeps = Pick<ServiceDeps, 'orm' | 'temporal' | 'config'>;
 
 export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchRow> | undefined> {
   const row = await findBatch(await pgPool(deps.orm), id);

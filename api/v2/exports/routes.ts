@@ -5,7 +5,6 @@ import type { Context } from 'koa';
 import { pgPool } from '../../../db/orm.ts';
 import { openExportDownload } from '../../../services/exports/download.ts';
 import { directoryExportStore } from '../../../services/exports/files.ts';
-import { findExport } from '../../../services/exports/requests.ts';
 import { startExport } from '../../../services/exports/start.ts';
 import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';

@@ -15,10 +15,10 @@ export const databaseCut: Scenario = {
   name: 'database-cut',
   title: `PostgreSQL connections terminated twice during a ${ENTITIES.toLocaleString('en')}-entity batch`,
   timeoutMs: 8 * 60_000,
-  async run({ stack, client, db, log, figures, workflows, ...context }) {
+  async run({ client, db, log, figures, workflows, ...context }) {
     const batch = await generatedBatch(context, 'cut', ENTITIES);
-    let visible = { reads: 0, partial: [] as number[], errors: [] as string[] };
-    let polled = { polls: 0, bad: [] as string[], seen: [] as string[] };
+    let visible: { reads: number; partial: number[]; errors: string[] };
+    let polled: { polls: number; bad: string[]; seen: string[] };
     const visibility = watchAllOrNothing(db, batch.entityType, ENTITIES, 50);
     const statusWatch = watchBatchStatus(client, batch.batchId, 200);
     try {

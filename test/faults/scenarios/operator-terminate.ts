@@ -50,8 +50,8 @@ export const operatorTerminate: Scenario = {
     check(readdirSync(stack.exportDir).every((name) => !name.includes(exportId)), `files of the terminated export are left: ${readdirSync(stack.exportDir).join(', ')}`);
 
     const batch = await generatedBatch(context, 'ot', ENTITIES);
-    let visible = { reads: 0, partial: [] as number[], errors: [] as string[] };
-    let polled = { polls: 0, bad: [] as string[], seen: [] as string[] };
+    let visible: { reads: number; partial: number[]; errors: string[] };
+    let polled: { polls: number; bad: string[]; seen: string[] };
     const visibility = watchAllOrNothing(db, batch.entityType, ENTITIES);
     const statusWatch = watchBatchStatus(client, batch.batchId, 200);
     try {

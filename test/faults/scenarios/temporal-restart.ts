@@ -25,10 +25,10 @@ export const temporalRestart: Scenario = {
 
     const batch = await generatedBatch(context, 'tr', ENTITIES);
     const refused = await generatedBatch(context, 'tr_refused', 100);
-    let polled = { polls: 0, bad: [] as string[], seen: [] as string[] };
+    let polled: { polls: number; bad: string[]; seen: string[] };
     const statusWatch = watchBatchStatus(client, batch.batchId, 200);
     let exportId: string;
-    let stoppedAt = 0;
+    let stoppedAt: number;
     try {
       await client.submitBatchOk(batch.body);
       await pollUntil(
