@@ -2,10 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { pgPool, type Orm } from '../db/orm.ts';
 import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { ChangeCommand } from '../domain/model.ts';
-import { readBatch } from '../domain/xml/batch-reader.ts';
 import type { Logger } from '../logger.ts';
-import { applyBatchCommands } from '../services/batches/apply.ts';
+import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress } from '../services/batches/store.ts';
 
 export interface BatchActivityDeps {
@@ -33,42 +31,38 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       await markProcessing(pool, batchId);
 
       const started = performance.now();
-      const commands: ChangeCommand[] = [];
-      let summary;
+      const total = batch.changesTotal ?? 0;
+      const attempt = Context.current().info.attempt;
+      let applied;
       try {
-        summary = await readBatch(readBatchBody(pool, batchId), (command) => commands.push(command));
+        applied = await inTransaction(pool, async (client) => {
+          const outcome = await applyBatch(client, xmlCommandSource(() => readBatchBody(pool, batchId)), {
+            batchId,
+            bodySha256: batch.bodySha256,
+            principal: batch.submittedBy,
+            force: batch.force,
+            offeredForceKey: batch.offeredForceKey ?? undefined,
+            forceKeySecret: deps.forceKeySecret,
+            commit: true,
+            onProgress: async (done, phase) => {
+              Context.current().heartbeat({ phase, done });
+              if (phase !== 'write') return;
+              deps.afterWriteStep?.(batchId, done, attempt);
+              await recordProgress(pool, batchId, Math.floor(done * total));
+            },
+          });
+          await finishBatch(client, batchId, outcome.result.outcome === 'success' ? 'COMPLETED' : 'FAILED', outcome.result);
+          return outcome;
+        });
       } catch (error) {
         // The API validated this body; a body that no longer reads is not worth retrying.
         if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
         throw error;
       }
-      Context.current().heartbeat({ phase: 'read', changes: summary.changes });
-      const read = performance.now();
-
-      const total = batch.changesTotal ?? summary.changes;
-      const attempt = Context.current().info.attempt;
-      const result = await inTransaction(pool, async (client) => {
-        const outcome = await applyBatchCommands(client, commands, {
-          batchId,
-          bodySha256: batch.bodySha256,
-          sender: summary.header.sender,
-          principal: batch.submittedBy,
-          force: batch.force,
-          offeredForceKey: batch.offeredForceKey ?? undefined,
-          forceKeySecret: deps.forceKeySecret,
-          commit: true,
-          onProgress: async (done) => {
-            Context.current().heartbeat({ phase: 'write', done });
-            deps.afterWriteStep?.(batchId, done, attempt);
-            await recordProgress(pool, batchId, Math.floor(done * total));
-          },
-        });
-        await finishBatch(client, batchId, outcome.outcome === 'success' ? 'COMPLETED' : 'FAILED', outcome);
-        return outcome;
-      });
+      const result = applied.result;
       const status = result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
       deps.log.info(
-        { batchId, status, changes: summary.changes, readMs: Math.round(read - started), applyMs: Math.round(performance.now() - read) },
+        { batchId, status, changes: applied.changes, applyMs: Math.round(performance.now() - started) },
         'batch finished',
       );
       return status;
