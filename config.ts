@@ -20,6 +20,10 @@ const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+  /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(2),
+  /** Activities (batch applies, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),

@@ -23,6 +23,8 @@ export interface WorkerDeps {
   afterExportStep?: ExportActivityDeps['afterExportStep'];
   /** Activity interceptors, e.g. the metrics one when WORKER_METRICS_PORT is set. */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
+  maxConcurrentActivities?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -49,7 +51,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
-    maxConcurrentActivityTaskExecutions: maxConcurrentActivities(deps.orm),
+    maxConcurrentActivityTaskExecutions: Math.min(maxConcurrentActivities(deps.orm), deps.maxConcurrentActivities ?? Number.POSITIVE_INFINITY),
     interceptors: { activity: deps.activityInterceptors ?? [] },
     activities: {
       ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, afterWriteStep: deps.afterWriteStep }),

@@ -9,6 +9,7 @@ import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
+import { limitUploads } from '../../middleware/upload-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { batchPathSchema, submitQuerySchema } from './schema.ts';
@@ -16,7 +17,7 @@ import { batchPathSchema, submitQuerySchema } from './schema.ts';
 export function batchesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/batches' });
 
-  router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/', requirePermission('write'), limitSubmissions(deps.config), limitUploads(deps.config), async (ctx) => {
     const query = parseQuery(ctx, submitQuerySchema);
     if (query.force && !hasPermission(ctx.state.principal, 'force')) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission");
@@ -34,7 +35,7 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = { updateRequestId: batchId };
   });
 
-  router.post('/test', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/test', requirePermission('write'), limitSubmissions(deps.config), limitUploads(deps.config), async (ctx) => {
     const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
     const result = await testBatch(deps, body, 'v2', ctx.state.principal.name);
     ctx.type = 'application/xml';
