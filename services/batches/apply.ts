@@ -189,12 +189,18 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
       world.setRecords(await loadRecords(client, commands));
       planner.plan(commands);
       planned += commands.length;
+      // Planned: the reader's array is emptied, so the commands go while this group waits for the previous one's COPY.
+      commands.length = 0;
       const drained = planner.drain();
       world.setRecords([]);
-      await send(await settle(drained), writing ? 'write' : 'plan');
+      const step = await settle(drained);
+      drained.length = 0;
+      await send(step, writing ? 'write' : 'plan');
     });
     const outcome = planner.finish();
-    await send(await settle(outcome.records), writing ? 'write' : 'plan');
+    const last = await settle(outcome.records);
+    outcome.records.length = 0;
+    await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
     const log = new IssueLog(outcome.issues);
