@@ -70,11 +70,11 @@ export interface AppliedBatch {
 }
 
 /**
- * Commands per group: large enough for bulk COPY speed, small enough that a
+ * Commands per group: large enough for bulk COPY speed (1,000 rows a COPY), small enough that a
  * group's commands, records and COPY rows (two groups are alive at once: one
  * being planned, one being written) stay a few tens of MB.
  */
-export const GROUP_SIZE = 2000;
+export const GROUP_SIZE = 1000;
 
 /** A stored XML body, read from its start for each pass. */
 export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {
@@ -117,11 +117,17 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   };
 
   const survey = new BatchSurvey();
+  // A batch of one group is not read twice: its commands are kept from the first pass.
+  let groups = 0;
+  let onlyGroup: ChangeCommand[] | undefined;
   const { header } = await source.read(groupSize, async (commands) => {
+    groups += 1;
+    onlyGroup = groups === 1 ? commands : undefined;
     for (const command of commands) survey.add(command);
     await progress(0, 'read');
   });
   const total = survey.commands;
+  const secondPass = groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source;
 
   const lookups = survey.lookups();
   const locked = await lockEntities(client, lookups.records);
@@ -184,7 +190,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   };
 
   try {
-    await source.read(groupSize, async (commands) => {
+    await secondPass.read(groupSize, async (commands) => {
       request.signal?.throwIfAborted();
       world.setRecords(await loadRecords(client, commands));
       planner.plan(commands);
