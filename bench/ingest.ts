@@ -28,9 +28,9 @@ function psql(url: string, command: string): void {
 }
 
 /** COPY of the rows the service wrote, into freshly migrated tables with the same indexes. */
-function timeCopy(sourceUrl: string, dir: string): Promise<number> {
+function timeCopy(sourceUrl: string, dir: string, entities: number): Promise<number> {
   for (const table of COPIED_TABLES) psql(sourceUrl, `\\copy ${table} to '${join(dir, `${table}.copy`)}'`);
-  return recreateDatabase('er_bench_copy').then(async (targetUrl) => {
+  return recreateDatabase(`er_bench_copy_${entities}`).then(async (targetUrl) => {
     const started = performance.now();
     for (const table of COPIED_TABLES) psql(targetUrl, `\\copy ${table} from '${join(dir, `${table}.copy`)}'`);
     const seconds = (performance.now() - started) / 1000;
@@ -57,7 +57,7 @@ export async function concurrentIngest(entities: number, count: number): Promise
     await writeGeneratedBatch(file, entities, { batchUuid: randomUUID(), seed: entities + index, localIdPrefix: `c${index}e` });
     files.push(file);
   }
-  const stack = await startStack('er_bench_ingest', { BATCH_MAX_BYTES: String(1024 * 1024 * 1024) });
+  const stack = await startStack(`er_bench_ingest_${count}x${entities}`, { BATCH_MAX_BYTES: String(1024 * 1024 * 1024) });
   try {
     const started = performance.now();
     await Promise.all(files.map((file) => submitAndWait(stack, file)));
@@ -102,7 +102,8 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
  */
 export async function ingestRuns(entities: number, runs: number): Promise<IngestRun[]> {
   const dir = mkdtempSync(join(tmpdir(), 'entity-records-ingest-'));
-  const stack = await startStack('er_bench_ingest', { BATCH_MAX_BYTES: String(1024 * 1024 * 1024), ...(process.env.PROBE_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROBE_PROF}` } : {}) });
+  // A database per size, so runs of different sizes may run side by side.
+  const stack = await startStack(`er_bench_ingest_${entities}`, { BATCH_MAX_BYTES: String(1024 * 1024 * 1024), ...(process.env.PROBE_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROBE_PROF}` } : {}) });
   try {
     const results: IngestRun[] = [];
     for (let run = 0; run < runs; run += 1) {
@@ -113,7 +114,7 @@ export async function ingestRuns(entities: number, runs: number): Promise<Ingest
       const seconds = await submitAndWait(stack, file);
       const workerPeakRss = peakRss(stack.worker.pid!);
       const apiPeakRss = peakRss(stack.api.pid!);
-      const copySeconds = await timeCopy(stack.databaseUrl, dir);
+      const copySeconds = await timeCopy(stack.databaseUrl, dir, entities);
       results.push({ entities, bytes, seconds, workerPeakRss, apiPeakRss, copySeconds });
     }
     if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
