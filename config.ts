@@ -19,9 +19,14 @@ const configSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   DATA_DIR: z.string().min(1).default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+  /**
+   * Largest batch body. The worker applies any size in flat memory; the API
+   * still holds a body whole while it validates and stores it (about 2.2×
+   * its size), so this bounds the API: 256 MiB ≈ 730 MB (docs/performance.md).
+   */
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 * 1024),
   /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
-  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(2),
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
   /** Activities (batch applies, exports) one worker runs at once; the rest wait in Temporal's task queue. */
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),

@@ -9,7 +9,7 @@ import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
-import { limitUploads } from '../../middleware/upload-limit.ts';
+import { inUploadSlot } from '../../upload-slots.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { batchPathSchema, submitQuerySchema } from './schema.ts';
@@ -17,27 +17,29 @@ import { batchPathSchema, submitQuerySchema } from './schema.ts';
 export function batchesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/batches' });
 
-  router.post('/', requirePermission('write'), limitSubmissions(deps.config), limitUploads(deps.config), async (ctx) => {
+  router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
     const query = parseQuery(ctx, submitQuerySchema);
     if (query.force && !hasPermission(ctx.state.principal, 'force')) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission");
     }
-    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const { batchId } = await submitBatch(deps, {
-      body,
-      apiVersion: 'v2',
-      principal: ctx.state.principal.name,
-      force: query.force,
-      forceKey: query.forceKey,
-    });
+    const { batchId } = await inUploadSlot(deps.config, async () =>
+      submitBatch(deps, {
+        body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES),
+        apiVersion: 'v2',
+        principal: ctx.state.principal.name,
+        force: query.force,
+        forceKey: query.forceKey,
+      }),
+    );
     ctx.status = 202;
     ctx.set('Location', `/api/v2/batches/${batchId}/status`);
     ctx.body = { updateRequestId: batchId };
   });
 
-  router.post('/test', requirePermission('write'), limitSubmissions(deps.config), limitUploads(deps.config), async (ctx) => {
-    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const result = await testBatch(deps, body, 'v2', ctx.state.principal.name);
+  router.post('/test', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+    const result = await inUploadSlot(deps.config, async () =>
+      testBatch(deps, await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
+    );
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(result, 'v2');
   });

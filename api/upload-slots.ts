@@ -1,5 +1,4 @@
-import type { Middleware } from 'koa';
-import type { Config } from '../../config.ts';
+import type { Config } from '../config.ts';
 
 // Batch uploads in flight per API process. Each one holds its body while it
 // is validated and stored, so many at once multiply the API's memory; the
@@ -31,17 +30,18 @@ class Semaphore {
   }
 }
 
-/** Route guard for the routes that take a batch body: at most UPLOAD_MAX_CONCURRENT run at once in this process. */
-export function limitUploads(config: Config): Middleware {
+/**
+ * Runs `upload` (read the body, validate and store it) in one of the
+ * UPLOAD_MAX_CONCURRENT slots of this process, waiting for one when all are
+ * taken. Only the upload: a v1 route that then waits for its batch holds no slot.
+ */
+export async function inUploadSlot<T>(config: Config, upload: () => Promise<T>): Promise<T> {
   let semaphore = semaphores.get(config);
   if (!semaphore) semaphores.set(config, (semaphore = new Semaphore(config.UPLOAD_MAX_CONCURRENT)));
-  const slots = semaphore;
-  return async function limitUploadsMiddleware(_ctx, next) {
-    await slots.acquire();
-    try {
-      await next();
-    } finally {
-      slots.release();
-    }
-  };
+  await semaphore.acquire();
+  try {
+    return await upload();
+  } finally {
+    semaphore.release();
+  }
 }
