@@ -24,7 +24,16 @@ const configSchema = z.object({
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+  /**
+   * Largest batch body. The worker applies any size in flat memory; the API
+   * still holds a body whole while it validates and stores it (about 2.2×
+   * its size), so this bounds the API: 256 MiB ≈ 730 MB (docs/performance.md).
+   */
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 * 1024),
+  /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /** Activities (batch applies, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),

@@ -2,10 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { pgPool, type Orm } from '../db/orm.ts';
 import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { ChangeCommand } from '../domain/model.ts';
-import { readBatch } from '../domain/xml/batch-reader.ts';
 import type { Logger } from '../logger.ts';
-import { applyBatchCommands } from '../services/batches/apply.ts';
+import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress, stampTransactionCommit } from '../services/batches/store.ts';
 import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
@@ -47,57 +45,44 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       const progress: BatchHeartbeat = { phase: 'read', done: 0 };
       const heartbeat = keepHeartbeating(context, () => progress);
       const started = performance.now();
+      const total = batch.changesTotal ?? 0;
+      const attempt = context.info.attempt;
       try {
-        const commands: ChangeCommand[] = [];
-        let summary;
-        try {
-          summary = await readBatch(readBatchBody(pool, batchId), (command) => commands.push(command));
-        } catch (error) {
-          // The API validated this body; a body that no longer reads is not worth retrying.
-          if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
-          throw error;
-        }
-        throwIfStopped(context);
-        const read = performance.now();
-
-        const total = batch.changesTotal ?? summary.changes;
-        const attempt = context.info.attempt;
-        progress.phase = 'plan';
-        const result = await inTransaction(pool, async (client) => {
-          const outcome = await applyBatchCommands(client, commands, {
+        const applied = await inTransaction(pool, async (client) => {
+          const outcome = await applyBatch(client, xmlCommandSource(() => readBatchBody(pool, batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
-            sender: summary.header.sender,
             principal: batch.submittedBy,
             force: batch.force,
             offeredForceKey: batch.offeredForceKey ?? undefined,
             forceKeySecret: deps.forceKeySecret,
             commit: true,
-            onProgress: async (done) => {
-              progress.phase = 'write';
+            signal: context.cancellationSignal,
+            onProgress: async (done, phase) => {
+              progress.phase = phase;
               progress.done = done;
               heartbeat.now();
-              await deps.afterWriteStep?.(batchId, done, attempt);
+              if (phase === 'write') await deps.afterWriteStep?.(batchId, done, attempt);
               throwIfStopped(context);
-              await recordProgress(pool, batchId, Math.floor(done * total));
+              if (phase === 'write') await recordProgress(pool, batchId, Math.floor(done * total));
             },
           });
           progress.phase = 'commit';
-          if (outcome.outcome === 'success') await stampTransactionCommit(client, batchId);
-          if (!(await finishBatch(client, batchId, outcome.outcome === 'success' ? 'COMPLETED' : 'FAILED', outcome))) {
+          const succeeded = outcome.result.outcome === 'success';
+          if (succeeded) await stampTransactionCommit(client, batchId);
+          if (!(await finishBatch(client, batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome.result))) {
             throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
           }
           // The last word before the commit: a terminated or superseded attempt must not write.
           await confirmStillWanted(context, deps.checkAttempt);
           return outcome;
         });
-        const status = result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
-        deps.log.info(
-          { batchId, status, changes: summary.changes, readMs: Math.round(read - started), applyMs: Math.round(performance.now() - read) },
-          'batch finished',
-        );
+        const status = applied.result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
+        deps.log.info({ batchId, status, changes: applied.changes, applyMs: Math.round(performance.now() - started) }, 'batch finished');
         return status;
       } catch (error) {
+        // The API validated this body; a body that no longer reads is not worth retrying.
+        if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
         throw await recordStop(batchId, context, error);
       } finally {
         heartbeat.stop();

@@ -21,6 +21,10 @@ if (config.AUTH_DISABLED) log.warn('AUTH_DISABLED=true: every request is treated
 const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, (line) => process.stdout.write(`${line}\n`));
 const app = buildApp({ config, orm, temporal, log, tokens });
 const server = app.listen(config.PORT, config.HOST);
+// An upload may wait for a slot (UPLOAD_MAX_CONCURRENT) behind others before its
+// body is read; Node's default of 300 s for a whole request answered 408 to
+// uploads queued behind a dozen large ones on a loaded machine.
+server.requestTimeout = 30 * 60 * 1000;
 await once(server, 'listening');
 log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening');
 const stopSweeping = sweepStrandedJobs({ config, orm, temporal, log });

@@ -31,6 +31,8 @@ export interface WorkerDeps {
   afterExportStep?: ExportActivityDeps['afterExportStep'];
   /** Activity interceptors, e.g. the metrics one when WORKER_METRICS_PORT is set. */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
+  maxConcurrentActivities?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -58,7 +60,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
-    maxConcurrentActivityTaskExecutions: maxConcurrentActivities(deps.orm),
+    maxConcurrentActivityTaskExecutions: Math.min(maxConcurrentActivities(deps.orm), deps.maxConcurrentActivities ?? Number.POSITIVE_INFINITY),
     // Heartbeats reach the server once a second (not every 0.8 × heartbeat
     // timeout): an activity learns of a cancel, or that its workflow is gone,
     // within about a second.

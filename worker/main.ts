@@ -26,6 +26,7 @@ const worker = await createWorker({
   // A bundle built beforehand (npm start does) keeps webpack out of the worker's memory.
   workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
   exportDir: config.exportDir,
+  maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
   activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
 });
 log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');

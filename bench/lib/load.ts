@@ -1,7 +1,7 @@
 // Fills a database with N generated entities fast, writing exactly the rows
 // the service writes: each chunk of the one data generator (generate.ts) is
 // checked against the worker's XML reader (see chunkCommands) and applied by the worker's own code path (services/batches: storeBatch,
-// markProcessing, applyBatchCommands → writePlan's COPY, finishBatch), one
+// markProcessing, applyBatchCommands → PlanWriter's COPY, finishBatch), one
 // PostgreSQL transaction per chunk as the batch activity does. What is left
 // out is Temporal, the HTTP submission, the XSD validation and the stored
 // body (batch_body holds an empty body under a stand-in digest).

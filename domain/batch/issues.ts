@@ -20,6 +20,7 @@ export function toIssue(problem: Problem, severity: IssueSeverity, newUuid: () =
 /** Collects issues per localId, keeping groups in first-occurrence order. */
 export class IssueLog {
   readonly #groups = new Map<string | undefined, Issue[]>();
+  #hasErrors = false;
 
   constructor(initial: readonly EntityIssues[] = []) {
     for (const group of initial) this.add(group.localId, group.issues);
@@ -27,9 +28,14 @@ export class IssueLog {
 
   add(localId: string | undefined, issues: readonly Issue[]): void {
     if (issues.length === 0) return;
+    if (!this.#hasErrors && issues.some((issue) => issue.severity === 'ERROR')) this.#hasErrors = true;
     const group = this.#groups.get(localId);
     if (group === undefined) this.#groups.set(localId, [...issues]);
     else group.push(...issues);
+  }
+
+  get hasErrors(): boolean {
+    return this.#hasErrors;
   }
 
   groups(): EntityIssues[] {

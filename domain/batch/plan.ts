@@ -1,7 +1,10 @@
-// Plans a whole batch: every command applied, in order, to working copies of
-// the records it touches, giving one new revision per touched entity and
-// every error and warning. Nothing is written here; the caller writes the plan
-// in one transaction when it has no errors (and no warnings, unless forced).
+// Plans a batch: every command applied, in order, to working copies of the
+// records it touches, giving one new revision per touched entity and every
+// error and warning. Nothing is written here. A large batch is planned a group
+// of commands at a time (BatchPlanner): a record is handed out (drain) once the
+// last command that may change it is planned, so the caller can write it and
+// let it go; the caller writes the records in one transaction and keeps them
+// only when the whole batch has no errors (and no warnings, unless forced).
 
 import {
   BATCH_ISSUE_CODES,
@@ -14,7 +17,9 @@ import {
   type EntityTarget,
   type Issue,
   type IssueSeverity,
+  type ItemRef,
   type Part,
+  type PartRef,
   type RecordChange,
   type RevisionInfo,
   type UpdateEntityCommand,
@@ -24,11 +29,14 @@ import { describeRef, hasSeverity, IssueLog, itemRefOf, partRefOf, toIssue, type
 import { checkNewParts, partItems, withUuids } from './parts.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
 import { isActive } from './state-rules.ts';
+import { refOf, surveyBatch, type BatchSurvey, type SurveyedDeclaration } from './survey.ts';
 import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from './types.ts';
 
 /** Working state of one touched entity; `record` becomes the plan's `after`. */
 interface Slot {
   localId: string;
+  /** Order of first touch in the batch: the order of the plan's records. */
+  order: number;
   isNew: boolean;
   before?: EntityRecord;
   record: EntityRecord;
@@ -38,75 +46,175 @@ interface Slot {
 }
 
 /** What a localId stands for anywhere in the batch (targets may point forward). */
-type Declaration = { kind: 'create'; ref: ResolvedRef } | { kind: 'stored'; ref: EntityRef };
+interface Declaration extends SurveyedDeclaration {
+  /** A create's ids, allocated up front. */
+  ids?: ResolvedRef;
+  /** The entity this localId became the subject of (a local update may follow it). */
+  subject?: number;
+  /** A stored ref that matched no entity: later local updates of it stay silent. */
+  failed?: boolean;
+}
 
+/** A reference to an entity the batch still changes later: judged once that entity is final. */
+interface PendingReference {
+  localId: string;
+  ref: EntityRef;
+  subject: ReferenceSubject;
+  partRef?: PartRef;
+  itemRef?: ItemRef;
+}
+
+type ReferenceSubject = { kind: 'item'; itemType: string } | { kind: 'replacement' };
+
+/** The whole batch at once: its records in first-touch order and every issue. */
 export function planBatch(commands: readonly ChangeCommand[], world: BatchWorld, env: PlanEnv): BatchPlan {
-  const planner = new Planner(world, env);
-  planner.declare(commands);
-  for (const command of commands) {
-    if (command.kind === 'create') planner.create(command);
-    else planner.update(command);
-  }
+  const planner = new BatchPlanner(world, env);
+  planner.declare(surveyBatch(commands));
+  planner.plan(commands);
   return planner.finish();
 }
 
-class Planner {
+export class BatchPlanner {
   readonly #world: BatchWorld;
   readonly #env: PlanEnv;
   readonly #log = new IssueLog();
-  readonly #slots: Slot[] = [];
+  /** Live slots by entityId, in first-touch order (a Map keeps insertion order). */
   readonly #slotsById = new Map<number, Slot>();
   readonly #slotsByUuid = new Map<string, Slot>();
-  readonly #declarations = new Map<string, Declaration>();
-  readonly #createIds = new Map<CreateEntityCommand, ResolvedRef>();
-  readonly #createsById = new Map<number, CreateEntityCommand>();
-  readonly #createsByUuid = new Map<string, CreateEntityCommand>();
-  /** Commands whose localId repeats an earlier one; reported once, then ignored. */
-  readonly #ignored = new Set<ChangeCommand>();
-  /** localIds that already became command subjects, so a local update may follow them. */
-  readonly #subjects = new Map<string, Slot>();
-  /** localIds of stored refs that failed; later local updates of them stay silent. */
-  readonly #failedLocalIds = new Set<string>();
+  #declarations = new Map<string, Declaration>();
+  #createsByUuid = new Map<string, SurveyedDeclaration>();
+  readonly #createsById = new Map<number, Declaration>();
+  /** Commands each batch entity may still be the subject of; an entity leaves when its record is drained. */
+  readonly #remaining = new Map<number, number>();
+  /** State of every drained record (also: which entities the batch planned). */
+  readonly #finalStates = new Map<number, EntityState>();
+  /** Slots whose last command has been planned, waiting for drain. */
+  readonly #complete: Slot[] = [];
+  readonly #pending: PendingReference[] = [];
+  #ordinal = 0;
+  #slotCount = 0;
 
   constructor(world: BatchWorld, env: PlanEnv) {
     this.#world = world;
     this.#env = env;
   }
 
-  /** Ids for every create up front, so that references may point at creates later in the batch. */
-  declare(commands: readonly ChangeCommand[]): void {
+  get hasErrors(): boolean {
+    return this.#log.hasErrors;
+  }
+
+  /** Whether the batch planned (touched) this entity; true only once its record is drained. */
+  isPlanned(entityId: number): boolean {
+    return this.#finalStates.has(entityId);
+  }
+
+  /**
+   * Ids for every create up front, so that references may point at creates
+   * later in the batch. The world must already know every stored entity the
+   * survey names (summaries suffice), to count the commands each may get.
+   */
+  declare(survey: BatchSurvey): void {
+    const duplicates = survey.duplicates;
+    let next = 0;
+    for (const declaration of survey.declarations.values()) {
+      while (next < duplicates.length && duplicates[next]!.ordinal < declaration.ordinal) this.#duplicate(duplicates[next++]!.localId);
+      const declared = declaration as Declaration;
+      if (declared.kind === 'create') {
+        const ids = { entityId: this.#env.allocateEntityId(), entityUuid: declared.ref.entityUuid ?? this.#env.newUuid() };
+        declared.ids = ids;
+        this.#createsById.set(ids.entityId, declared);
+        this.#count(ids.entityId, declared.touches);
+      } else {
+        const found = this.#world.findRecord(declared.ref) ?? this.#world.findEntity(declared.ref);
+        if (found !== undefined) this.#count(found.entityId, declared.touches);
+      }
+    }
+    while (next < duplicates.length) this.#duplicate(duplicates[next++]!.localId);
+    this.#declarations = survey.declarations as Map<string, Declaration>;
+    this.#createsByUuid = survey.createsByUuid;
+  }
+
+  /** Plans the next commands of the batch, in order (the same commands the survey saw). */
+  plan(commands: readonly ChangeCommand[]): void {
     for (const command of commands) {
-      if (command.kind === 'update' && command.entity.kind === 'local') continue;
-      const localId = command.kind === 'create' ? command.localId : command.entity.localId;
-      if (this.#declarations.has(localId)) {
-        this.#ignored.add(command);
-        this.#error(localId, { code: BATCH_ISSUE_CODES.duplicateIdentifier, message: `localId ${localId} is declared more than once in the batch.` });
-        continue;
-      }
-      if (command.kind === 'update') {
-        if (command.entity.kind === 'stored') {
-          this.#declarations.set(localId, { kind: 'stored', ref: refOf(command.entity) });
-        }
-        continue;
-      }
-      const ref = { entityId: this.#env.allocateEntityId(), entityUuid: command.entityUuid ?? this.#env.newUuid() };
-      this.#declarations.set(localId, { kind: 'create', ref });
-      this.#createIds.set(command, ref);
-      this.#createsById.set(ref.entityId, command);
-      if (!this.#createsByUuid.has(ref.entityUuid)) this.#createsByUuid.set(ref.entityUuid, command);
+      const ordinal = this.#ordinal++;
+      if (command.kind === 'create') this.#create(command, ordinal);
+      else this.#update(command, ordinal);
     }
   }
 
-  create(command: CreateEntityCommand): void {
-    const ids = this.#createIds.get(command);
-    if (ids === undefined) return; // its localId repeats an earlier one: reported by declare
+  /**
+   * The records no later command can change, planned to the end: checked
+   * (name part, references to inactive entities) and given their revision.
+   * The planner keeps nothing of them but their state.
+   */
+  drain(): PlannedRecord[] {
+    const slots = this.#complete.splice(0).sort((a, b) => a.order - b.order);
+    for (const slot of slots) {
+      this.#slotsById.delete(slot.record.entityId);
+      if (this.#slotsByUuid.get(slot.record.entityUuid) === slot) this.#slotsByUuid.delete(slot.record.entityUuid);
+      this.#remaining.delete(slot.record.entityId);
+      this.#finalStates.set(slot.record.entityId, slot.record.state);
+    }
+    for (const slot of slots) this.#checkNamePart(slot);
+    for (const slot of slots) this.#checkInactiveReferences(slot);
+    return slots.map((slot) => this.#planned(slot));
+  }
+
+  /**
+   * Ends the batch: drains every record still live (returned here, in
+   * first-touch order) and judges the references left pending, now that
+   * every state is final.
+   */
+  finish(): BatchPlan {
+    this.#complete.splice(0, this.#complete.length, ...this.#slotsById.values());
+    const records = this.drain();
+    for (const pending of this.#pending.splice(0)) {
+      const warning = this.#inactiveReference(pending.ref, pending.subject);
+      if (warning === undefined) continue;
+      if (pending.partRef !== undefined) warning.partRef = pending.partRef;
+      if (pending.itemRef !== undefined) warning.itemRef = pending.itemRef;
+      this.#log.add(pending.localId, [this.#issue(warning, 'WARNING')]);
+    }
+    const issues = this.#log.groups();
+    return { records, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
+  }
+
+  #duplicate(localId: string): void {
+    this.#error(localId, { code: BATCH_ISSUE_CODES.duplicateIdentifier, message: `localId ${localId} is declared more than once in the batch.` });
+  }
+
+  #count(entityId: number, touches: number): void {
+    this.#remaining.set(entityId, (this.#remaining.get(entityId) ?? 0) + touches);
+  }
+
+  /** One command that may change the slot's entity has been planned. */
+  #touched(slot: Slot): void {
+    const id = slot.record.entityId;
+    const left = this.#remaining.get(id);
+    // Not counted (no declaration found it): the record stays live until finish.
+    if (left === undefined || left <= 0) return;
+    this.#remaining.set(id, left - 1);
+    if (left === 1) this.#complete.push(slot);
+  }
+
+  /** The declaration this command makes, or undefined when its localId repeats an earlier one (reported by declare). */
+  #ownDeclaration(localId: string, ordinal: number): Declaration | undefined {
+    const declaration = this.#declarations.get(localId);
+    return declaration !== undefined && declaration.ordinal === ordinal ? declaration : undefined;
+  }
+
+  #create(command: CreateEntityCommand, ordinal: number): void {
+    const declaration = this.#ownDeclaration(command.localId, ordinal);
+    const ids = declaration?.ids;
+    if (declaration === undefined || ids === undefined) return; // its localId repeats an earlier one: reported by declare
     const problems: Problem[] = [];
 
     if (command.entityUuid !== undefined) {
       const first = this.#createsByUuid.get(command.entityUuid);
       if (this.#world.uuidExists(command.entityUuid)) {
         problems.push(duplicateUuid(command.entityUuid, 'a stored entity already has it'));
-      } else if (first !== undefined && first !== command) {
+      } else if (first !== undefined && first !== declaration) {
         problems.push(duplicateUuid(command.entityUuid, `the create ${first.localId} of this batch already uses it`));
       }
     }
@@ -129,6 +237,7 @@ class Planner {
     };
     const slot: Slot = {
       localId: command.localId,
+      order: this.#slotCount++,
       isNew: true,
       record,
       // Shared with the record until a change of this batch edits it (see #detachCreatedParts).
@@ -137,23 +246,31 @@ class Planner {
       contentChanged: true,
     };
     this.#register(slot);
-    this.#subjects.set(command.localId, slot);
+    declaration.subject = ids.entityId;
     this.#errors(command.localId, problems);
+    this.#touched(slot);
   }
 
-  update(command: UpdateEntityCommand): void {
-    if (this.#ignored.has(command)) return;
+  #update(command: UpdateEntityCommand, ordinal: number): void {
     const localId = command.entity.localId;
-    const slot = command.entity.kind === 'stored' ? this.#storedSubject(command.entity) : this.#subjects.get(localId);
-    if (slot === undefined) {
-      if (command.entity.kind === 'local' && !this.#failedLocalIds.has(localId)) {
+    let slot: Slot | undefined;
+    if (command.entity.kind === 'stored') {
+      const declaration = this.#ownDeclaration(localId, ordinal);
+      if (declaration === undefined) return; // its localId repeats an earlier one: reported by declare
+      slot = this.#storedSubject(command.entity, declaration);
+    } else {
+      const declaration = this.#declarations.get(localId);
+      if (declaration?.subject !== undefined) {
+        slot = this.#slotsById.get(declaration.subject);
+        if (slot === undefined) throw new Error(`internal: the record of localId ${localId} was drained before its last command`);
+      } else if (declaration?.failed !== true) {
         this.#error(localId, {
           code: BATCH_ISSUE_CODES.unknownLocalReference,
           message: `No entity with localId ${localId} is created or referenced earlier in the batch.`,
         });
       }
-      return;
     }
+    if (slot === undefined) return;
     for (const change of command.changes) {
       const resolved = resolveChangeTargets(change, (target) => this.#resolve(target));
       if (resolved.problems.length > 0) {
@@ -169,22 +286,15 @@ class Planner {
       slot.changes.push(outcome.change);
       if (!METADATA_OPS.has(outcome.change.op)) slot.contentChanged = true;
     }
+    this.#touched(slot);
   }
 
-  finish(): BatchPlan {
-    for (const slot of this.#slots) this.#checkNamePart(slot);
-    for (const slot of this.#slots) this.#checkInactiveReferences(slot);
-    const records = this.#slots.map((slot) => this.#planned(slot));
-    const issues = this.#log.groups();
-    return { records, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
-  }
-
-  #storedSubject(entity: UpdateEntityCommand['entity'] & { kind: 'stored' }): Slot | undefined {
+  #storedSubject(entity: UpdateEntityCommand['entity'] & { kind: 'stored' }, declaration: Declaration): Slot | undefined {
     const ref = refOf(entity);
     const found = this.#world.findRecord(ref);
     const record = found !== undefined && refMatches(ref, found) ? found : undefined;
     if (record === undefined) {
-      this.#failedLocalIds.add(entity.localId);
+      declaration.failed = true;
       this.#error(entity.localId, { code: BATCH_ISSUE_CODES.unknownEntity, message: `No stored entity matches ${describeRef(ref)}.`, entityRef: ref });
       return undefined;
     }
@@ -198,15 +308,15 @@ class Planner {
     }
     let slot = this.#slotsById.get(record.entityId);
     if (slot === undefined) {
-      slot = { localId: entity.localId, isNew: false, before: record, record: structuredClone(record), changes: [], contentChanged: false };
+      if (this.#finalStates.has(record.entityId)) throw new Error(`internal: entity ${record.entityId} was drained before its last command`);
+      slot = { localId: entity.localId, order: this.#slotCount++, isNew: false, before: record, record: structuredClone(record), changes: [], contentChanged: false };
       this.#register(slot);
     }
-    this.#subjects.set(entity.localId, slot);
+    declaration.subject = record.entityId;
     return slot;
   }
 
   #register(slot: Slot): void {
-    this.#slots.push(slot);
     this.#slotsById.set(slot.record.entityId, slot);
     if (!this.#slotsByUuid.has(slot.record.entityUuid)) this.#slotsByUuid.set(slot.record.entityUuid, slot);
   }
@@ -220,7 +330,7 @@ class Planner {
           problem: { code: BATCH_ISSUE_CODES.unknownLocalReference, message: `No entity with localId ${target.localId} is declared in the batch.` },
         };
       }
-      if (declaration.kind === 'create') return { ok: true, ref: declaration.ref };
+      if (declaration.ids !== undefined) return { ok: true, ref: declaration.ids };
       return this.#resolveStored(declaration.ref);
     }
     return this.#resolveStored(target.ref);
@@ -235,9 +345,9 @@ class Planner {
   /** Entities of this batch first (they may be referenced by a UUID the client chose), then the stored ones. */
   #lookup(ref: EntityRef): ResolvedRef | undefined {
     const candidates: (ResolvedRef | undefined)[] = [
-      ref.entityId === undefined ? undefined : (this.#slotsById.get(ref.entityId)?.record ?? this.#createIdsById(ref.entityId)),
+      ref.entityId === undefined ? undefined : (this.#slotsById.get(ref.entityId)?.record ?? this.#createsById.get(ref.entityId)?.ids),
       ref.entityUuid === undefined ? undefined : this.#slotsByUuid.get(ref.entityUuid)?.record,
-      ref.entityUuid === undefined ? undefined : this.#createIdsByUuid(ref.entityUuid),
+      ref.entityUuid === undefined ? undefined : (this.#createsByUuid.get(ref.entityUuid) as Declaration | undefined)?.ids,
     ];
     for (const candidate of candidates) if (candidate !== undefined && refMatches(ref, candidate)) return idsOf(candidate);
     for (const candidate of [this.#world.findRecord(ref), this.#world.findEntity(ref)]) {
@@ -246,20 +356,12 @@ class Planner {
     return undefined;
   }
 
-  #createIdsByUuid(entityUuid: string): ResolvedRef | undefined {
-    const command = this.#createsByUuid.get(entityUuid);
-    return command === undefined ? undefined : this.#createIds.get(command);
-  }
-
-  #createIdsById(entityId: number): ResolvedRef | undefined {
-    const command = this.#createsById.get(entityId);
-    return command === undefined ? undefined : this.#createIds.get(command);
-  }
-
   /** State at the end of the batch, so that a batch invalidating an entity and pointing at it is warned about. */
   #stateOf(ref: ResolvedRef): EntityState | undefined {
     const slot = this.#slotsById.get(ref.entityId);
     if (slot !== undefined) return slot.record.state;
+    const final = this.#finalStates.get(ref.entityId);
+    if (final !== undefined) return final;
     if (this.#createsById.has(ref.entityId)) return 'ERS_NEW';
     return this.#world.findRecord(ref)?.state ?? this.#world.findEntity(ref)?.state;
   }
@@ -277,11 +379,25 @@ class Planner {
 
   /**
    * Only references this batch adds or changes: warning about every old
-   * reference of a record would make any later edit of it need force.
+   * reference of a record would make any later edit of it need force. A
+   * reference to an entity that a later command of the batch may still change
+   * is judged at the end (finish), on its final state.
    */
   #checkInactiveReferences(slot: Slot): void {
     const { record, before } = slot;
     const warnings: Problem[] = [];
+    const judge = (pending: PendingReference): void => {
+      const target = this.#lookup(pending.ref);
+      if (target !== undefined && this.#remaining.has(target.entityId)) {
+        this.#pending.push(pending);
+        return;
+      }
+      const warning = this.#inactiveReference(pending.ref, pending.subject);
+      if (warning === undefined) return;
+      if (pending.partRef !== undefined) warning.partRef = pending.partRef;
+      if (pending.itemRef !== undefined) warning.itemRef = pending.itemRef;
+      warnings.push(warning);
+    };
     const existing = new Set<string>();
     for (const part of before?.parts ?? []) {
       for (const item of partItems(part)) if (item.kind === 'entityRef') existing.add(referenceKey(part, item));
@@ -289,16 +405,17 @@ class Planner {
     for (const part of record.parts) {
       for (const item of partItems(part)) {
         if (item.kind !== 'entityRef' || item.target.kind !== 'stored' || existing.has(referenceKey(part, item))) continue;
-        const warning = this.#inactiveReference(item.target.ref, (target) => `Item ${item.type} refers to ${target}, which`);
-        if (warning === undefined) continue;
-        warning.partRef = partRefOf(part.type, part.partUuid);
-        warning.itemRef = itemRefOf(item);
-        warnings.push(warning);
+        judge({
+          localId: slot.localId,
+          ref: item.target.ref,
+          subject: { kind: 'item', itemType: item.type },
+          partRef: partRefOf(part.type, part.partUuid),
+          itemRef: itemRefOf(item),
+        });
       }
     }
     if (record.replacedBy !== undefined && before?.state !== 'ERS_REPLACED') {
-      const warning = this.#inactiveReference(record.replacedBy, (target) => `The replacement, ${target},`);
-      if (warning !== undefined) warnings.push(warning);
+      judge({ localId: slot.localId, ref: record.replacedBy, subject: { kind: 'replacement' } });
     }
     this.#log.add(slot.localId, warnings.map((problem) => this.#issue(problem, 'WARNING')));
   }
@@ -308,7 +425,8 @@ class Planner {
    * would never match: an entity created by the batch is therefore named by
    * its localId, not by the ids allocated for this attempt.
    */
-  #inactiveReference(ref: EntityRef, subject: (target: string) => string): Problem | undefined {
+  #inactiveReference(ref: EntityRef, about: ReferenceSubject): Problem | undefined {
+    const subject = (target: string) => (about.kind === 'item' ? `Item ${about.itemType} refers to ${target}, which` : `The replacement, ${target},`);
     const ids = this.#lookup(ref);
     const state = ids === undefined ? undefined : this.#stateOf(ids);
     if (ids === undefined || state === undefined || isActive(state)) return undefined;
@@ -375,13 +493,6 @@ class Planner {
   #errors(localId: string, problems: readonly Problem[]): void {
     this.#log.add(localId, problems.map((problem) => this.#issue(problem, 'ERROR')));
   }
-}
-
-function refOf(entity: { entityId?: number; entityUuid?: string }): EntityRef {
-  const ref: EntityRef = {};
-  if (entity.entityId !== undefined) ref.entityId = entity.entityId;
-  if (entity.entityUuid !== undefined) ref.entityUuid = entity.entityUuid;
-  return ref;
 }
 
 function idsOf(entity: ResolvedRef): ResolvedRef {

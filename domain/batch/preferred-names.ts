@@ -2,7 +2,7 @@
 // which stored entities hold a name, so the caller queries the holders of the
 // keys this step asks for and passes them back in.
 
-import { BATCH_ISSUE_CODES, type EntityRecord, type Issue } from '../model.ts';
+import { BATCH_ISSUE_CODES, type EntityIssues, type EntityRecord, type Issue, type PartRef } from '../model.ts';
 import { normalizeForSearch, preferredName, preferredNamePart } from '../text.ts';
 import { hasSeverity, IssueLog, partRefOf, toIssue } from './issues.ts';
 import { isActive } from './state-rules.ts';
@@ -33,15 +33,74 @@ const keyString = (entityType: string, normalizedName: string) => `${entityType}
 
 /** Keys to check: records that are new, or whose type, preferred name or activity changed. */
 export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
-  const keys: PreferredNameKey[] = [];
-  for (const record of plan.records) {
+  const check = new PreferredNameCheck();
+  return plan.records.flatMap((record) => check.add(record) ?? []);
+}
+
+/** What the check keeps of a record with an active preferred name: enough to name it in a warning. */
+interface NamedRecord {
+  localId: string;
+  entityId: number;
+  isNew: boolean;
+  entityType: string;
+  displayName: string;
+  partRef?: PartRef;
+}
+
+/**
+ * The PreferredNameExists check over a batch planned group by group: each
+ * record is added once it is final, keeping a few strings of it; the caller
+ * asks who holds the keys add() returns; warnings() then judges the batch.
+ */
+export class PreferredNameCheck {
+  /** Every record with an active name, by key (one record, or several when they share it). */
+  readonly #byKey = new Map<string, NamedRecord | NamedRecord[]>();
+  /** Records whose name is checked, in the order they were added. */
+  readonly #checked: { key: string; record: NamedRecord }[] = [];
+
+  /** Remembers a final record; returns its key when its name must be checked against the stored holders. */
+  add(record: PlannedRecord): PreferredNameKey | undefined {
     const after = keyOf(record.after);
-    if (after === undefined) continue;
+    if (after === undefined) return undefined;
+    const key = keyString(after.entityType, after.normalizedName);
+    const part = preferredNamePart(record.after);
+    const named: NamedRecord = {
+      localId: record.localId,
+      entityId: record.after.entityId,
+      isNew: record.isNew,
+      entityType: record.after.entityType,
+      displayName: preferredName(record.after),
+      ...(part === undefined ? {} : { partRef: partRefOf(part.type, part.partUuid) }),
+    };
+    const sharing = this.#byKey.get(key);
+    if (sharing === undefined) this.#byKey.set(key, named);
+    else if (Array.isArray(sharing)) sharing.push(named);
+    else this.#byKey.set(key, [sharing, named]);
     const before = record.before === undefined ? undefined : keyOf(record.before);
-    if (before !== undefined && before.entityType === after.entityType && before.normalizedName === after.normalizedName) continue;
-    keys.push({ localId: record.localId, entityId: record.after.entityId, ...after });
+    if (before !== undefined && before.entityType === after.entityType && before.normalizedName === after.normalizedName) return undefined;
+    this.#checked.push({ key, record: named });
+    return { localId: record.localId, entityId: record.after.entityId, ...after };
   }
-  return keys;
+
+  /**
+   * A PreferredNameExists warning for every checked record whose name is
+   * also held by another entity: a stored holder that the batch does not
+   * move off the name (isPlanned: the batch's own entities, whose planned
+   * form decides), or another record of the batch.
+   */
+  warnings(holders: NameHolders, isPlanned: (entityId: number) => boolean, newUuid: () => string): EntityIssues[] {
+    const log = new IssueLog();
+    for (const { key, record } of this.#checked) {
+      const [entityType, normalizedName] = key.split('\u0000') as [string, string];
+      // Holders reflect the database before the batch; for entities of the batch their planned form decides.
+      const stored = [...new Set(holders(entityType, normalizedName))].filter((entityId) => !isPlanned(entityId)).sort((x, y) => x - y);
+      const sharing = this.#byKey.get(key);
+      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter((other) => other.entityId !== record.entityId);
+      if (stored.length === 0 && inBatch.length === 0) continue;
+      log.add(record.localId, [nameWarning(record, stored, inBatch, newUuid)]);
+    }
+    return log.groups();
+  }
 }
 
 /**
@@ -50,47 +109,32 @@ export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
  * off the name, or another record of this batch.
  */
 export function addPreferredNameWarnings(plan: BatchPlan, holders: NameHolders, newUuid: () => string): BatchPlan {
-  const planned = new Map<number, PlannedRecord>();
-  const plannedByKey = new Map<string, PlannedRecord[]>();
+  const check = new PreferredNameCheck();
+  const planned = new Set<number>();
   for (const record of plan.records) {
-    planned.set(record.after.entityId, record);
-    const key = keyOf(record.after);
-    if (key === undefined) continue;
-    const k = keyString(key.entityType, key.normalizedName);
-    plannedByKey.set(k, [...(plannedByKey.get(k) ?? []), record]);
+    check.add(record);
+    planned.add(record.after.entityId);
   }
-
   const log = new IssueLog(plan.issues);
-  for (const key of preferredNameKeys(plan)) {
-    const k = keyString(key.entityType, key.normalizedName);
-    // Holders reflect the database before the batch; for entities of the batch their planned form decides.
-    const stored = [...new Set(holders(key.entityType, key.normalizedName))]
-      .filter((entityId) => !planned.has(entityId))
-      .sort((x, y) => x - y);
-    const inBatch = (plannedByKey.get(k) ?? []).filter((record) => record.after.entityId !== key.entityId);
-    const record = planned.get(key.entityId);
-    if (record === undefined || (stored.length === 0 && inBatch.length === 0)) continue;
-    log.add(key.localId, [nameWarning(record, stored, inBatch, newUuid)]);
-  }
+  for (const group of check.warnings(holders, (entityId) => planned.has(entityId), newUuid)) log.add(group.localId, group.issues);
   const issues = log.groups();
   return { ...plan, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
 }
 
 /** Batch records are named by localId (new ones have per-attempt ids), stored holders by entityId: see the force key. */
-function nameWarning(record: PlannedRecord, stored: number[], inBatch: PlannedRecord[], newUuid: () => string): Issue {
+function nameWarning(record: NamedRecord, stored: number[], inBatch: NamedRecord[], newUuid: () => string): Issue {
   const others = [
     ...stored.map((entityId) => `entity ${entityId}`),
-    ...inBatch.map((other) => (other.isNew ? `the entity created as localId ${other.localId}` : `entity ${other.after.entityId}`)),
+    ...inBatch.map((other) => (other.isNew ? `the entity created as localId ${other.localId}` : `entity ${other.entityId}`)),
   ];
-  const part = preferredNamePart(record.after);
   const [first] = stored;
   const firstStoredInBatch = inBatch.find((other) => !other.isNew);
-  const entityId = first ?? firstStoredInBatch?.after.entityId;
+  const entityId = first ?? firstStoredInBatch?.entityId;
   return toIssue(
     {
       code: BATCH_ISSUE_CODES.preferredNameExists,
-      message: `Another entity of type ${record.after.entityType} already has the preferred name "${preferredName(record.after)}": ${others.join(', ')}.`,
-      ...(part === undefined ? {} : { partRef: partRefOf(part.type, part.partUuid) }),
+      message: `Another entity of type ${record.entityType} already has the preferred name "${record.displayName}": ${others.join(', ')}.`,
+      ...(record.partRef === undefined ? {} : { partRef: record.partRef }),
       ...(entityId === undefined ? {} : { entityRef: { entityId } }),
     },
     'WARNING',

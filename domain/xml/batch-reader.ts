@@ -2,7 +2,7 @@
 // createEntity / updateEntity becomes one ChangeCommand the moment it closes.
 
 import type { BatchHeader, ChangeCommand } from '../model.ts';
-import { readXmlStream, xmlError, type XmlElement } from './element-stream.ts';
+import { readXmlStream, xmlError, type XmlDocumentHandler, type XmlElement } from './element-stream.ts';
 import { readCreate, readHeader, readUpdate } from './read-changes.ts';
 import { invalid, newReadContext, unexpected, type ReadContext } from './read-support.ts';
 import { versionOfNamespace, vocabularyFor } from './vocabulary.ts';
@@ -15,20 +15,12 @@ export interface BatchReadSummary {
   updates: number;
 }
 
-/**
- * Reads a batch document and calls onCommand once per createEntity /
- * updateEntity, in document order. The interface version comes from the root's
- * namespace. Errors thrown by onCommand propagate unchanged and stop reading.
- */
-export async function readBatch(
-  source: AsyncIterable<Uint8Array | string>,
-  onCommand: (command: ChangeCommand) => void,
-): Promise<BatchReadSummary> {
+/** The sax handler of a batch document: the header first, then one command per change. */
+function batchHandler(onCommand: (command: ChangeCommand) => void): { handler: XmlDocumentHandler; summary(): BatchReadSummary } {
   const state: { context?: ReadContext; root?: XmlElement; header?: BatchHeader } = {};
   let creates = 0;
   let updates = 0;
-
-  await readXmlStream(source, {
+  const handler: XmlDocumentHandler = {
     root(element, namespace) {
       const version = versionOfNamespace(namespace);
       const vocab = version === undefined ? undefined : vocabularyFor(version);
@@ -57,10 +49,62 @@ export async function readBatch(
         throw unexpected(element, root);
       }
     },
-  });
+  };
+  const summary = (): BatchReadSummary => {
+    const { root, header } = state;
+    // readXmlStream guarantees a root; a batch without children has no header.
+    if (header === undefined) throw xmlError(root?.line ?? 1, root?.column ?? 1, 'the batch has no info element');
+    return { header, changes: creates + updates, creates, updates };
+  };
+  return { handler, summary };
+}
 
-  const { root, header } = state;
-  // readXmlStream guarantees a root; a batch without children has no header.
-  if (header === undefined) throw xmlError(root?.line ?? 1, root?.column ?? 1, 'the batch has no info element');
-  return { header, changes: creates + updates, creates, updates };
+/**
+ * Reads a batch document and calls onCommand once per createEntity /
+ * updateEntity, in document order. The interface version comes from the root's
+ * namespace. Errors thrown by onCommand propagate unchanged and stop reading.
+ */
+export async function readBatch(
+  source: AsyncIterable<Uint8Array | string>,
+  onCommand: (command: ChangeCommand) => void,
+): Promise<BatchReadSummary> {
+  const { handler, summary } = batchHandler(onCommand);
+  await readXmlStream(source, handler);
+  return summary();
+}
+
+/** Bytes handed to the XML parser at a time, so a group of commands never waits for a whole 4 MB piece of the body. */
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * Reads a batch document and hands its commands over in groups of about
+ * `groupSize`, in document order, awaiting `onGroup` before reading on: the
+ * consumer's pace (a database write, say) holds the reading back, so no more
+ * than one group and one piece of the body are read ahead.
+ */
+export async function readBatchInGroups(
+  source: AsyncIterable<Uint8Array | string>,
+  groupSize: number,
+  onGroup: (commands: ChangeCommand[]) => Promise<void> | void,
+): Promise<BatchReadSummary> {
+  let group: ChangeCommand[] = [];
+  const { handler, summary } = batchHandler((command) => group.push(command));
+  async function* pieces(): AsyncGenerator<string | Uint8Array> {
+    for await (const chunk of source) {
+      const step = typeof chunk === 'string' ? PIECE_BYTES / 2 : PIECE_BYTES;
+      for (let start = 0; start < chunk.length; start += step) {
+        yield typeof chunk === 'string' ? chunk.slice(start, start + step) : chunk.subarray(start, start + step);
+        if (group.length >= groupSize) {
+          const full = group;
+          group = [];
+          await onGroup(full);
+        }
+      }
+    }
+  }
+  await readXmlStream(pieces(), handler);
+  const last = group;
+  group = [];
+  if (last.length > 0) await onGroup(last);
+  return summary();
 }

@@ -40,6 +40,16 @@ function copied(value: string): string {
   return value.length === 0 ? '' : Buffer.from(value, 'utf8').toString('utf8');
 }
 
+/**
+ * sax builds an attribute value a character at a time, and V8 keeps a long
+ * result as a rope of its pieces: a UUID attribute takes some 800 bytes
+ * instead of 64, and a batch's commands carry several per item. Values too
+ * short to become ropes (V8 copies concatenations under 13 characters) stay.
+ */
+function flatAttribute(value: string): string {
+  return value.length < 13 ? value : copied(value);
+}
+
 /** A push parser: feed text with write(), then close(). */
 export class XmlElementReader {
   private readonly parser: sax.SAXParser;
@@ -99,7 +109,7 @@ export class XmlElementReader {
       if (findForbiddenCharacter(attribute.value) >= 0) {
         throw this.failure(`attribute ${attribute.name} contains a character XML 1.0 does not allow`);
       }
-      attributes.set(attribute.local, attribute.value);
+      attributes.set(attribute.local, flatAttribute(attribute.value));
     }
     const element: XmlElement = {
       name: tag.local,

@@ -1,35 +1,41 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import {
-  addPreferredNameWarnings,
-  batchLookups,
-  batchSuccess,
+  BatchPlanner,
+  BatchSurvey,
   computeForceKey,
-  createBatchWorld,
+  createGroupedWorld,
   forceKeyMatches,
-  planBatch,
-  preferredNameKeys,
-  type BatchPlan,
+  PreferredNameCheck,
+  successRevision,
   type EntitySummary,
+  type PlannedRecord,
+  type PreferredNameKey,
 } from '../../domain/batch/index.ts';
+import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
+import { refOf } from '../../domain/batch/survey.ts';
 import {
   BATCH_ISSUE_CODES,
   type BatchFailure,
+  type BatchHeader,
   type BatchResult,
+  type BatchSuccess,
   type ChangeCommand,
   type EntityIssues,
   type EntityRecord,
   type EntityRef,
-  type UserInfo,
 } from '../../domain/model.ts';
+import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
 import { splitRefs } from '../../db/entity-refs.ts';
 import { newUuid } from './uuids.ts';
-import { writePlan } from './write-plan.ts';
+import { PlanWriter, type StepLoad } from './write-plan.ts';
+
+/** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
+export type ApplyPhase = 'read' | 'plan' | 'write';
 
 export interface ApplyRequest {
   batchId: string;
   bodySha256: string;
-  sender: UserInfo;
   /** The authenticated principal: recorded on every revision, grants the write. */
   principal: string;
   force: boolean;
@@ -37,28 +43,100 @@ export interface ApplyRequest {
   forceKeySecret: string;
   /** False for test batches: plan and judge, write nothing, consume nothing. */
   commit: boolean;
-  /** Called as rows are written, with the share of records done (0..1). */
-  onProgress?: (done: number) => Promise<void>;
+  /**
+   * Called after every group of commands, with the share of the batch's
+   * commands planned so far (0 while reading it through the first time). It
+   * may throw to abort: the error propagates and the caller rolls back.
+   */
+  onProgress?: (done: number, phase: ApplyPhase) => Promise<void>;
+  /** Checked between groups: once aborted, the apply stops with the signal's reason. */
+  signal?: AbortSignal;
+  /** Commands planned and written at a time (default GROUP_SIZE). */
+  groupSize?: number;
+}
+
+/**
+ * A batch's commands, read anew for each of the two passes: in groups, in
+ * document order, each group awaited before the next is read.
+ */
+export interface CommandSource {
+  read(groupSize: number, onGroup: (commands: ChangeCommand[]) => Promise<void>): Promise<BatchReadSummary>;
+}
+
+export interface AppliedBatch {
+  result: BatchResult;
+  /** Commands (creates and updates) in the batch. */
+  changes: number;
+}
+
+/**
+ * Commands per group: large enough for bulk COPY speed (1,000 rows a COPY), small enough that a
+ * group's commands, records and COPY rows (two groups are alive at once: one
+ * being planned, one being written) stay a few tens of MB.
+ */
+export const GROUP_SIZE = 1000;
+
+/** A stored XML body, read from its start for each pass. */
+export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {
+  return { read: (groupSize, onGroup) => readBatchInGroups(body(), groupSize, onGroup) };
+}
+
+/** Commands already in memory (the bulk loader, tests). */
+export function arrayCommandSource(commands: readonly ChangeCommand[], header: BatchHeader): CommandSource {
+  return {
+    async read(groupSize, onGroup) {
+      for (let start = 0; start < commands.length; start += groupSize) await onGroup(commands.slice(start, start + groupSize));
+      const creates = commands.filter((command) => command.kind === 'create').length;
+      return { header, changes: commands.length, creates, updates: commands.length - creates };
+    },
+  };
 }
 
 /**
  * Plans and (when allowed and asked) writes a batch in ONE PostgreSQL
- * transaction on `client`, which must already be inside `begin`. The
- * caller commits or rolls back. Updated records are locked (in id order, so
- * concurrent batches cannot deadlock) before their revs are compared: two
- * batches naming the same rev serialise, and the later one fails as stale.
- * It takes the commands over: the array is emptied once they are planned, so
- * a large batch does not hold its commands and their plan while it writes.
+ * transaction on `client`, which must already be inside `begin`; the caller
+ * commits or rolls back. Memory follows a group of commands, not the batch:
+ *
+ * 1. The batch is read through once (BatchSurvey): its localIds, what the
+ *    commands reference, and how many commands each entity gets.
+ * 2. Updated records are locked (in id order, so concurrent batches cannot
+ *    deadlock), entity ids allocated, referenced entities' states loaded.
+ * 3. The batch is read again a group at a time; each group is planned, the
+ *    records no later command can change are drained from the planner,
+ *    encoded, and sent by COPY while the next group is read and planned.
+ *
+ * Records are written before the batch is judged whole, under a savepoint:
+ * an error anywhere (or a warning without force) rolls the savepoint back,
+ * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
-export async function applyBatchCommands(client: pg.PoolClient, commands: ChangeCommand[], request: ApplyRequest): Promise<BatchResult> {
-  const lookups = batchLookups(commands);
-  const records = await lockRecords(client, lookups.records);
-  const entities = await loadSummaries(client, lookups.targets);
+export async function applyBatch(client: pg.PoolClient, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+  const groupSize = request.groupSize ?? GROUP_SIZE;
+  const progress = async (done: number, phase: ApplyPhase) => {
+    request.signal?.throwIfAborted();
+    await request.onProgress?.(done, phase);
+  };
+
+  const survey = new BatchSurvey();
+  // A batch of one group is not read twice: its commands are kept from the first pass.
+  let groups = 0;
+  let onlyGroup: ChangeCommand[] | undefined;
+  const { header } = await source.read(groupSize, async (commands) => {
+    groups += 1;
+    onlyGroup = groups === 1 ? commands : undefined;
+    for (const command of commands) survey.add(command);
+    await progress(0, 'read');
+  });
+  const total = survey.commands;
+  const secondPass = groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source;
+
+  const lookups = survey.lookups();
+  const locked = await lockEntities(client, lookups.records);
+  const targets = await loadSummaries(client, lookups.targets);
   const takenUuids = await takenEntityUuids(client, lookups.createUuids);
   const entityIds = await allocateEntityIds(client, lookups.createCount, request.commit);
-
+  const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
   let nextId = 0;
-  const plan0 = planBatch(commands, createBatchWorld({ records, entities, takenUuids }), {
+  const planner = new BatchPlanner(world, {
     newUuid,
     allocateEntityId: () => {
       const id = entityIds[nextId++];
@@ -66,22 +144,108 @@ export async function applyBatchCommands(client: pg.PoolClient, commands: Change
       return id;
     },
     now: new Date().toISOString(),
-    user: request.sender,
+    user: header.sender,
   });
-  commands.length = 0;
-  const plan = await withPreferredNameWarnings(client, plan0);
+  planner.declare(survey);
 
-  if (plan.hasErrors) return failure(plan.issues);
-  if (plan.hasWarnings && !request.force) {
-    const warnings = plan.issues;
+  const names = new PreferredNameCheck();
+  const holders = new Map<string, number[]>();
+  const revisions: BatchSuccess['revisions'] = [];
+  const writer = request.commit ? new PlanWriter(client, { batchId: request.batchId, principal: request.principal }) : undefined;
+  if (writer !== undefined) {
+    await client.query('savepoint batch_apply');
+    await writer.start();
+  }
+  // Nothing more is written once the batch has an error: the rest is only planned, for its issues.
+  let writing = writer !== undefined;
+  let planned = 0;
+  let inFlight: Promise<void> = Promise.resolve();
+
+  /** Takes drained records over: their name keys, their revision for the result, their rows. */
+  const settle = async (records: PlannedRecord[]): Promise<{ load?: StepLoad; keys: PreferredNameKey[] }> => {
+    const keys: PreferredNameKey[] = [];
+    for (const record of records) {
+      const key = names.add(record);
+      if (key !== undefined) keys.push(key);
+      revisions.push(successRevision(record));
+    }
+    if (writing && planner.hasErrors) writing = false;
+    const load = writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
+    return load === undefined ? { keys } : { load, keys };
+  };
+  /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
+  const send = async (step: { load?: StepLoad; keys: PreferredNameKey[] }, phase: ApplyPhase): Promise<void> => {
+    await inFlight;
+    const done = total === 0 ? 1 : planned / total;
+    inFlight = (async () => {
+      if (step.load !== undefined) await writer!.send(step.load);
+      for (const row of await findNameHolders(client, step.keys)) {
+        const key = `${row.entityType}\u0000${row.name}`;
+        holders.set(key, [...(holders.get(key) ?? []), row.id]);
+      }
+      await progress(done, phase);
+    })();
+    // Awaited before the next group is sent; until then a failure must not count as unhandled.
+    inFlight.catch(() => undefined);
+  };
+
+  try {
+    await secondPass.read(groupSize, async (commands) => {
+      request.signal?.throwIfAborted();
+      world.setRecords(await loadRecords(client, commands));
+      planner.plan(commands);
+      planned += commands.length;
+      // Planned: the reader's array is emptied, so the commands go while this group waits for the previous one's COPY.
+      commands.length = 0;
+      const drained = planner.drain();
+      world.setRecords([]);
+      const step = await settle(drained);
+      drained.length = 0;
+      await send(step, writing ? 'write' : 'plan');
+    });
+    const outcome = planner.finish();
+    const last = await settle(outcome.records);
+    outcome.records.length = 0;
+    await send(last, writing ? 'write' : 'plan');
+    await inFlight;
+
+    const log = new IssueLog(outcome.issues);
+    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    for (const group of warnings) log.add(group.localId, group.issues);
+    const issues = log.groups();
+    const result = judge(issues, request, () =>
+      writer === undefined ? { outcome: 'success', transactionUuid: randomUUID(), revisions } : { outcome: 'success', transactionUuid: writer.transactionUuid, revisions },
+    );
+    if (writer !== undefined) await client.query(result.outcome === 'success' ? 'release savepoint batch_apply' : 'rollback to savepoint batch_apply');
+    return { result, changes: total };
+  } catch (error) {
+    // The connection must be idle (no COPY half sent) before the caller can roll back on it.
+    await inFlight.catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The outcome of a planned batch: failure on any error, and on warnings unless forced or the force key matches. */
+function judge(issues: EntityIssues[], request: ApplyRequest, success: () => BatchSuccess): BatchResult {
+  if (hasSeverity(issues, 'ERROR')) return failure(issues);
+  if (hasSeverity(issues, 'WARNING') && !request.force) {
     const offered = request.offeredForceKey;
-    if (offered === undefined || !forceKeyMatches(request.forceKeySecret, request.bodySha256, warnings, offered)) {
-      const issues = offered === undefined ? warnings : [...warnings, staleForceKeyIssue()];
-      return failure(issues, computeForceKey(request.forceKeySecret, request.bodySha256, warnings));
+    if (offered === undefined || !forceKeyMatches(request.forceKeySecret, request.bodySha256, issues, offered)) {
+      const listed = offered === undefined ? issues : [...issues, staleForceKeyIssue()];
+      return failure(listed, computeForceKey(request.forceKeySecret, request.bodySha256, issues));
     }
   }
-  if (!request.commit) return batchSuccess(plan, randomUUID());
-  return writePlan(client, plan, { batchId: request.batchId, principal: request.principal, onProgress: request.onProgress });
+  return success();
+}
+
+/** Commands already in memory, applied in one transaction (the bulk loader and test batches). */
+export async function applyBatchCommands(
+  client: pg.PoolClient,
+  commands: readonly ChangeCommand[],
+  request: ApplyRequest & { sender: BatchHeader['sender'] },
+): Promise<BatchResult> {
+  const { result } = await applyBatch(client, arrayCommandSource(commands, { version: 'v2', sender: request.sender }), request);
+  return result;
 }
 
 function failure(issues: EntityIssues[], forceKey?: string): BatchFailure {
@@ -102,13 +266,30 @@ function staleForceKeyIssue(): EntityIssues {
   };
 }
 
-async function lockRecords(client: pg.PoolClient, refs: readonly EntityRef[]): Promise<EntityRecord[]> {
+/** Locks the entities updates name, in id order; their summaries tell the planner who they are. */
+async function lockEntities(client: pg.PoolClient, refs: readonly EntityRef[]): Promise<EntitySummary[]> {
   if (refs.length === 0) return [];
   const { ids, uuids } = splitRefs(refs);
-  const { rows } = await client.query<{ record: EntityRecord }>(
-    `select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id for update`,
+  const { rows } = await client.query<{ id: string; uuid: string; state: EntitySummary['state'] }>(
+    `select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id for update`,
     [ids, uuids],
   );
+  return rows.map((row) => ({ entityId: Number(row.id), entityUuid: row.uuid, state: row.state }));
+}
+
+/**
+ * The current records of the entities a group of commands updates. They are
+ * locked, and the batch writes a record only after its last command is
+ * planned, so what is read here is each record as the batch found it.
+ */
+async function loadRecords(client: pg.PoolClient, commands: readonly ChangeCommand[]): Promise<EntityRecord[]> {
+  const refs = commands.flatMap((command) => (command.kind === 'update' && command.entity.kind === 'stored' ? [refOf(command.entity)] : []));
+  if (refs.length === 0) return [];
+  const { ids, uuids } = splitRefs(refs);
+  const { rows } = await client.query<{ record: EntityRecord }>(`select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
+    ids,
+    uuids,
+  ]);
   return rows.map((row) => row.record);
 }
 
@@ -141,9 +322,14 @@ async function allocateEntityIds(client: pg.PoolClient, count: number, consume: 
   return rows.map((row) => Number(row.id));
 }
 
-async function withPreferredNameWarnings(client: pg.PoolClient, plan: BatchPlan): Promise<BatchPlan> {
-  const keys = preferredNameKeys(plan);
-  if (keys.length === 0) return plan;
+/**
+ * Active entities holding these preferred names now. Within the transaction
+ * this includes the batch's own records written so far; the check leaves the
+ * batch's entities out (their planned form decides), so what remains is the
+ * database as it was before the batch.
+ */
+async function findNameHolders(client: pg.PoolClient, keys: readonly PreferredNameKey[]): Promise<{ entityType: string; name: string; id: number }[]> {
+  if (keys.length === 0) return [];
   const { rows } = await client.query<{ entity_type: string; name: string; id: string }>(
     `select e.entity_type, e.preferred_name_norm as name, e.id
        from entity e
@@ -151,10 +337,5 @@ async function withPreferredNameWarnings(client: pg.PoolClient, plan: BatchPlan)
       where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
     [keys.map((key) => key.entityType), keys.map((key) => key.normalizedName)],
   );
-  const holders = new Map<string, number[]>();
-  for (const row of rows) {
-    const key = `${row.entity_type}\u0000${row.name}`;
-    holders.set(key, [...(holders.get(key) ?? []), Number(row.id)]);
-  }
-  return addPreferredNameWarnings(plan, (entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], newUuid);
+  return rows.map((row) => ({ entityType: row.entity_type, name: row.name, id: Number(row.id) }));
 }

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { BatchStatus } from '../../db/entities/batch.ts';
 import type { Queryable } from '../../db/sql.ts';
 import type { BatchResult, XmlVersion } from '../../domain/model.ts';
@@ -94,12 +97,31 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
     [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal],
   );
   if (inserted.rowCount === 0) return false;
-  await client.query(
-    `insert into batch_body (batch_id, bytes, body) values ($1, $2, $3)
-     on conflict (batch_id) do update set bytes = excluded.bytes, body = excluded.body`,
-    [batch.id, batch.body.length, batch.body],
-  );
+  await client.query('delete from batch_body where batch_id = $1', [batch.id]);
+  await copyBody(client, batch.id, batch.body);
   return true;
+}
+
+/** Body bytes hex-encoded per COPY chunk: the chunk, not the body, is what is copied in memory. */
+const COPY_BODY_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The body goes in by COPY, hex-encoded a chunk at a time with backpressure:
+ * as a query parameter, pg would copy the whole body into one message buffer
+ * (grown by doubling) beside the body itself.
+ */
+async function copyBody(client: pg.PoolClient, batchId: string, body: Buffer): Promise<void> {
+  const stream = client.query(copyFrom('copy batch_body (batch_id, bytes, body) from stdin'));
+  const write = async (chunk: string | Buffer) => {
+    if (!stream.write(chunk)) await once(stream, 'drain');
+  };
+  // COPY's text format: \\x is the escaped form of bytea's \x hex prefix.
+  await write(`${batchId}\t${body.length}\t\\\\x`);
+  for (let offset = 0; offset < body.length; offset += COPY_BODY_CHUNK_BYTES) {
+    await write(Buffer.from(body.subarray(offset, offset + COPY_BODY_CHUNK_BYTES).toString('hex'), 'latin1'));
+  }
+  stream.end('\n');
+  await finished(stream);
 }
 
 const BODY_CHUNK_BYTES = 4 * 1024 * 1024;

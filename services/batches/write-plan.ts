@@ -3,15 +3,14 @@ import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
 import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../../db/copy.ts';
 import { toStoredChanges } from '../../db/revision-changes.ts';
-import { batchSuccess, type BatchPlan, type PlannedRecord } from '../../domain/batch/index.ts';
-import type { BatchSuccess, EntityRecord } from '../../domain/model.ts';
+import type { PlannedRecord } from '../../domain/batch/index.ts';
+import type { EntityRecord } from '../../domain/model.ts';
 import { searchValues } from '../../domain/search-values.ts';
 import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
 
 export interface WriteContext {
   batchId: string;
   principal: string;
-  onProgress?: (done: number) => Promise<void>;
 }
 
 const ENTITY_COLUMNS = [
@@ -62,13 +61,11 @@ const PARTICIPANT_COLUMNS = [
   'last_change',
 ];
 
-/** Records written between progress reports: small enough for a lively progress bar, large enough for bulk speed. */
-const RECORDS_PER_STEP = 2000;
-/** Records encoded between two turns of the event loop, so the previous step's COPY keeps flowing meanwhile. */
+/** Records encoded between two turns of the event loop, so the previous group's COPY keeps flowing meanwhile. */
 const RECORDS_PER_SLICE = 250;
 
-/** One step's rows, encoded for COPY, and the records whose rows they replace. */
-interface StepLoad {
+/** One group's rows, encoded for COPY, and the records whose rows they replace. */
+export interface StepLoad {
   /** Entities the step changes (not creates): their snapshot, current form and search rows are replaced. */
   existingIds: number[];
   created: CopyLoad;
@@ -79,33 +76,45 @@ interface StepLoad {
 }
 
 /**
- * Writes a plan that passed every check: one transaction row, the new current
- * form of each touched entity, one revision per entity, and the search rows.
- * Runs inside the caller's transaction. A step's rows are encoded while
- * PostgreSQL still takes the previous step's, so the worker's CPU and the
+ * Writes the records of a plan that passed every check, group by group as
+ * the planner drains them: one transaction row, the new current form of each
+ * touched entity, one revision per entity, and the search rows. Runs inside
+ * the caller's transaction. A group's rows are encoded (encode) while
+ * PostgreSQL still takes the previous group's (send, not awaited by the
+ * caller until the next group is encoded), so the worker's CPU and the
  * database's work overlap instead of taking turns.
  */
-export async function writePlan(client: pg.PoolClient, plan: BatchPlan, context: WriteContext): Promise<BatchSuccess> {
-  const transactionUuid = randomUUID();
-  const { rows } = await client.query<{ seq: string }>(
-    'insert into transaction (uuid, batch_id) values ($1, $2) returning seq',
-    [transactionUuid, context.batchId],
-  );
-  const seq = rows[0]!.seq;
+export class PlanWriter {
+  readonly #client: pg.PoolClient;
+  readonly #context: WriteContext;
+  readonly transactionUuid = randomUUID();
+  #seq: string | undefined;
 
-  let writing: Promise<void> = Promise.resolve();
-  for (let start = 0; start < plan.records.length; start += RECORDS_PER_STEP) {
-    const step = plan.records.slice(start, start + RECORDS_PER_STEP);
-    const load = await encodeStep(step, seq, context);
-    await writing;
-    const done = (start + step.length) / plan.records.length;
-    writing = writeStep(client, load).then(() => context.onProgress?.(done));
-    // Awaited on the next turn; until then a failure must not count as unhandled.
-    writing.catch(() => undefined);
+  constructor(client: pg.PoolClient, context: WriteContext) {
+    this.#client = client;
+    this.#context = context;
   }
-  await writing;
 
-  return batchSuccess(plan, transactionUuid);
+  /** Inserts the batch's transaction row (once, before the first group). */
+  async start(): Promise<void> {
+    if (this.#seq !== undefined) return;
+    const { rows } = await this.#client.query<{ seq: string }>(
+      'insert into transaction (uuid, batch_id) values ($1, $2) returning seq',
+      [this.transactionUuid, this.#context.batchId],
+    );
+    this.#seq = rows[0]!.seq;
+  }
+
+  /** The COPY rows of a group of records: CPU only, yielding to the event loop now and then. */
+  encode(records: readonly PlannedRecord[]): Promise<StepLoad> {
+    if (this.#seq === undefined) throw new Error('PlanWriter.start must run before encode');
+    return encodeStep(records, this.#seq, this.#context);
+  }
+
+  /** Sends an encoded group on the transaction's connection. */
+  send(load: StepLoad): Promise<void> {
+    return writeStep(this.#client, load);
+  }
 }
 
 async function encodeStep(step: readonly PlannedRecord[], seq: string, context: WriteContext): Promise<StepLoad> {

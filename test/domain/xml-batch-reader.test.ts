@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidXmlError } from '../../domain/errors.ts';
 import type { ChangeCommand } from '../../domain/model.ts';
-import { readBatch } from '../../domain/xml/batch-reader.ts';
+import { readBatch, readBatchInGroups } from '../../domain/xml/batch-reader.ts';
 import { BATCH_V1_HEADER, BATCH_V2_COMMANDS, BATCH_V2_HEADER } from '../fixtures/xml/batch-commands.ts';
 import { asV1, byteChunks, fixture, oneChunk, readAll } from '../fixtures/xml/support.ts';
 
@@ -202,5 +202,25 @@ describe('readBatch', () => {
       const error = await rejection(`<?xml version="1.0" encoding="windows-1250"?>${batchV2('')}`);
       expect(error.message).toMatch(/windows-1250/);
     });
+  });
+});
+
+describe('readBatchInGroups', () => {
+  it('hands over the same commands in groups of the given size, awaiting each group before reading on', async () => {
+    const groups: number[] = [];
+    const commands: ChangeCommand[] = [];
+    let pending = false;
+    const summary = await readBatchInGroups(byteChunks(fixture('batch-v2.xml'), 7), 2, async (group) => {
+      expect(pending).toBe(false);
+      pending = true;
+      groups.push(group.length);
+      commands.push(...group);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      pending = false;
+    });
+    expect(commands).toEqual(BATCH_V2_COMMANDS);
+    expect(groups.slice(0, -1).every((size) => size >= 2)).toBe(true);
+    expect(groups.reduce((sum, size) => sum + size, 0)).toBe(7);
+    expect(summary).toEqual({ header: BATCH_V2_HEADER, changes: 7, creates: 3, updates: 4 });
   });
 });

@@ -9,6 +9,7 @@ import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
+import { inUploadSlot } from '../../upload-slots.ts';
 import { parseParams } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { respondProcessing } from '../processing.ts';
@@ -23,8 +24,9 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // forceKey. A batch still running at the deadline is answered as
   // GET /response answers it: a final 102, to be polled there.
   router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
-    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const { batchId } = await submitBatch(deps, { body, apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false });
+    const { batchId } = await inUploadSlot(deps.config, async () =>
+      submitBatch(deps, { body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
+    );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
     if (!batch || !isFinished(batch)) {
       respondProcessing(ctx, { Location: `/api/v1/batches/${batchId}/response` });

@@ -12,6 +12,7 @@ import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
+import { inUploadSlot } from '../../upload-slots.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { batchPathSchema, submitQuerySchema } from './schema.ts';
@@ -25,15 +26,16 @@ export function batchesRouter(deps: AppDeps): Router {
     if (query.force && !mayForce && query.forceKey === undefined) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
-    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const { batchId } = await submitBatch(deps, {
-      body,
-      apiVersion: 'v2',
-      principal: ctx.state.principal.name,
-      force: query.force,
-      mayForce,
-      forceKey: query.forceKey,
-    });
+    const { batchId } = await inUploadSlot(deps.config, async () =>
+      submitBatch(deps, {
+        body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES),
+        apiVersion: 'v2',
+        principal: ctx.state.principal.name,
+        force: query.force,
+        mayForce,
+        forceKey: query.forceKey,
+      }),
+    );
     // The real client's generated code reads the answer as a JSON string (UpdateRequestId).
     ctx.status = 200;
     ctx.set('Location', `/api/v2/batches/${batchId}/detail`);
@@ -42,8 +44,9 @@ export function batchesRouter(deps: AppDeps): Router {
   });
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
-    const body = await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES);
-    const result = await testBatch(deps, body, 'v2', ctx.state.principal.name);
+    const result = await inUploadSlot(deps.config, async () =>
+      testBatch(deps, await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
+    );
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(result, 'v2');
   });

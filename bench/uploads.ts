@@ -1,0 +1,101 @@
+// npm run bench:uploads [-- --uploads 12 --entities 30000 --accept-only --json FILE]
+// Many large uploads at once: `uploads` different batches of `entities` new
+// entities each (about 49 MB at 30,000), POSTed at the same moment to one API
+// with one worker. Measures whether all are accepted, the API's and the
+// worker's peak RSS (VmHWM), and the time until every batch is COMPLETED.
+// The API reads at most UPLOAD_MAX_CONCURRENT bodies at once and the worker
+// applies at most WORKER_MAX_CONCURRENT_ACTIVITIES batches at once (their
+// defaults unless set in the environment); the rest wait.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { writeGeneratedBatch } from './lib/generate.ts';
+import { printTable, type Figure } from './lib/report.ts';
+import { BENCH_TOKEN, dropDatabase, peakRss, startStack } from './lib/stack.ts';
+
+const MB = 2 ** 20;
+
+export async function uploadFigures(uploads: number, entities: number, acceptOnly = false): Promise<Figure[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'entity-records-uploads-'));
+  const files: string[] = [];
+  for (let index = 0; index < uploads; index += 1) {
+    const file = join(dir, `batch-${index}.xml`);
+    // Distinct seeds and localId prefixes: no two batches share an entity UUID or a preferred name.
+    await writeGeneratedBatch(file, entities, { batchUuid: randomUUID(), seed: 1000 + index, localIdPrefix: `u${index}e` });
+    files.push(file);
+  }
+  const bytes = readFileSync(files[0]!).length;
+  const stack = await startStack('er_bench_uploads', { BATCH_MAX_BYTES: String(1024 * MB) });
+  try {
+    const apiBefore = peakRss(stack.api.pid!);
+    const workerBefore = peakRss(stack.worker.pid!);
+    const load = loadavg()[0]!;
+    const started = performance.now();
+    const submitted = await Promise.all(
+      files.map(async (file) => {
+        const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` },
+          body: readFileSync(file),
+        });
+        const text = await response.text();
+        return { status: response.status, id: response.status === 202 ? (JSON.parse(text) as { updateRequestId: string }).updateRequestId : text };
+      }),
+    );
+    const acceptedSeconds = (performance.now() - started) / 1000;
+    const accepted = submitted.filter((s) => s.status === 202);
+    const apiPeak = peakRss(stack.api.pid!);
+    const settings = `UPLOAD_MAX_CONCURRENT ${stack.env.UPLOAD_MAX_CONCURRENT ?? 'default'}, WORKER_MAX_CONCURRENT_ACTIVITIES ${stack.env.WORKER_MAX_CONCURRENT_ACTIVITIES ?? 'default'}; load average ${load.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
+    const acceptance: Figure[] = [
+      {
+        figure: `${uploads} concurrent uploads of ${(bytes / MB).toFixed(0)} MB (${entities.toLocaleString('en')} entities): accepted`,
+        value: accepted.length,
+        unit: '',
+        target: `all ${uploads}`,
+        met: accepted.length === uploads,
+        note: `all answered after ${acceptedSeconds.toFixed(1)} s; ${submitted.filter((s) => s.status !== 202).map((s) => `${s.status} ${String(s.id).slice(0, 80)}`).join('; ')}`,
+      },
+      { figure: 'API peak RSS during the uploads', value: apiPeak / MB, unit: 'MB', target: '≤ 400 MB', met: apiPeak <= 400 * MB, note: `VmHWM ${(apiBefore / MB).toFixed(0)} MB before; ${settings}` },
+    ];
+    // --accept-only: the API's side alone (the batches are still applied while the stack stops).
+    if (acceptOnly) return acceptance;
+    const outcomes = new Map<string, string>();
+    while (outcomes.size < accepted.length) {
+      for (const { id } of accepted) {
+        if (outcomes.has(id)) continue;
+        const status = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/status`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
+        if (status.status === 'COMPLETED' || status.status === 'FAILED') outcomes.set(id, status.status);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const completedSeconds = (performance.now() - started) / 1000;
+    const workerPeak = peakRss(stack.worker.pid!);
+    const completed = [...outcomes.values()].filter((s) => s === 'COMPLETED').length;
+    if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
+    return [
+      ...acceptance,
+      {
+        figure: `worker peak RSS applying the ${uploads} batches`,
+        value: workerPeak / MB,
+        unit: 'MB',
+        target: '< 1024 MB, all COMPLETED',
+        met: workerPeak < 1024 * MB && completed === uploads,
+        note: `VmHWM ${(workerBefore / MB).toFixed(0)} MB before; ${completed}/${accepted.length} COMPLETED, all finished ${completedSeconds.toFixed(0)} s after the first POST`,
+      },
+    ];
+  } finally {
+    await stack.stop();
+    await dropDatabase(stack.databaseUrl);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { uploads: { type: 'string', default: '12' }, entities: { type: 'string', default: '30000' }, 'accept-only': { type: 'boolean', default: false }, json: { type: 'string' } } });
+  const figures = await uploadFigures(Number(values.uploads), Number(values.entities), values['accept-only']);
+  printTable(figures);
+  if (values.json) writeFileSync(values.json, JSON.stringify(figures, null, 2));
+}
