@@ -5,6 +5,7 @@ import {
   COMPARATORS,
   INDEX_NAMES,
   MAX_CONDITION_DEPTH,
+  MAX_CONDITION_LIST,
   MAX_CONDITION_NODES,
   MAX_TEXT_LENGTH,
   SEARCH_PART_TYPES,
@@ -67,7 +68,7 @@ function condType<T extends ConditionType>(name: T) {
 function conditionSchema(strict: boolean): z.ZodType<Condition> {
   const object = strict ? z.strictObject : z.object;
   const nested: z.ZodType<Condition> = z.lazy(() => condition);
-  const list = z.array(nested).min(1).max(MAX_CONDITION_NODES);
+  const list = z.array(nested).min(1).max(MAX_CONDITION_LIST);
 
   const value = object({
     condType: condType('value'),
