@@ -68,7 +68,7 @@ function condType<T extends ConditionType>(name: T) {
 function conditionSchema(strict: boolean): z.ZodType<Condition> {
   const object = strict ? z.strictObject : z.object;
   const nested: z.ZodType<Condition> = z.lazy(() => condition);
-  const list = z.array(nested).min(1).max(MAX_CONDITION_LIST);
+  const list = z.array(nested).min(1).max(MAX_CONDITION_LIST, { message: `an AND/OR list holds at most ${MAX_CONDITION_LIST} conditions` });
 
   const value = object({
     condType: condType('value'),
