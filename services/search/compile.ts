@@ -1,5 +1,6 @@
 import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
+import { isInsideOneWord } from './name-words.ts';
 import type { Comparator, Condition, Paging, SearchPartType, SearchQuery, SearchType } from './query.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
@@ -137,12 +138,37 @@ class ConditionCompiler {
   }
 
   private existsRow(test: RowTest, scope: Scope, positive: boolean): string {
+    const words = this.nameWords(test, scope);
+    if (words !== undefined) {
+      this.addMatcher(test, scope, positive);
+      return words;
+    }
     const alias = this.alias('sv');
     const predicates = [`${alias}.entity_id = e.id`];
     if (scope.partAlias) predicates.push(`${alias}.part_uuid = ${scope.partAlias}.part_uuid`);
     predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
     this.addMatcher(test, scope, positive);
     return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')})`;
+  }
+
+  /**
+   * A name containing a needle that holds no separator, through the word
+   * index (services/search/name-words.ts): the same entities as the LIKE over
+   * search_value, and a count that reads only name_word's primary key.
+   * Undefined when the test is of another form.
+   */
+  private nameWords(test: RowTest, scope: Scope): string | undefined {
+    if (test.kind !== 'name' || test.comparator !== 'CT_CONTAINS' || test.needle === undefined || !isInsideOneWord(test.needle)) return undefined;
+    if (scope.partAlias || test.partType !== undefined || test.itemTypes || test.itemSpecs) return undefined;
+    // Names are PT_NAME parts: PT_PREF_NAME narrows to the preferred one; any other part type is answered the old way.
+    if (scope.partTypes.some((partType) => partType !== 'PT_NAME' && partType !== 'PT_PREF_NAME')) return undefined;
+    const alias = this.alias('nw');
+    const predicates = [
+      `${alias}.entity_id = e.id`,
+      `${alias}.word = any(array(select v.word from name_vocabulary v where v.word like ${this.params.add(`%${escapeLike(test.needle)}%`, 'text')}))`,
+    ];
+    if (test.preferred || scope.partTypes.includes('PT_PREF_NAME')) predicates.push(`${alias}.preferred`);
+    return `exists (select 1 from name_word ${alias} where ${predicates.join(' and ')})`;
   }
 
   compile(cond: Condition, scope: Scope, positive: boolean): string {
