@@ -389,7 +389,13 @@ describe('POST /api/v2/search', () => {
     const TYPE_W = `SW-${run}`;
     const first = part('PT_NAME', [str('NM_MAIN', 'Kovářová'), str('NM_MINOR', 'Ivana')]);
     const second = part('PT_NAME', [str('NM_MAIN', 'Hrubá'), str('NM_MINOR', 'Eva')]);
-    const created = await apply(batchXml([create('kovarova', '', { entityType: TYPE_W, parts: [first, second] }), create('kovar', '', { entityType: TYPE_W, parts: [name('Kovář', 'Ivan')] })]));
+    const created = await apply(
+      batchXml([
+        create('kovarova', '', { entityType: TYPE_W, parts: [first, second] }),
+        create('kovar', '', { entityType: TYPE_W, parts: [name('Kovář', 'Ivan')] }),
+        create('unique', '', { entityType: TYPE_W, parts: [name(`Zvláštní${run}`, 'Ivo'), name(`Jiný${run}`, 'Ivo')] }),
+      ]),
+    );
     const entityId = created.get('kovarova')!.entityId;
     const found = async (cond: object) => {
       const result = await search({ types: [TYPE_W], cond });
@@ -402,6 +408,11 @@ describe('POST /api/v2/search', () => {
     expect(await found(index('name', 'CT_CONTAIN', 'hrub'))).toEqual(['Kovářová, Ivana']);
     expect(await found(index('prefName', 'CT_CONTAIN', 'hrub'))).toEqual([]);
     expect(await found({ condType: 'part', partType: 'PT_PREF_NAME', cond: index('name', 'CT_CONTAIN', 'ivan') })).toEqual(['Kovář, Ivan', 'Kovářová, Ivana']);
+    // A query of nothing but such a name condition is counted straight from the word index: still one per entity.
+    const alone = await search({ cond: index('name', 'CT_CONTAIN', `LÁŠTNÍ${run}`) }, 'page=1&pageSize=1');
+    expect({ count: alone.count, names: alone.entities.map((entity) => entity.name) }).toEqual({ count: 1, names: [`Zvláštní${run}, Ivo`] });
+    const both = await search({ cond: index('name', 'CT_CONTAIN', run) }, 'page=1&pageSize=1');
+    expect(both.count).toBe(1);
     const [lookup] = (await search({ types: [TYPE_W], cond: index('name', 'CT_CONTAIN', 'ářov') })).entities;
     expect(lookup!.lookup).toEqual({ value: 'Kovářová, Ivana', partType: 'PT_NAME', highlights: [[3, 7]] });
 
