@@ -3,9 +3,14 @@
 // Reads on a database of N generated entities (default 1,000,000), against
 // the API as a child process (bench/lib/stack.ts):
 //  - GET /api/v2/entities/{id}: throughput and latency p50/p99 at 32
-//    concurrent connections for --duration seconds (autocannon), over random
-//    ids; beside it a bare Koa app (another child process, on another port)
-//    answering the same paths with the same bytes (the baseline);
+//    concurrent connections for --duration seconds (autocannon), over --ids
+//    ids spread over the table, with a bearer token and signed with an HMAC
+//    API key (as the real client signs); the baseline is PostgreSQL's own
+//    rate for the statement the route runs (`pgbench -n -M prepared -c 32
+//    -j 2 -T <duration>` over the same ids), and a bare Koa app (another child
+//    process) answering the same paths with the same bytes is shown beside it.
+//    The API runs as `npm start` runs it by default: LOG_LEVEL info (a line
+//    per request), metrics, one process;
 //  - POST /api/v2/search: p50/p95 over 200 (--searches) sequential requests each of an
 //    index condition `name` CT_CONTAIN, and of types + state filters;
 //  - GET /api/v2/updates: one page of 50,000 (time to last byte), with the
@@ -16,12 +21,12 @@
 // other sizes) is loaded by bench/lib/load.ts: the service's own write path,
 // one 10,000-entity batch per transaction. It is kept after the run, and the
 // next run reuses it when it holds N entities loaded by the same generator,
-// loader, domain and schema code (a fingerprint in the database's comment);
-// --reload loads it anew.
+// loader and domain code (a fingerprint in the database's comment; newer
+// migrations are applied to it); --reload loads it anew.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +38,7 @@ import { DEFAULT_ENTITY_TYPES, loadGeneratedEntities } from './lib/load.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { freePort } from '../scripts/lib/ports.ts';
+import { authorizationValue, canonicalString, formatNdaDate, NDA_DATE_HEADER, ndaSignature } from '../api/auth/nda-hmac.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const MB = 2 ** 20;
@@ -41,6 +47,10 @@ const SEARCH_REQUESTS = 200;
 const UPDATES_PAGE_SIZE = 50_000;
 const SEARCH_PAGE_SIZE = 20;
 const AUTH = { authorization: `Bearer ${BENCH_TOKEN}` };
+/** The HMAC API key the signed GET runs use (read permission only, as a syncing client has). */
+const BENCH_KEY = { name: 'bench-reader', keyId: 'bench-reader', secret: 'bench-reader-secret-0000000000000000', permissions: ['read'] };
+/** The environment the reads run the API with: npm start's defaults (LOG_LEVEL info), plus the bench's key. */
+const READS_ENV = { LOG_LEVEL: 'info', API_KEYS: JSON.stringify([BENCH_KEY]) };
 
 export interface ReadsOptions {
   entities: number;
@@ -64,7 +74,14 @@ export function readsDatabaseName(entities: number): string {
   return entities === 1_000_000 ? 'er_bench_reads' : `er_bench_reads_${entities}`;
 }
 
-/** The files whose code decides which rows the loader writes: a kept database made by other code is not reused. */
+/**
+ * The files whose code decides which rows the loader writes: a kept database
+ * made by other code is not reused. Migrations are not among them: a kept
+ * database gets the newer ones from openDatabase, as a deployed database
+ * does, and a migration that adds derived rows backfills them (the name word
+ * index does); a migration that changes what the write path stores comes
+ * with a change to these files.
+ */
 const LOADER_FILES = [
   'bench/lib/generate.ts',
   'bench/lib/load.ts',
@@ -83,7 +100,6 @@ export function loaderFingerprint(entities: number): string {
   const files = [
     ...LOADER_FILES,
     ...readdirSync(join(ROOT, 'domain/batch')).map((name) => `domain/batch/${name}`),
-    ...readdirSync(join(ROOT, 'migrations')).map((name) => `migrations/${name}`),
   ].sort();
   for (const file of files) hash.update(`${file}\n`).update(readFileSync(join(ROOT, file)));
   return `entity-records bench/reads ${hash.digest('hex').slice(0, 16)}`;
@@ -139,8 +155,23 @@ interface Throughput {
   errors: number;
 }
 
+type Signing = 'bearer' | 'hmac';
+
+/**
+ * The X-NDA-Date and Authorization headers of a GET of `path`, signed with the
+ * bench's key by the service's own signing code (the CLI's): the signature
+ * covers the host, the path and the date in seconds, so each request is
+ * signed anew (the replay guard applies to writes only).
+ */
+function hmacHeaders(host: string, path: string): Record<string, string> {
+  const date = formatNdaDate(new Date());
+  const signature = ndaSignature(BENCH_KEY.secret, canonicalString({ host, method: 'GET', rawPath: path, rawQuery: '', date }));
+  return { [NDA_DATE_HEADER]: date, authorization: authorizationValue(BENCH_KEY.keyId, signature) };
+}
+
 /** One autocannon run over `paths` in turn; latencies are recorded here, at sub-millisecond resolution. */
-function runAutocannon(baseUrl: string, paths: string[], seconds: number): Promise<Throughput> {
+function runAutocannon(baseUrl: string, paths: string[], seconds: number, signing: Signing = 'bearer'): Promise<Throughput> {
+  const host = new URL(baseUrl).hostname;
   return new Promise((done, fail) => {
     let next = 0;
     const latencies: number[] = [];
@@ -149,12 +180,14 @@ function runAutocannon(baseUrl: string, paths: string[], seconds: number): Promi
         url: baseUrl,
         connections: CONCURRENCY,
         duration: seconds,
-        headers: AUTH,
+        headers: signing === 'bearer' ? AUTH : {},
         requests: [
           {
             method: 'GET',
             setupRequest: (request) => {
-              request.path = paths[next++ % paths.length]!;
+              const path = paths[next++ % paths.length]!;
+              request.path = path;
+              if (signing === 'hmac') request.headers = { ...request.headers, ...hmacHeaders(host, path) };
               return request;
             },
           },
@@ -176,12 +209,63 @@ function runAutocannon(baseUrl: string, paths: string[], seconds: number): Promi
   });
 }
 
-async function randomIds(url: string, count: number): Promise<number[]> {
+/** Multiplier of the id spread: large and odd, so consecutive k land far apart over the whole table. */
+const ID_STRIDE = 2_654_435_761;
+
+interface IdSpread {
+  min: number;
+  range: number;
+  count: number;
+}
+
+/**
+ * `count` ids spread over the table: min + (k × ID_STRIDE) mod range for k
+ * in [0, count). A formula rather than a list, so that pgbench (whose scripts
+ * hold no arrays) picks from exactly the same ids as autocannon.
+ */
+async function idSpread(url: string, count: number): Promise<IdSpread> {
   const [range] = await query<{ min: string; max: string }>(url, 'select min(id) as min, max(id) as max from entity');
   const min = Number(range!.min);
-  const max = Number(range!.max);
-  const random = seededRandom(42);
-  return Array.from({ length: count }, () => min + Math.floor(random() * (max - min + 1)));
+  return { min, range: Number(range!.max) - min + 1, count };
+}
+
+function spreadIds(spread: IdSpread): number[] {
+  return Array.from({ length: spread.count }, (_, k) => spread.min + Number((BigInt(k) * BigInt(ID_STRIDE)) % BigInt(spread.range)));
+}
+
+/** The pgbench binary: on PATH, else under the server's bin directory (Debian: /usr/lib/postgresql/N/bin). */
+function pgbenchBinary(): string {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (dir && existsSync(join(dir, 'pgbench'))) return join(dir, 'pgbench');
+  }
+  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
+  for (const version of versions) {
+    const candidate = `/usr/lib/postgresql/${version}/bin/pgbench`;
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error('pgbench not found on PATH nor under /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql-client)');
+}
+
+/**
+ * PostgreSQL's own rate for the statement GET /api/v2/entities/{id} runs
+ * (services/reads/entities.ts), prepared, 32 clients on 2 threads, over the
+ * same ids: what the database serves when nothing but a C client stands
+ * between it and the socket.
+ */
+function runPgbench(databaseUrl: string, spread: IdSpread, seconds: number, dir: string): number {
+  const script = join(dir, 'get-entity.sql');
+  // The statement of services/reads/entities.ts findCurrentRecord, over the ids of spreadIds().
+  const lines = [`\\set k random(0, ${spread.count - 1})`, `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`, 'select record from entity where id = :id;'];
+  writeFileSync(script, `${lines.join('\n')}\n`);
+  const url = new URL(databaseUrl);
+  const args = ['-n', '-M', 'prepared', '-c', String(CONCURRENCY), '-j', '2', '-T', String(seconds), '-f', script, '-h', url.hostname, '-p', url.port || '5432'];
+  if (url.username) args.push('-U', decodeURIComponent(url.username));
+  args.push(decodeURIComponent(url.pathname.slice(1)));
+  const env = { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) };
+  const output = execFileSync(pgbenchBinary(), args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1];
+  if (!tps) throw new Error(`pgbench printed no tps:\n${output}`);
+  return Number(tps);
 }
 
 /** Fetches each path once from the API, for the bare app to answer with the same bytes. */
@@ -220,7 +304,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 async function getFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
-  const ids = await randomIds(stack.databaseUrl, options.ids ?? 5000);
+  const spread = await idSpread(stack.databaseUrl, options.ids ?? 5000);
+  const ids = spreadIds(spread);
   const paths = ids.map((id) => `/api/v2/entities/${id}`);
   const dir = mkdtempSync(join(tmpdir(), 'entity-records-reads-'));
   const responsesFile = join(dir, 'responses.json');
@@ -229,58 +314,86 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string): P
   writeFileSync(responsesFile, JSON.stringify(responses));
   const bare = await startBareKoa(responsesFile);
   try {
-    // Warm-up of both (JIT, connection pools, caches), not counted.
+    // Warm-up of each (JIT, connection pools, caches), not counted.
     await runAutocannon(stack.apiUrl, paths, 2);
+    await runAutocannon(stack.apiUrl, paths, 2, 'hmac');
     await runAutocannon(bare.url, paths, 2);
-    const api: Throughput[] = [];
+    runPgbench(stack.databaseUrl, spread, 2, dir);
+    const bearer: Throughput[] = [];
+    const hmac: Throughput[] = [];
     const baseline: Throughput[] = [];
-    // Alternated, so that both see the same background load on average.
+    const pgbench: number[] = [];
+    const loads: string[] = [];
+    // Alternated, so that all four see the same background load on average.
     for (let run = 0; run < options.runs; run += 1) {
-      api.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
+      loads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!);
+      pgbench.push(runPgbench(stack.databaseUrl, spread, options.durationSeconds, dir));
+      bearer.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
+      hmac.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds, 'hmac'));
       baseline.push(await runAutocannon(bare.url, paths, options.durationSeconds));
-      const [a, b] = [api.at(-1)!, baseline.at(-1)!];
+      const [b, h, k] = [bearer.at(-1)!, hmac.at(-1)!, baseline.at(-1)!];
       process.stderr.write(
-        `reads: GET entity run ${run + 1}: API ${a.requestsPerSecond.toFixed(0)} req/s p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms; bare Koa ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms\n`,
+        `reads: GET entity run ${run + 1} (load ${loads.at(-1)}): pgbench ${pgbench.at(-1)!.toFixed(0)} tps; bearer ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms p99 ${b.p99.toFixed(2)} ms; ` +
+          `HMAC ${h.requestsPerSecond.toFixed(0)} req/s p50 ${h.p50.toFixed(2)} ms; bare Koa ${k.requestsPerSecond.toFixed(0)} req/s p50 ${k.p50.toFixed(2)} ms\n`,
       );
     }
-    const errors = api.reduce((sum, r) => sum + r.errors, 0) + baseline.reduce((sum, r) => sum + r.errors, 0);
+    const errors = [...bearer, ...hmac, ...baseline].reduce((sum, r) => sum + r.errors, 0);
     if (errors > 0) throw new Error(`GET entity benchmark: ${errors} failed requests`);
-    const rps = median(api.map((r) => r.requestsPerSecond));
-    const bareRps = median(baseline.map((r) => r.requestsPerSecond));
-    const p50 = median(api.map((r) => r.p50));
-    const p99 = median(api.map((r) => r.p99));
-    const common = `${ids.length} random ids, ${(averageBytes / 1024).toFixed(1)} KB each`;
-    return [
-      {
-        figure: `GET entity, c=${CONCURRENCY}, ${label}`,
+    const pgbenchTps = median(pgbench);
+    const common = `${ids.length} ids, ${(averageBytes / 1024).toFixed(1)} KB each; one API process, LOG_LEVEL info; load average ${loads.join(' / ')}`;
+    const throughput = (name: string, runs: Throughput[], note: string): Figure => {
+      const rps = median(runs.map((r) => r.requestsPerSecond));
+      return {
+        figure: `GET entity, ${name}, c=${CONCURRENCY}, ${label}`,
         value: rps,
         unit: 'req/s',
-        baseline: bareRps,
-        baselineName: 'bare Koa',
-        target: '≥ 1500 req/s and ≥ 0.4× bare Koa',
-        met: rps >= 1500 && rps >= 0.4 * bareRps,
-        note: `${common}; ${runsNote(api.map((r) => r.requestsPerSecond))}`,
-      },
+        baseline: pgbenchTps,
+        baselineName: 'pgbench',
+        target: '≥ 0.5× pgbench',
+        met: rps >= 0.5 * pgbenchTps,
+        note: `${note}; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
+      };
+    };
+    const latency = (name: string, runs: Throughput[]): Figure => {
+      const p50 = median(runs.map((r) => r.p50));
+      return { figure: `GET entity p50, ${name}, c=${CONCURRENCY}`, value: p50, unit: 'ms', target: '≤ 5 ms', met: p50 <= 5, note: runsNote(runs.map((r) => r.p50)) };
+    };
+    const bareRps = median(baseline.map((r) => r.requestsPerSecond));
+    return [
       {
-        figure: `GET entity p50, c=${CONCURRENCY}`,
-        value: p50,
-        unit: 'ms',
-        baseline: median(baseline.map((r) => r.p50)),
-        baselineName: 'bare Koa',
-        target: '≤ 5 ms',
-        met: p50 <= 5,
-        note: runsNote(api.map((r) => r.p50)),
+        figure: `pgbench, select record from entity where id = $1, c=${CONCURRENCY}`,
+        value: pgbenchTps,
+        unit: 'tps',
+        target: '-',
+        met: true,
+        info: true,
+        note: `-n -M prepared -c ${CONCURRENCY} -j 2 -T ${options.durationSeconds}, the same ${ids.length} ids; ${runsNote(pgbench)}`,
       },
+      throughput('bearer token', bearer, common),
+      latency('bearer token', bearer),
+      throughput('HMAC-signed', hmac, `each request signed (NDA-HMAC-SHA256, key with read permission)`),
+      latency('HMAC-signed', hmac),
       {
-        figure: `GET entity p99, c=${CONCURRENCY}`,
-        value: p99,
+        figure: `GET entity p99, bearer token, c=${CONCURRENCY}`,
+        value: median(bearer.map((r) => r.p99)),
         unit: 'ms',
         baseline: median(baseline.map((r) => r.p99)),
         baselineName: 'bare Koa',
         target: '-',
         met: true,
         info: true,
-        note: runsNote(api.map((r) => r.p99)),
+        note: runsNote(bearer.map((r) => r.p99)),
+      },
+      {
+        figure: `bare Koa, the same bytes, c=${CONCURRENCY}`,
+        value: bareRps,
+        unit: 'req/s',
+        baseline: pgbenchTps,
+        baselineName: 'pgbench',
+        target: '-',
+        met: true,
+        info: true,
+        note: `one middleware, no router/auth/DB/XML (bench/lib/bare-koa.ts), one process; p50 ${median(baseline.map((r) => r.p50)).toFixed(2)} ms; ${runsNote(baseline.map((r) => r.requestsPerSecond))}`,
       },
     ];
   } finally {
@@ -299,23 +412,28 @@ interface SearchRequest {
   kind: string;
 }
 
+/** A fragment inside each surname (not at its start): what a user types who remembers part of a name. */
+const FRAGMENTS = ['ovák', 'vobod', 'vořá', 'erný', 'cház', 'učer', 'eselý', 'orák', 'ěme', 'okorn'];
+
 /**
- * name CT_CONTAIN, in three kinds in turn: a surname (about 1 in 30
- * entities), "surname, first name" (about 1 in 750) and an entity's serial
- * from its NM_SUP_GEN ("c3-417)", one entity).
+ * name CT_CONTAIN, in four kinds in turn: a surname (about 1 in 30
+ * entities), "surname, first name" (about 1 in 750), an entity's serial
+ * from its NM_SUP_GEN ("c3-417)", one entity) and a fragment inside a
+ * surname ("ovák": the surname's entities and any other word holding it).
  */
 function nameContainsRequests(entities: number, count: number): SearchRequest[] {
   const random = seededRandom(7);
   const chunks = Math.max(1, Math.ceil(entities / 10_000));
   return Array.from({ length: count }, (_, index) => {
     const surname = SURNAMES[index % SURNAMES.length]!;
-    const kind = ['surname', 'surname, first', 'serial'][index % 3]!;
-    const value =
-      kind === 'surname'
-        ? surname
-        : kind === 'surname, first'
-          ? `${surname}, ${FIRST_NAMES[Math.floor(random() * FIRST_NAMES.length)]}`
-          : `c${Math.floor(random() * chunks)}-${Math.floor(random() * Math.min(entities, 10_000))})`;
+    const kind = ['surname', 'surname, first', 'serial', 'fragment'][index % 4]!;
+    const values: Record<string, () => string> = {
+      surname: () => surname,
+      'surname, first': () => `${surname}, ${FIRST_NAMES[Math.floor(random() * FIRST_NAMES.length)]}`,
+      serial: () => `c${Math.floor(random() * chunks)}-${Math.floor(random() * Math.min(entities, 10_000))})`,
+      fragment: () => FRAGMENTS[index % FRAGMENTS.length]!,
+    };
+    const value = values[kind]!();
     return { kind, body: { cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value } } };
   });
 }
@@ -339,8 +457,8 @@ async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeco
   const byKind = new Map<string, number[]>();
   const deadline = performance.now() + budgetSeconds * 1000;
   for (const [index, request] of requests.entries()) {
-    // The kinds alternate, so a run cut short at a whole cycle still has each kind in its share.
-    if (performance.now() > deadline && index % 6 === 0) break;
+    // The kinds alternate (4 of names, 2 of types), so a run cut short at a whole cycle still has each kind in its share.
+    if (performance.now() > deadline && index % 12 === 0) break;
     const page = request.kind.startsWith('type') ? 1 + (Math.floor(index / 2) % 5) : 1;
     const started = performance.now();
     const response = await fetch(`${apiUrl}/api/v2/search?page=${page}&pageSize=${SEARCH_PAGE_SIZE}`, {
@@ -459,7 +577,7 @@ async function updatesFigures(stack: Stack, options: ReadsOptions, label: string
 export async function readsFigures(options: ReadsOptions): Promise<Figure[]> {
   const database = await readsDatabase(options.entities, options.reload);
   process.stderr.write(`reads: ${database.how}\n`);
-  const stack = await startStack(database.name, {}, { reuseDatabase: true });
+  const stack = await startStack(database.name, READS_ENV, { reuseDatabase: true });
   const label = `${options.entities.toLocaleString('en')} entities`;
   try {
     // Updates first, on the fresh API, so that its VmHWM is this page's peak and not the GET runs'.

@@ -1,5 +1,6 @@
 import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
+import { isInsideOneWord } from './name-words.ts';
 import type { Comparator, Condition, Paging, SearchPartType, SearchQuery, SearchType } from './query.ts';
 import { ENTITY_ID_PATTERN, UUID_PATTERN } from './schema.ts';
 
@@ -138,12 +139,29 @@ class ConditionCompiler {
   }
 
   private existsRow(test: RowTest, scope: Scope, positive: boolean): string {
+    const words = this.nameWords(test, scope);
+    if (words !== undefined) {
+      this.addMatcher(test, scope, positive);
+      return words;
+    }
     const alias = this.alias('sv');
     const predicates = [`${alias}.entity_id = e.id`];
     if (scope.partAlias) predicates.push(`${alias}.part_uuid = ${scope.partAlias}.part_uuid`);
     predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
     this.addMatcher(test, scope, positive);
     return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')})`;
+  }
+
+  /**
+   * A name containing a needle that holds no separator, through the word
+   * index (services/search/name-words.ts): the same entities as the LIKE over
+   * search_value, and a count that reads only name_word's primary key.
+   * Undefined when the test is of another form.
+   */
+  private nameWords(test: RowTest, scope: Scope): string | undefined {
+    const alias = this.alias('nw');
+    const predicates = nameWordPredicates(alias, test, scope, this.params);
+    return predicates && `exists (select 1 from name_word ${alias} where ${alias}.entity_id = e.id and ${predicates.join(' and ')})`;
   }
 
   compile(cond: Condition, scope: Scope, positive: boolean): string {
@@ -210,6 +228,34 @@ class ConditionCompiler {
 }
 
 type EntityIndexCondition = Extract<Condition, { condType: 'index' }> & { name: 'entityId' | 'entityUuid' };
+
+/** The predicates of a name_word row `alias` for `test` within `scope`; undefined when the word index cannot answer the test. */
+function nameWordPredicates(alias: string, test: RowTest, scope: Scope, params: Params): string[] | undefined {
+  if (test.kind !== 'name' || test.comparator !== 'CT_CONTAINS' || test.needle === undefined || !isInsideOneWord(test.needle)) return undefined;
+  if (scope.partAlias || test.partType !== undefined || test.itemTypes || test.itemSpecs) return undefined;
+  // Names are PT_NAME parts: PT_PREF_NAME narrows to the preferred one; any other part type is answered the old way.
+  if (scope.partTypes.some((partType) => partType !== 'PT_NAME' && partType !== 'PT_PREF_NAME')) return undefined;
+  const predicates = [`${alias}.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(`%${escapeLike(test.needle)}%`, 'text')}))`];
+  if (test.preferred || scope.partTypes.includes('PT_PREF_NAME')) predicates.push(`${alias}.preferred`);
+  return predicates;
+}
+
+/**
+ * The total of a query that is nothing but one name condition the word index
+ * answers: distinct entities straight from name_word's primary key. Every
+ * name_word row stands for a current entity (its search rows reference it), so
+ * the join to entity that the general count makes would only add one index
+ * probe per match (140 ms for a common surname on 1,000,000 entities, 9 ms
+ * without).
+ */
+function soleNameWordsCount(query: SearchQuery, filters: readonly string[]): SqlQuery | undefined {
+  if (filters.length !== 1 || query.cond === undefined) return undefined;
+  const test = rowTest(query.cond);
+  if (test === undefined) return undefined;
+  const params = new Params();
+  const predicates = nameWordPredicates('nw', test, { partTypes: [] }, params);
+  return predicates && { text: `select count(distinct nw.entity_id) as total from name_word nw where ${predicates.join(' and ')}`, values: params.values };
+}
 
 /** The search rows a value condition, or an index held in search_value, looks for; undefined for other conditions. */
 function rowTest(cond: Condition): RowTest | undefined {
@@ -318,7 +364,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       text: `${prefix}select ${columns} from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
       values: params.values,
     },
-    count: { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
+    count: (searchType === 'EXACT' ? soleNameWordsCount(query, filters) : undefined) ?? { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
     matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,
   };
 }
