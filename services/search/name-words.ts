@@ -5,9 +5,10 @@
 // `CT_CONTAINS needle` on a name is exactly "one of its words contains the
 // needle": name_vocabulary finds those words, name_word their entities.
 
-const SEPARATOR = /[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
+/** ASCII letters and digits, or anything beyond ASCII: what a word is made of. */
+const WORD_CHARACTER = /^[0-9A-Za-z\u0080-\u{10FFFF}]$/u;
 
 /** True when `needle` (normalised) lies inside one word of any name that contains it. */
 export function isInsideOneWord(needle: string): boolean {
-  return needle !== '' && !SEPARATOR.test(needle);
+  return needle !== '' && [...needle].every((character) => WORD_CHARACTER.test(character));
 }
