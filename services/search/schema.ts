@@ -159,11 +159,7 @@ export function queryParamsSchema(options: QueryParamsSchemaOptions): z.ZodType<
     cond: conditionSchema(!v1).optional(),
     text: searchText.optional(),
   })
-    .superRefine((parsed, ctx) => {
-      if (parsed.userRoles !== undefined && parsed.userRole !== undefined && parsed.userRoles !== parsed.userRole) {
-        ctx.addIssue({ code: 'custom', path: ['userRole'], message: 'userRole is another name of userRoles: give one of them' });
-      }
-    })
+    // userRoles is the real field: it wins over the project's earlier name when both are given.
     .transform((parsed): SearchQuery => {
       const query: SearchQuery = {};
       if (parsed.types) query.types = parsed.types;
