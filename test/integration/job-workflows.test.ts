@@ -10,6 +10,7 @@ import type { ExportActivities } from '../../activities/exports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import { batchPhaseQuery } from '../../workflows/batch.ts';
+import { eventually } from '../support/harness.ts';
 
 // The workflows alone, with their activities played by the test, on
 // @temporalio/testing's local environment started from the pinned `temporal`
@@ -136,7 +137,7 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     await withWorker({ applyBatch: untilCancelled, markBatchFailed: async () => undefined }, async (taskQueue, calls) => {
       const batchId = randomUUID();
       const handle = await env.client.workflow.start('batchWorkflow', { taskQueue, workflowId: batchId, args: [{ batchId }] });
-      await waitFor(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined));
+      await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
       await handle.cancel();
       await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
       expect((await handle.describe()).status.name).toBe('CANCELLED');
@@ -186,7 +187,7 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     await withWorker({ runExport: untilCancelled, markExportFailed: async () => undefined }, async (taskQueue, calls) => {
       const exportId = randomUUID();
       const handle = await env.client.workflow.start('exportWorkflow', { taskQueue, workflowId: exportId, args: [{ exportId, retentionMs: 1000 }] });
-      await waitFor(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined));
+      await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
       await handle.cancel();
       await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
       expect((await handle.describe()).status.name).toBe('CANCELLED');
@@ -203,13 +204,3 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     });
   });
 });
-
-async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
