@@ -4,7 +4,7 @@ import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
-import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress, stampTransactionCommit } from '../services/batches/store.ts';
+import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress } from '../services/batches/store.ts';
 import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -57,6 +57,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             offeredForceKey: batch.offeredForceKey ?? undefined,
             forceKeySecret: deps.forceKeySecret,
             commit: true,
+            pool,
             signal: context.cancellationSignal,
             onProgress: async (done, phase) => {
               progress.phase = phase;
@@ -69,7 +70,6 @@ export function createBatchActivities(deps: BatchActivityDeps) {
           });
           progress.phase = 'commit';
           const succeeded = outcome.result.outcome === 'success';
-          if (succeeded) await stampTransactionCommit(client, batchId);
           if (!(await finishBatch(client, batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome.result))) {
             throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
           }

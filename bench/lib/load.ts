@@ -101,6 +101,7 @@ async function applyChunk(pool: pg.Pool, index: number, size: number, options: L
       force: false,
       forceKeySecret: FORCE_KEY_SECRET,
       commit: true,
+      pool,
     });
     if (outcome.outcome !== 'success') throw new Error(`chunk ${index} did not apply: ${JSON.stringify(outcome).slice(0, 2000)}`);
     await finishBatch(client, batchId, 'COMPLETED', outcome);

@@ -26,6 +26,7 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
+import { LOCK_NAMESPACES, lockKeys } from '../../db/advisory-locks.ts';
 import { splitRefs } from '../../db/entity-refs.ts';
 import { newUuid } from './uuids.ts';
 import { PlanWriter, type StepLoad } from './write-plan.ts';
@@ -41,8 +42,10 @@ export interface ApplyRequest {
   force: boolean;
   offeredForceKey?: string;
   forceKeySecret: string;
-  /** False for test batches: plan and judge, write nothing, consume nothing. */
+  /** False for test batches: plan and judge, write nothing, consume nothing, lock nothing beyond reads. */
   commit: boolean;
+  /** The pool the transaction's connection came from: writes that must not wait for this transaction take another of its connections. */
+  pool: pg.Pool;
   /**
    * Called after every group of commands, with the share of the batch's
    * commands planned so far (0 while reading it through the first time). It
@@ -100,10 +103,21 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * 1. The batch is read through once (BatchSurvey): its localIds, what the
  *    commands reference, and how many commands each entity gets.
  * 2. Updated records are locked (in id order, so concurrent batches cannot
- *    deadlock), entity ids allocated, referenced entities' states loaded.
+ *    deadlock), then the entity UUIDs the batch creates (the second of two
+ *    batches creating one waits, then finds it taken); entity ids are
+ *    allocated, referenced entities' states loaded.
  * 3. The batch is read again a group at a time; each group is planned, the
  *    records no later command can change are drained from the planner,
  *    encoded, and sent by COPY while the next group is read and planned.
+ *
+ * 4. Once every group is written, the preferred names the batch writes are
+ *    locked and their holders read: a concurrent batch writing the same name
+ *    has committed by then, and is seen, as one-at-a-time would see it.
+ *
+ * Locks are taken in that order (records, UUIDs, names, and at COMMIT the
+ * commit order's lock), each kind sorted, so overlapping batches wait for
+ * each other and never deadlock; batches that share none of these wait only
+ * for each other's commit record (docs/decisions.md).
  *
  * Records are written before the batch is judged whole, under a savepoint:
  * an error anywhere (or a warning without force) rolls the savepoint back,
@@ -131,6 +145,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
 
   const lookups = survey.lookups();
   const locked = await lockEntities(client, lookups.records);
+  if (request.commit) await lockKeys(client, LOCK_NAMESPACES.entityUuid, lookups.createUuids.map((uuid) => uuid.toLowerCase()));
   const targets = await loadSummaries(client, lookups.targets);
   const takenUuids = await takenEntityUuids(client, lookups.createUuids);
   const entityIds = await allocateEntityIds(client, lookups.createCount, request.commit);
@@ -149,9 +164,9 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   planner.declare(survey);
 
   const names = new PreferredNameCheck();
-  const holders = new Map<string, number[]>();
+  const nameKeys: PreferredNameKey[] = [];
   const revisions: BatchSuccess['revisions'] = [];
-  const writer = request.commit ? new PlanWriter(client, { batchId: request.batchId, principal: request.principal }) : undefined;
+  const writer = request.commit ? new PlanWriter(client, request.pool, { batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
     await client.query('savepoint batch_apply');
     await writer.start();
@@ -162,27 +177,21 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   let inFlight: Promise<void> = Promise.resolve();
 
   /** Takes drained records over: their name keys, their revision for the result, their rows. */
-  const settle = async (records: PlannedRecord[]): Promise<{ load?: StepLoad; keys: PreferredNameKey[] }> => {
-    const keys: PreferredNameKey[] = [];
+  const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
     for (const record of records) {
       const key = names.add(record);
-      if (key !== undefined) keys.push(key);
+      if (key !== undefined) nameKeys.push(key);
       revisions.push(successRevision(record));
     }
     if (writing && planner.hasErrors) writing = false;
-    const load = writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
-    return load === undefined ? { keys } : { load, keys };
+    return writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
-  const send = async (step: { load?: StepLoad; keys: PreferredNameKey[] }, phase: ApplyPhase): Promise<void> => {
+  const send = async (load: StepLoad | undefined, phase: ApplyPhase): Promise<void> => {
     await inFlight;
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
-      if (step.load !== undefined) await writer!.send(step.load);
-      for (const row of await findNameHolders(client, step.keys)) {
-        const key = `${row.entityType}\u0000${row.name}`;
-        holders.set(key, [...(holders.get(key) ?? []), row.id]);
-      }
+      if (load !== undefined) await writer!.send(load);
       await progress(done, phase);
     })();
     // Awaited before the next group is sent; until then a failure must not count as unhandled.
@@ -209,6 +218,9 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
+    if (writing) await lockKeys(client, LOCK_NAMESPACES.preferredName, nameKeys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
+    const holders = await findNameHolders(client, nameKeys);
+    nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
     const warnings = names.warnings((entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
@@ -328,8 +340,9 @@ async function allocateEntityIds(client: pg.PoolClient, count: number, consume: 
  * batch's entities out (their planned form decides), so what remains is the
  * database as it was before the batch.
  */
-async function findNameHolders(client: pg.PoolClient, keys: readonly PreferredNameKey[]): Promise<{ entityType: string; name: string; id: number }[]> {
-  if (keys.length === 0) return [];
+async function findNameHolders(client: pg.PoolClient, keys: readonly PreferredNameKey[]): Promise<Map<string, number[]>> {
+  const holders = new Map<string, number[]>();
+  if (keys.length === 0) return holders;
   const { rows } = await client.query<{ entity_type: string; name: string; id: string }>(
     `select e.entity_type, e.preferred_name_norm as name, e.id
        from entity e
@@ -337,5 +350,9 @@ async function findNameHolders(client: pg.PoolClient, keys: readonly PreferredNa
       where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
     [keys.map((key) => key.entityType), keys.map((key) => key.normalizedName)],
   );
-  return rows.map((row) => ({ entityType: row.entity_type, name: row.name, id: Number(row.id) }));
+  for (const row of rows) {
+    const key = `${row.entity_type}\u0000${row.name}`;
+    holders.set(key, [...(holders.get(key) ?? []), Number(row.id)]);
+  }
+  return holders;
 }

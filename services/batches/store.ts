@@ -163,11 +163,6 @@ export async function finishBatch(db: Queryable, batchId: string, status: 'COMPL
   return updated.rowCount === 1;
 }
 
-/** Dates the batch's transaction row at its commit, not at the start of the writing (the column's default, now(), is the latter). */
-export async function stampTransactionCommit(db: Queryable, batchId: string): Promise<void> {
-  await db.query('update transaction set created_at = clock_timestamp() where batch_id = $1', [batchId]);
-}
-
 /** The transaction a batch committed, if it did: the marker that makes a retried apply a no-op. */
 export async function findBatchTransaction(db: Queryable, batchId: string): Promise<{ uuid: string; seq: string } | undefined> {
   const { rows } = await db.query<{ uuid: string; seq: string }>('select uuid, seq from transaction where batch_id = $1', [batchId]);

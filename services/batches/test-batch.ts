@@ -43,6 +43,7 @@ export async function testBatch(deps: ServiceDeps, body: Buffer, apiVersion: Xml
       force: false,
       forceKeySecret: deps.config.forceKeySecret,
       commit: false,
+      pool,
     });
   } finally {
     await client.query('rollback').catch(() => undefined);

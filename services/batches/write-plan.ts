@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
 import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../../db/copy.ts';
+import { addNameWords } from '../../db/name-vocabulary.ts';
 import { toStoredChanges } from '../../db/revision-changes.ts';
 import type { PlannedRecord } from '../../domain/batch/index.ts';
 import type { EntityRecord } from '../../domain/model.ts';
@@ -73,6 +74,8 @@ export interface StepLoad {
   revisions: CopyLoad;
   searchValues: CopyLoad;
   participants: CopyLoad;
+  /** The normalised names among the search rows: their words join the shared vocabulary outside the transaction. */
+  namesNorm: string[];
 }
 
 /**
@@ -86,12 +89,15 @@ export interface StepLoad {
  */
 export class PlanWriter {
   readonly #client: pg.PoolClient;
+  readonly #pool: pg.Pool;
   readonly #context: WriteContext;
   readonly transactionUuid = randomUUID();
   #seq: string | undefined;
 
-  constructor(client: pg.PoolClient, context: WriteContext) {
+  /** `pool` lends another connection for what must not wait for this transaction (the name vocabulary). */
+  constructor(client: pg.PoolClient, pool: pg.Pool, context: WriteContext) {
     this.#client = client;
+    this.#pool = pool;
     this.#context = context;
   }
 
@@ -112,8 +118,8 @@ export class PlanWriter {
   }
 
   /** Sends an encoded group on the transaction's connection. */
-  send(load: StepLoad): Promise<void> {
-    return writeStep(this.#client, load);
+  async send(load: StepLoad): Promise<void> {
+    await Promise.all([writeStep(this.#client, load), addNameWords(this.#pool, load.namesNorm)]);
   }
 }
 
@@ -123,12 +129,16 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
   const revisionRows: unknown[][] = [];
   const searchRows: unknown[][] = [];
   const participantRows: unknown[][] = [];
+  const namesNorm: string[] = [];
   for (let start = 0; start < step.length; start += RECORDS_PER_SLICE) {
     if (start > 0) await setImmediate();
     for (const record of step.slice(start, start + RECORDS_PER_SLICE)) {
       (record.isNew ? createdRows : updatedRows).push(entityRow(record.after, seq));
       revisionRows.push(revisionRow(record, seq, context));
-      searchRows.push(...searchRowsOf(record.after));
+      for (const value of searchValues(record.after)) {
+        searchRows.push([record.after.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
+        if (value.kind === 'name') namesNorm.push(value.valueNorm);
+      }
       participantRows.push(...participantRowsOf(record.after));
     }
   }
@@ -139,6 +149,7 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
     revisions: encodeCopyLoad('revision', REVISION_COLUMNS, revisionRows),
     searchValues: encodeCopyLoad('search_value', SEARCH_COLUMNS, searchRows),
     participants: encodeCopyLoad('entity_participant', PARTICIPANT_COLUMNS, participantRows),
+    namesNorm,
   };
 }
 
@@ -227,10 +238,6 @@ function revisionRow(record: PlannedRecord, seq: string, context: WriteContext):
     context.principal,
     JSON.stringify(toStoredChanges(record.changes)),
   ];
-}
-
-function searchRowsOf(record: EntityRecord): unknown[][] {
-  return searchValues(record).map((value) => [record.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
 }
 
 /** One row per user and role, however often the record names them. */

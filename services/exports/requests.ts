@@ -8,7 +8,7 @@ export interface ExportRow {
   id: string;
   kind: ExportKind;
   requestedIds: RequestedId[];
-  /** Revisions exports: the seq of fromTransId; revisions with a greater seq are exported. */
+  /** Revisions exports: the commit_seq of fromTransId; revisions of transactions committed after it are exported. */
   fromSeq: string | null;
   fromTransId: string | null;
   status: ExportStatus;

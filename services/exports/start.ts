@@ -31,7 +31,7 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
-    fromSeq = (await requireTransaction(pool, start.fromTransId)).seq;
+    fromSeq = (await requireTransaction(pool, start.fromTransId)).commitSeq;
   }
   const id = randomUUID();
   await insertExport(pool, { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal });

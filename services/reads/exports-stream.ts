@@ -34,20 +34,21 @@ interface RevisionRow {
 }
 
 /**
- * The change set of every revision written after the transaction `fromSeq`,
- * in transaction order (entityId order inside one transaction). An empty
- * `refs` means every entity, as in streamCurrentRecords.
+ * The change set of every revision of the transactions committed after the
+ * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
+ * inside one transaction). An empty `refs` means every entity, as in
+ * streamCurrentRecords.
  */
-export async function* streamRevisionChanges(pool: pg.Pool, fromSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges> {
+export async function* streamRevisionChanges(pool: pg.Pool, fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges> {
   const { ids, uuids } = splitRefs(refs);
   const filter =
     refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
   const rows = streamRows<RevisionRow>(
     pool,
     `select r.uuid, r.batch_id, r.changes, ${OMITTED_CREATED_PARTS_SQL} as omitted_parts
-       from revision r join entity e on e.id = r.entity_id
-      where r.seq > $1 ${filter} order by r.seq, r.entity_id, r.uuid`,
-    refs.length === 0 ? [fromSeq] : [fromSeq, ids, uuids],
+       from transaction t join revision r on r.seq = t.seq join entity e on e.id = r.entity_id
+      where t.commit_seq > $1 ${filter} order by t.commit_seq, r.entity_id, r.uuid`,
+    refs.length === 0 ? [fromCommitSeq] : [fromCommitSeq, ids, uuids],
     rowsPerRead,
   );
   for await (const row of rows) {

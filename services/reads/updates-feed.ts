@@ -8,8 +8,8 @@ import { countChangedRecords, latestTransaction, requireTransaction, streamChang
 export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
   const from = await requireTransaction(pool, fromUuid);
   const to = await requireTransaction(pool, toUuid);
-  if (BigInt(to.seq) < BigInt(from.seq)) throw new ServiceError('BadRequest', 'toTransId was written before fromTransId');
-  return streamChangedRecords(pool, from.seq, to.seq, pageOffset({ page, pageSize }), pageSize);
+  if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');
+  return streamChangedRecords(pool, from, to, pageOffset({ page, pageSize }), pageSize);
 }
 
 export interface UpdatesFrom {
@@ -22,7 +22,7 @@ export interface UpdatesFrom {
 export async function updatesFrom(pool: pg.Pool, fromUuid: string, max: number): Promise<UpdatesFrom> {
   const from = await requireTransaction(pool, fromUuid);
   const to = (await latestTransaction(pool)) ?? from;
-  const count = await countChangedRecords(pool, from.seq, to.seq);
+  const count = await countChangedRecords(pool, from, to);
   const info = { from: from.uuid, to: to.uuid, count };
-  return count > max ? { info } : { info, records: streamChangedRecords(pool, from.seq, to.seq, 0, count) };
+  return count > max ? { info } : { info, records: streamChangedRecords(pool, from, to, 0, count) };
 }

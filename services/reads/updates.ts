@@ -3,13 +3,20 @@ import { ServiceError } from '../errors.ts';
 import { streamRows } from '../../db/cursor.ts';
 import type { RevisionPointer } from '../../domain/model.ts';
 
+// A point of the change feed is a committed transaction, placed by its
+// commit_seq: the order in which transactions became visible, not the order
+// in which they began (Migration20261124000040CommitOrder). Every transaction
+// numbered up to the highest visible commit_seq is visible too, so a client
+// that keeps `to` and asks from it next time misses nothing.
+
 export interface TransactionPoint {
   uuid: string;
-  seq: string;
+  /** Its place in commit order. */
+  commitSeq: string;
 }
 
 export async function findTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint | undefined> {
-  const { rows } = await pool.query<TransactionPoint>('select uuid, seq from transaction where uuid = $1', [uuid]);
+  const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null', [uuid]);
   return rows[0];
 }
 
@@ -21,13 +28,17 @@ export async function requireTransaction(pool: pg.Pool, uuid: string): Promise<T
 }
 
 export async function latestTransaction(pool: pg.Pool): Promise<TransactionPoint | undefined> {
-  const { rows } = await pool.query<TransactionPoint>('select uuid, seq from transaction order by seq desc limit 1');
+  const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where commit_seq is not null order by commit_seq desc limit 1');
   return rows[0];
 }
 
-/** Records changed in (fromSeq, toSeq], counted once each. */
-export async function countChangedRecords(pool: pg.Pool, fromSeq: string, toSeq: string): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>('select count(distinct entity_id) as n from revision where seq > $1 and seq <= $2', [fromSeq, toSeq]);
+/** The revisions (r) of the transactions (t) committed in ($1, $2]: each transaction's revisions by revision_seq_idx. */
+const COMMITTED_BETWEEN = 'transaction t join revision r on r.seq = t.seq';
+const COMMITTED_IN_RANGE = 't.commit_seq > $1 and t.commit_seq <= $2';
+
+/** Records changed in the transactions committed in (from, to], counted once each. */
+export async function countChangedRecords(pool: pg.Pool, from: TransactionPoint, to: TransactionPoint): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(`select count(distinct r.entity_id) as n from ${COMMITTED_BETWEEN} where ${COMMITTED_IN_RANGE}`, [from.commitSeq, to.commitSeq]);
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -39,19 +50,21 @@ interface PointerRow {
 }
 
 /**
- * Each record changed in (fromSeq, toSeq] once, with its latest rev and
- * metadataRev in that range, ordered by entityId so pages are stable.
- * Streamed from a cursor: memory does not grow with the page size.
+ * Each record changed in the transactions committed in (from, to] once, with
+ * its latest rev and metadataRev in that range, ordered by entityId so pages
+ * are stable. A record's revisions are in seq order as in commit order (a
+ * batch locks the records it updates before it takes its seq). Streamed from
+ * a cursor: memory does not grow with the page size.
  */
-export async function* streamChangedRecords(pool: pg.Pool, fromSeq: string, toSeq: string, offset: number, limit: number): AsyncGenerator<RevisionPointer> {
+export async function* streamChangedRecords(pool: pg.Pool, from: TransactionPoint, to: TransactionPoint, offset: number, limit: number): AsyncGenerator<RevisionPointer> {
   const rows = streamRows<PointerRow>(
     pool,
     `select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev
-       from revision r join entity e on e.id = r.entity_id
-      where r.seq > $1 and r.seq <= $2
+       from ${COMMITTED_BETWEEN} join entity e on e.id = r.entity_id
+      where ${COMMITTED_IN_RANGE}
       order by r.entity_id, r.seq desc
       offset $3 limit $4`,
-    [fromSeq, toSeq, offset, limit],
+    [from.commitSeq, to.commitSeq, offset, limit],
   );
   for await (const row of rows) {
     yield { entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev };

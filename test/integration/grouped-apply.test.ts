@@ -22,8 +22,8 @@ function note(value: string): Item {
   return { kind: 'string', type: 'NOTE', value };
 }
 
-function request(overrides: Partial<ApplyRequest> = {}): ApplyRequest {
-  return { batchId: randomUUID(), bodySha256: randomUUID(), principal: 'test', force: false, forceKeySecret: 'grouped-apply-secret-000', commit: true, ...overrides };
+function request(pool: pg.Pool, overrides: Partial<ApplyRequest> = {}): ApplyRequest {
+  return { batchId: randomUUID(), bodySha256: randomUUID(), principal: 'test', force: false, forceKeySecret: 'grouped-apply-secret-000', commit: true, pool, ...overrides };
 }
 
 describe('apply in groups', () => {
@@ -56,7 +56,7 @@ describe('apply in groups', () => {
     const client = await pool.connect();
     try {
       await client.query('begin');
-      const batch = request({ groupSize, ...overrides });
+      const batch = request(pool, { groupSize, ...overrides });
       await store(client, batch);
       const { result } = await applyBatch(client, arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch);
       const { rows } = await client.query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
@@ -70,7 +70,7 @@ describe('apply in groups', () => {
 
   async function storedEntity(entityType: string, name: string): Promise<{ entityId: number; rev: string }> {
     const result = await inTransaction(pool, async (client) => {
-      const batch = request();
+      const batch = request(pool);
       await store(client, batch);
       return applyBatchCommands(client, [{ kind: 'create', localId: 'stored', entityType, parts: [namePart(name)] }], { ...batch, sender: SENDER });
     });

@@ -38,7 +38,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
     const pool = await pgPool(deps.orm);
     const from = await requireTransaction(pool, fromTransId);
     setV1XmlType(ctx);
-    ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.seq, refs), 'v1'));
+    ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.commitSeq, refs), 'v1'));
   });
 
   return router;
