@@ -12,6 +12,7 @@ import { findExport } from '../../services/exports/requests.ts';
 import { batchJobDetail, batchJobStatus, exportJobDetail, exportJobStatus } from '../../services/jobs/presenters.ts';
 import { batchJobView, exportJobView } from '../../services/jobs/view.ts';
 import { batchXml, create } from '../support/batches.ts';
+import { Gate } from '../support/gate.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
 
 // What an operator's actions in the Temporal UI do to a running batch or
@@ -19,62 +20,6 @@ import { eventually, startHarness, type Harness } from '../support/harness.ts';
 // nothing written and the reason recorded; reset runs it again without
 // applying it twice; and a job's status reads the workflow while it runs and
 // the database when Temporal cannot be reached.
-
-/** A gate an activity waits at (inside its open transaction, or mid-file) until the test lets it go on. */
-class Gate {
-  private readonly entries = new Map<string, { reach: () => void; reached: Promise<void>; release: () => void; released: Promise<void> }>();
-  private readonly held = new Set<string>();
-  private readonly seenExports = new Set<string>();
-  private exportsToHold = 0;
-
-  /** The next step of batch `id` waits. */
-  hold(id: string): void {
-    this.held.add(id);
-  }
-
-  /** The first step of the next export to arrive waits (its id is made when it starts). */
-  holdNextExport(): void {
-    this.exportsToHold += 1;
-  }
-
-  /** The test seam of the batch activity. */
-  async pass(id: string): Promise<void> {
-    if (!this.held.delete(id)) return;
-    const entry = this.entry(id);
-    entry.reach();
-    await entry.released;
-  }
-
-  /** The test seam of the export activity. */
-  async passExport(id: string): Promise<void> {
-    if (!this.seenExports.has(id) && this.exportsToHold > 0) {
-      this.exportsToHold -= 1;
-      this.held.add(id);
-    }
-    this.seenExports.add(id);
-    return this.pass(id);
-  }
-
-  /** Resolves once the activity waits at the gate of `id`; returns its release. */
-  async reached(id: string): Promise<() => void> {
-    const entry = this.entry(id);
-    await entry.reached;
-    return entry.release;
-  }
-
-  private entry(id: string) {
-    let entry = this.entries.get(id);
-    if (!entry) {
-      let reach!: () => void;
-      let release!: () => void;
-      const reached = new Promise<void>((resolve) => (reach = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      entry = { reach, reached, release, released };
-      this.entries.set(id, entry);
-    }
-    return entry;
-  }
-}
 
 describe('operator actions on running jobs', () => {
   const entityType = `JOBS-${randomUUID()}`;
