@@ -89,7 +89,7 @@ describe('overlapping batches', () => {
 
     const stored = await records(entityType);
     expect(stored).toHaveLength(4);
-    for (const record of stored) expect(feed.seen.get(record.entityId), `entity ${record.entityId}`).toBe(record.revision.rev);
+    for (const record of stored) expect(feed.seen.get(record.entityId), `entity ${record.entityId}`).toBe(record.revision.metadataRev);
   });
 
   it('two imports adding the same new name words in opposite order both complete on their first attempt', async () => {

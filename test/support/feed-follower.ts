@@ -1,7 +1,8 @@
 // A client following the v2 change feed as the real registry client does:
 // GET /updates/from/{mark}; when the answer lists no records (too many), page
 // through GET /updates?fromTransId=mark&toTransId=to; then keep info/to as the
-// new mark. What it has seen is each record's latest rev.
+// new mark. What it has seen is each record's latest metadataRev (which
+// changes with every revision, content or metadata).
 
 export const GENESIS_TRANSACTION = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
 
@@ -11,7 +12,7 @@ export type FeedGet = (path: string) => Promise<string>;
 const PAGE_SIZE = 50_000;
 
 export class FeedFollower {
-  /** entityId → the latest rev the follower has seen for it. */
+  /** entityId → the latest metadataRev the follower has seen for it. */
   readonly seen = new Map<number, string>();
   mark: string;
   syncs = 0;
@@ -43,7 +44,7 @@ export class FeedFollower {
     let listed = 0;
     for (const [, attributes] of xml.matchAll(/<revInfo ([^>]*)\/>/g)) {
       const entityId = Number(/\bentityId="(\d+)"/.exec(attributes!)![1]);
-      this.seen.set(entityId, /\brev="([^"]+)"/.exec(attributes!)![1]!);
+      this.seen.set(entityId, /\bmetadataRev="([^"]+)"/.exec(attributes!)![1]!);
       listed += 1;
     }
     return listed;

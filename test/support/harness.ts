@@ -59,6 +59,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Start without a worker to observe batches before anything runs them. */
   worker?: boolean;
+  /** Workers polling the task queue, as several worker processes would (default 1). */
+  workers?: number;
   afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
   /** Records per export progress step, and a hook after each step (throw to crash the attempt). */
   exportRecordsPerStep?: number;
@@ -88,12 +90,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
-  let worker: Worker | undefined;
-  let workerRun: Promise<void> | undefined;
-  let nativeConnection: NativeConnection | undefined;
-  if (options.worker !== false) {
-    nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
-    worker = await createWorker({
+  // Each worker on a connection of its own: the SDK refuses two workers of one queue on one connection.
+  const workers: { worker: Worker; run: Promise<void>; connection: NativeConnection }[] = [];
+  for (let index = 0; options.worker !== false && index < (options.workers ?? 1); index += 1) {
+    const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
+    const worker = await createWorker({
       connection: nativeConnection,
       client: temporal,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -107,7 +108,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       afterExportStep: options.afterExportStep,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
-    workerRun = worker.run();
+    workers.push({ worker, run: worker.run(), connection: nativeConnection });
   }
 
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
@@ -119,7 +120,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     config,
     orm,
     temporal,
-    worker,
+    worker: workers[0]?.worker,
     baseUrl: `http://127.0.0.1:${port}`,
     api(path, init = {}) {
       const { as = 'admin', ...rest } = init;
@@ -130,11 +131,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       server.close();
       server.closeAllConnections();
-      if (worker && workerRun) {
-        worker.shutdown();
-        await workerRun;
-      }
-      await nativeConnection?.close();
+      for (const { worker } of workers) worker.shutdown();
+      await Promise.all(workers.map(({ run }) => run));
+      for (const { connection: workerConnection } of workers) await workerConnection.close();
       await connection.close();
       await orm.close();
     },
