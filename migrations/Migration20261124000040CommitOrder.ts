@@ -23,11 +23,14 @@ import { Migration } from '@mikro-orm/migrations';
 //    yet matches nothing, so an early or orphaned word is harmless. The
 //    trigger keeps only name_word, whose rows belong to the batch's entities.
 //
-// 3. lock_keys takes transaction-scoped advisory locks on a set of keys in
-//    one fixed (sorted) order, so batches that lock overlapping sets (the
-//    same client-given entity UUID, the same preferred name) wait for each
-//    other instead of deadlocking. The namespaces (the first key; 1 is the
-//    commit order's) are listed in db/advisory-locks.ts.
+// 3. write_claim makes a batch wait for another open batch only when both
+//    create the same client-given entity UUID or write the same preferred
+//    name: each inserts its keys (sorted) and deletes them again at once;
+//    the unique index makes a second inserter of a key wait for the first
+//    one's commit, and the rows take no room in the lock table (advisory
+//    locks per key ran out of shared memory at 10,000 names). See
+//    db/write-claims.ts.
+
 export class Migration20261124000040CommitOrder extends Migration {
   override name = 'Migration20261124000040CommitOrder';
 
@@ -58,19 +61,11 @@ export class Migration20261124000040CommitOrder extends Migration {
         return null;
       end $$`);
 
-    this.addSql(`
-      create function lock_keys(namespace integer, keys integer[]) returns void language plpgsql as $$
-      declare
-        k integer;
-      begin
-        for k in select distinct x from unnest(keys) x order by x loop
-          perform pg_advisory_xact_lock(namespace, k);
-        end loop;
-      end $$`);
+    this.addSql(`create table write_claim (kind smallint not null, key text not null, primary key (kind, key))`);
   }
 
   override down(): void {
-    this.addSql('drop function if exists lock_keys(integer, integer[])');
+    this.addSql('drop table if exists write_claim');
     this.addSql(`
       create or replace function name_words_added() returns trigger language plpgsql as $$
       begin

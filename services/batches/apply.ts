@@ -26,8 +26,8 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
-import { LOCK_NAMESPACES, lockKeys } from '../../db/advisory-locks.ts';
 import { splitRefs } from '../../db/entity-refs.ts';
+import { CLAIM_KINDS, claimKeys } from '../../db/write-claims.ts';
 import { newUuid } from './uuids.ts';
 import { PlanWriter, type StepLoad } from './write-plan.ts';
 
@@ -103,21 +103,21 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * 1. The batch is read through once (BatchSurvey): its localIds, what the
  *    commands reference, and how many commands each entity gets.
  * 2. Updated records are locked (in id order, so concurrent batches cannot
- *    deadlock), then the entity UUIDs the batch creates (the second of two
- *    batches creating one waits, then finds it taken); entity ids are
- *    allocated, referenced entities' states loaded.
+ *    deadlock), then the client-given entity UUIDs the batch creates are
+ *    claimed (the second of two batches creating one waits, then finds it
+ *    taken); entity ids are allocated, referenced entities' states loaded.
  * 3. The batch is read again a group at a time; each group is planned, the
  *    records no later command can change are drained from the planner,
  *    encoded, and sent by COPY while the next group is read and planned.
  *
  * 4. Once every group is written, the preferred names the batch writes are
- *    locked and their holders read: a concurrent batch writing the same name
+ *    claimed and their holders read: a concurrent batch writing the same name
  *    has committed by then, and is seen, as one-at-a-time would see it.
  *
- * Locks are taken in that order (records, UUIDs, names, and at COMMIT the
- * commit order's lock), each kind sorted, so overlapping batches wait for
- * each other and never deadlock; batches that share none of these wait only
- * for each other's commit record (docs/decisions.md).
+ * Locks and claims are taken in that order (records, UUIDs, names, and at
+ * COMMIT the commit order's lock), each kind sorted, so overlapping batches
+ * wait for each other and never deadlock; batches that share none of these
+ * wait only for each other's commit record (docs/decisions.md).
  *
  * Records are written before the batch is judged whole, under a savepoint:
  * an error anywhere (or a warning without force) rolls the savepoint back,
@@ -145,7 +145,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
 
   const lookups = survey.lookups();
   const locked = await lockEntities(client, lookups.records);
-  if (request.commit) await lockKeys(client, LOCK_NAMESPACES.entityUuid, lookups.createUuids.map((uuid) => uuid.toLowerCase()));
+  if (request.commit) await claimKeys(client, CLAIM_KINDS.entityUuid, lookups.createUuids.map((uuid) => uuid.toLowerCase()));
   const targets = await loadSummaries(client, lookups.targets);
   const takenUuids = await takenEntityUuids(client, lookups.createUuids);
   const entityIds = await allocateEntityIds(client, lookups.createCount, request.commit);
@@ -218,7 +218,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
-    if (writing) await lockKeys(client, LOCK_NAMESPACES.preferredName, nameKeys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
+    if (writing) await claimKeys(client, CLAIM_KINDS.preferredName, nameKeys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
     const holders = await findNameHolders(client, nameKeys);
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);

@@ -1,12 +1,16 @@
 // 1. Two workers; the one applying a 20k-entity batch dies (SIGKILL): the
 // other takes the batch over within seconds and applies it exactly once,
-// and its status answers all along.
+// and its status answers all along. A client follows the change feed every
+// 200 ms throughout, and a small batch commits while the big one is retried:
+// in the end the follower has seen every record of both at its current
+// revision (the feed is in commit order whatever overlaps).
+import { FeedFollower } from '../../support/feed-follower.ts';
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
-import { GiveUp, pollUntil } from '../lib/wait.ts';
+import { every, GiveUp, pollUntil } from '../lib/wait.ts';
 import { loadAverage } from '../lib/load.ts';
 import { killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
 
@@ -30,6 +34,15 @@ export const workerKill: Scenario = {
     log(`generated ${batch.count} creates (${(batch.body.length / 2 ** 20).toFixed(1)} MB) of type ${batch.entityType}; two workers (pids ${stack.worker.pid}, ${second.process.pid})`);
     const visibility = watchAllOrNothing(db, batch.entityType, ENTITIES);
     const statusWatch = watchBatchStatus(client, batch.batchId, 200);
+    const follower = new FeedFollower(async (path) => {
+      const answer = await client.request(`/api/v2${path}`);
+      if (answer.status !== 200) throw new Error(`GET ${path} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
+      return answer.body;
+    });
+    const syncErrors: string[] = [];
+    await follower.sync();
+    const following = every(200, () => follower.sync().catch((error: Error) => void syncErrors.push(error.message)));
+    const small = await generatedBatch(context, 'wks', 3);
     try {
       await client.submitBatchOk(batch.body);
       const caught = await pollUntil(
@@ -59,6 +72,8 @@ export const workerKill: Scenario = {
       figures['kill→taken over'] = `${takenOver.toFixed(0)} s`;
       log(`taken over by ${takeover.worker} (attempt ${takeover.attempt}) ${takenOver.toFixed(1)} s after the kill`);
       check(takenOver <= TAKEOVER_WITHIN_S, `the other worker took the batch over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`);
+      // Begun after the big batch's retry, committed before it: a later seq, an earlier commit.
+      await client.submitBatchOk(small.body);
       const final = await pollUntil(
         async () => {
           const row = await db.batch(batch.batchId);
@@ -72,7 +87,9 @@ export const workerKill: Scenario = {
       figures['kill→COMPLETED'] = `${recovery.toFixed(0)} s`;
       // How long the retry itself takes depends on the machine (it reads, plans and writes the whole batch again): a figure, not a check.
       if (recovery > FAILOVER_WITHIN_S) log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
+      await pollUntil(async () => ((await db.batch(small.batchId))?.status === 'COMPLETED' ? true : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'the small batch to complete' });
     } finally {
+      await following.stop();
       await visibility.stop().then((seen) => (visible = seen));
       await statusWatch.stop().then((seen) => (polled = seen));
       await second.stop();
@@ -82,6 +99,15 @@ export const workerKill: Scenario = {
     figures['status polls'] = `${polled.polls}, bad ${polled.bad.length}`;
     check(polled.bad.length === 0, `GET status did not answer well ${polled.bad.length}×: ${polled.bad.slice(0, 5).join(' | ')}`);
     check(visible.partial.length === 0, `a partial batch was visible: counts ${visible.partial.slice(0, 10).join(', ')}`);
+
+    await follower.sync();
+    check(syncErrors.length === 0, `the feed follower failed ${syncErrors.length}×: ${syncErrors.slice(0, 3).join(' | ')}`);
+    const current = await db.query<{ id: string; metadata_rev: string }>('select id, metadata_rev from entity where entity_type = any($1::text[])', [[batch.entityType, small.entityType]]);
+    const unseen = current.filter((row) => follower.seen.get(Number(row.id)) !== row.metadata_rev);
+    figures['feed syncs'] = `${follower.syncs}, unseen ${unseen.length}`;
+    log(`feed followed in ${follower.syncs} syncs; ${current.length - unseen.length}/${current.length} records seen at their current revision`);
+    check(current.length === ENTITIES + small.count, `expected ${ENTITIES + small.count} records of the two batches, found ${current.length}`);
+    check(unseen.length === 0, `the feed follower never saw ${unseen.length} records at their current revision (e.g. ${unseen.slice(0, 5).map((row) => row.id).join(', ')})`);
 
     const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, ENTITIES);
     check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
