@@ -12,7 +12,9 @@ import { writeGeneratedBatch } from './lib/generate.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 
-const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'entity_participant'];
+const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'entity_participant', 'name_vocabulary'];
+/** What is copied out of a table: a freshly migrated database already holds the genesis transaction (seq 0). */
+const COPIED_ROWS: Record<string, string> = { transaction: '(select * from transaction where seq <> 0)' };
 
 export interface IngestRun {
   entities: number;
@@ -29,7 +31,7 @@ function psql(url: string, command: string): void {
 
 /** COPY of the rows the service wrote, into freshly migrated tables with the same indexes. */
 function timeCopy(sourceUrl: string, dir: string, entities: number): Promise<number> {
-  for (const table of COPIED_TABLES) psql(sourceUrl, `\\copy ${table} to '${join(dir, `${table}.copy`)}'`);
+  for (const table of COPIED_TABLES) psql(sourceUrl, `\\copy ${COPIED_ROWS[table] ?? table} to '${join(dir, `${table}.copy`)}'`);
   return recreateDatabase(`er_bench_copy_${entities}`).then(async (targetUrl) => {
     const started = performance.now();
     for (const table of COPIED_TABLES) psql(targetUrl, `\\copy ${table} from '${join(dir, `${table}.copy`)}'`);
@@ -40,7 +42,7 @@ function timeCopy(sourceUrl: string, dir: string, entities: number): Promise<num
 }
 
 /** Every table a batch writes, emptied between the runs that share a stack. */
-const RESET_SQL = `truncate batch, batch_body, transaction, entity, revision, search_value, entity_participant, export_request restart identity;
+const RESET_SQL = `truncate batch, batch_body, transaction, entity, revision, search_value, entity_participant, name_vocabulary, export_request restart identity;
   alter sequence entity_id_seq restart`;
 
 /**
