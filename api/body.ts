@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { problem } from './problems.ts';
@@ -30,11 +31,26 @@ export async function readXmlBody(ctx: Context, limit: number): Promise<Buffer> 
 
 /** Reads and parses a JSON request body within `limit` bytes: 400 when absent or malformed. */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  return parseJson(await readJsonBytes(ctx, limit));
+}
+
+/** readJsonBody, with the SHA-256 of the body's bytes as sent (the replay guard's name for the body). */
+export async function readJsonBodyWithDigest(ctx: Context, limit: number): Promise<{ value: unknown; sha256: Buffer }> {
+  const bytes = await readJsonBytes(ctx, limit);
+  return { value: parseJson(bytes), sha256: createHash('sha256').update(bytes).digest() };
+}
+
+async function readJsonBytes(ctx: Context, limit: number): Promise<Buffer> {
   const type = ctx.request.is(JSON_TYPES);
   if (type === null) throw problem(400, 'BadRequest', 'a JSON body is required');
   if (type === false) unsupported(ctx, 'application/json');
   const declared = refuseDeclaredOverLimit(ctx, limit);
-  const text = await getRawBody(ctx.req, { length: declared, limit, encoding: 'utf-8' });
+  return getRawBody(ctx.req, { length: declared, limit });
+}
+
+function parseJson(bytes: Buffer): unknown {
+  // UTF-8, a byte order mark dropped and a malformed sequence read as U+FFFD (as raw-body's decoder did).
+  const text = new TextDecoder('utf-8').decode(bytes);
   try {
     return JSON.parse(text, withoutNul) as unknown;
   } catch (error) {

@@ -161,7 +161,7 @@ type Signing = 'bearer' | 'hmac';
  * The X-NDA-Date and Authorization headers of a GET of `path`, signed with the
  * bench's key by the service's own signing code (the CLI's): the signature
  * covers the host, the path and the date in seconds, so each request is
- * signed anew (the replay guard applies to writes only).
+ * signed anew (no read is ever refused as a replay).
  */
 function hmacHeaders(host: string, path: string): Record<string, string> {
   const date = formatNdaDate(new Date());

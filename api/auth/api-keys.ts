@@ -68,8 +68,9 @@ export interface SignedRequest {
 
 export interface VerifiedSignature {
   principal: Principal;
-  /** Names this signature of this key, for the replay guard. */
-  replayKey: string;
+  keyId: string;
+  /** The signature as presented (without padding), for the replay guard. */
+  signature: string;
   /** When the signature's date leaves the accepted window (ms since the epoch). */
   expiresAt: number;
 }
@@ -111,6 +112,6 @@ export class ApiKeyVerifier {
     const expected = ndaSignature(key?.secret.reveal() ?? this.#decoySecret, canonical);
     const matches = timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
     if (!key || !matches) return undefined;
-    return { principal: key.principal, replayKey: `${key.keyId} ${presented}`, expiresAt: signedAt + this.#skewMs };
+    return { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + this.#skewMs };
   }
 }

@@ -1,15 +1,13 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../../config.ts';
+import type { SignedRequest } from '../../db/replay-guard.ts';
 import { ApiKeyVerifier } from '../auth/api-keys.ts';
 import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
-import { SpentSignatures } from '../auth/spent-signatures.ts';
 import type { Permission, Principal, TokenRegistry } from '../auth/tokens.ts';
 import { problem } from '../problems.ts';
 
 const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/];
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
-/** Live signatures remembered against replayed writes; about 150 bytes each. */
-const SPENT_SIGNATURES_CAPACITY = 100_000;
 
 type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'>;
 
@@ -20,7 +18,6 @@ type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_K
  */
 export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthConfig): Middleware {
   const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
-  const spentSignatures = new SpentSignatures(SPENT_SIGNATURES_CAPACITY);
   return async function authenticateMiddleware(ctx, next) {
     if (tokens === 'disabled') {
       ctx.state.principal = OPEN_PRINCIPAL;
@@ -35,7 +32,7 @@ export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthCon
       const verified = apiKeys.verify({ authorization: header, date: ctx.get(NDA_DATE_HEADER), host: signedHost(ctx, config), method: ctx.method, rawPath: ctx.path, rawQuery: ctx.querystring });
       if (verified) {
         principal = verified.principal;
-        if (config.API_KEY_REPLAY_GUARD) ctx.state.spendSignature = () => spentSignatures.spend(verified.replayKey, verified.expiresAt);
+        if (config.API_KEY_REPLAY_GUARD) ctx.state.signature = { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } satisfies RequestSignature;
       }
     }
     if (principal) {
@@ -67,18 +64,25 @@ export function hasPermission(principal: Principal | undefined, permission: Perm
   return principal !== undefined && (principal.permissions.has(permission) || principal.permissions.has('admin'));
 }
 
-/**
- * Route guard: 403 unless the principal holds `permission` (admin holds all).
- * A signature authorises one write only: its second use within its window is
- * a replay (the signature does not cover the body), refused like any other
- * bad credential.
- */
+/** Route guard: 403 unless the principal holds `permission` (admin holds all). */
 export function requirePermission(permission: Permission): Middleware {
   return async function requirePermissionMiddleware(ctx, next) {
     if (!hasPermission(ctx.state.principal, permission)) {
       throw problem(403, 'Forbidden', `this operation needs the '${permission}' permission`);
     }
-    if (permission === 'write' && ctx.state.spendSignature?.() === false) throw unauthorized();
     return next();
   };
+}
+
+/** What the auth middleware keeps of an HMAC signature on ctx.state.signature, when API_KEY_REPLAY_GUARD is on. */
+type RequestSignature = Omit<SignedRequest, 'bodySha256'>;
+
+/**
+ * The request as the replay guard names it (db/replay-guard.ts): its key,
+ * signature and body. Undefined for a request that is not HMAC-signed (a
+ * bearer token has no signature to replay) or when API_KEY_REPLAY_GUARD is off.
+ */
+export function signedRequestOf(ctx: Context, bodySha256: Buffer): SignedRequest | undefined {
+  const signature = ctx.state.signature as RequestSignature | undefined;
+  return signature && { ...signature, bodySha256 };
 }

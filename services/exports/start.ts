@@ -3,6 +3,8 @@ import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { ExportKind } from '../../db/entities/export-request.ts';
 import { pgPool } from '../../db/orm.ts';
+import { claimSignedRequest, releaseSignedRequest, type SignedRequest } from '../../db/replay-guard.ts';
+import { inTransaction } from '../../db/sql.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import type { ExportWorkflowInput } from '../../workflows/export.ts';
@@ -17,6 +19,8 @@ export interface ExportStart {
   /** Revisions exports only. */
   fromTransId?: string;
   principal: string;
+  /** The signed request that asks for it: a replay of that request is answered with the same export. */
+  signedRequest?: SignedRequest;
 }
 
 const HOUR_MS = 3_600_000;
@@ -24,7 +28,10 @@ const HOUR_MS = 3_600_000;
 /**
  * Everything the export start operations do synchronously: resolve the
  * transaction, store the request, start its workflow (workflow ID = export
- * ID). The row exists before the workflow does.
+ * ID). The row exists before the workflow does. A replay of a signed request
+ * (the same key, signature and body, within the signature's window) starts
+ * nothing: it gets the export the first one started, from whichever API
+ * process answered that one.
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   const pool = await pgPool(deps.orm);
@@ -34,7 +41,14 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     fromSeq = (await requireTransaction(pool, start.fromTransId)).commitSeq;
   }
   const id = randomUUID();
-  await insertExport(pool, { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal });
+  const { signedRequest } = start;
+  // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
+  const standing = await inTransaction(pool, async (client) => {
+    const answer = signedRequest ? await claimSignedRequest(client, signedRequest, id) : id;
+    if (answer === id) await insertExport(client, { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal });
+    return answer;
+  });
+  if (standing !== id) return { id: standing };
 
   const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
   try {
@@ -50,6 +64,8 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     });
   } catch (error) {
     await failExport(pool, id, 'the export workflow could not be started');
+    // The client was told to send it again: that resend must start an export, not get this failed one.
+    if (signedRequest) await releaseSignedRequest(pool, signedRequest, id);
     deps.log.error({ err: error, exportId: id }, 'could not start export workflow');
     throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the export was not started, request it again later');
   }

@@ -1,13 +1,12 @@
 // The pure parts of HMAC API keys: the service's canonical string against the
-// tests' independent signer, the replay guard's memory, and the refusal of bad
-// key configuration at start.
+// tests' independent signer, and the refusal of bad key configuration at start.
+// (The replay guard lives in PostgreSQL: hmac.test.ts and shared-guards.test.ts.)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { canonicalString } from '../../api/auth/nda-hmac.ts';
-import { SpentSignatures } from '../../api/auth/spent-signatures.ts';
 import { ConfigError, loadConfig } from '../../config.ts';
 import { elzaDataToHash } from '../support/nda-signer.ts';
 
@@ -21,22 +20,6 @@ describe('the independent signer', () => {
       expect(canonicalString({ ...parts, rawPath: path, rawQuery: query }), pathAndQuery).toBe(elzaDataToHash({ ...parts, pathAndQuery }));
     }
     expect(elzaDataToHash({ host: 'h', method: 'GET', pathAndQuery: '/e/Nov%C3%A1k%2Fx+y?q=a+b%2Bc', date: 'D' })).toBe('hGET/e/Novák/x+yq=a b+cD');
-  });
-});
-
-describe('the replay guard', () => {
-  it('remembers a spent signature until it expires, and at most its capacity of them', () => {
-    const spent = new SpentSignatures(3);
-    expect(spent.spend('a', 1_000, 0)).toBe(true);
-    expect(spent.spend('a', 1_000, 999)).toBe(false);
-    expect(spent.spend('a', 2_000, 1_001)).toBe(true);
-    for (const key of ['b', 'c', 'd']) expect(spent.spend(key, 5_000, 1_002)).toBe(true);
-    expect(spent.size).toBe(3);
-    // 'a' was the oldest: forgotten to make room, so it counts as new again.
-    expect(spent.spend('a', 5_000, 1_003)).toBe(true);
-    expect(spent.spend('d', 5_000, 1_003)).toBe(false);
-    expect(spent.spend('e', 6_000, 5_001)).toBe(true);
-    expect(spent.size).toBe(1);
   });
 });
 

@@ -1,13 +1,15 @@
-// The real registry's public XSDs (../shared/reference), read at test time to
-// prove that what the service emits is valid for the real clients. They are
-// never copied into the project; where the folder is absent the tests that
-// need them are skipped with a message saying so.
+// The real registry's public XSDs (../shared/reference, or REFERENCE_DIR: a
+// git worktree elsewhere has no ../shared), read at test time to prove that
+// what the service emits is valid for the real clients. They are never copied
+// into the project; where the folder is absent the tests that need them are
+// skipped with a message saying so.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { XmlVersion } from '../../domain/model.ts';
 import { loadEngine, type LoadedEngine } from '../../domain/validation/libxml2.ts';
 
-const REFERENCE = new URL('../../../shared/reference/', import.meta.url);
+/** The folder of the real registry's documents (the XSDs here, the v2 OpenAPI in real-client.ts). */
+export const REFERENCE = process.env.REFERENCE_DIR ? pathToFileURL(`${process.env.REFERENCE_DIR.replace(/\/$/, '')}/`) : new URL('../../../shared/reference/', import.meta.url);
 const FILES: Record<XmlVersion, URL> = {
   v2: new URL('cam-2025.xsd', REFERENCE),
   v1: new URL('cam-2019.xsd', REFERENCE),

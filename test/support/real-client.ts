@@ -1,12 +1,13 @@
 // What the real registry's generated client (openapi-generator, okhttp-gson)
 // does with a JSON answer: it reads it into the model of the real v2 OpenAPI
 // and fails on any field the model does not declare and on any enum value it
-// does not know. The models are read from ../shared/reference at test time.
+// does not know. The models are read from ../shared/reference (or REFERENCE_DIR) at test time.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { REFERENCE } from './public-schemas.ts';
 
-const REAL_OPENAPI = new URL('../../../shared/reference/cam-v2-openapi.yml', import.meta.url);
+const REAL_OPENAPI = new URL('cam-v2-openapi.yml', REFERENCE);
 
 export const REAL_OPENAPI_PRESENT = existsSync(REAL_OPENAPI);
 if (!REAL_OPENAPI_PRESENT) console.warn(`SKIPPED: ${fileURLToPath(REAL_OPENAPI)} is absent; answers are not read with the real client's models`);

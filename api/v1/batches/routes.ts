@@ -23,7 +23,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // warnings fail the batch (ET_PREF_NAME_EXIST) and the v1 document has no
   // forceKey. A batch still running at the deadline is answered as
   // GET /response answers it: a final 102, to be polled there.
-  router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const { batchId } = await inUploadSlot(deps.config, async () =>
       submitBatch(deps, { body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
     );

@@ -24,7 +24,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
   const maxIds = deps.config.EXPORT_MAX_IDS;
   const readIds = async (ctx: Context) => parseWith(idListSchema(maxIds), await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), 'body');
 
-  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const refs = await readIds(ctx);
     // v1 asks for named records: an empty list names none (v2's asynchronous export takes it as "all").
     const records = refs.length === 0 ? noRecords() : streamCurrentRecords(await pgPool(deps.orm), refs);
@@ -32,7 +32,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
     ctx.body = Readable.from(writeEntities(records, 'v1'));
   });
 
-  router.post('/revisions', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/revisions', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
     const pool = await pgPool(deps.orm);

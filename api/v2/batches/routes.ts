@@ -20,7 +20,7 @@ import { batchPathSchema, submitQuerySchema } from './schema.ts';
 export function batchesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/batches' });
 
-  router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const query = parseQuery(ctx, submitQuerySchema);
     const mayForce = hasPermission(ctx.state.principal, 'force');
     if (query.force && !mayForce && query.forceKey === undefined) {
@@ -43,7 +43,7 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = JSON.stringify(batchId);
   });
 
-  router.post('/test', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/test', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const result = await inUploadSlot(deps.config, async () =>
       testBatch(deps, await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
     );

@@ -9,11 +9,11 @@ import { startExport } from '../../../services/exports/start.ts';
 import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
 import type { AppDeps } from '../../deps.ts';
-import { requirePermission } from '../../middleware/auth.ts';
+import { requirePermission, signedRequestOf } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
-import { readJsonBody } from '../../body.ts';
+import { readJsonBodyWithDigest } from '../../body.ts';
 import { exportPathSchema, parseRequestedIds, revisionsQuerySchema } from './schema.ts';
 
 /** Room for the longest list: a quoted UUID and a comma per identifier, with whitespace to spare. */
@@ -23,7 +23,11 @@ export function exportsRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/export' });
   const store = directoryExportStore(deps.config.exportDir);
   const maxIds = deps.config.EXPORT_MAX_IDS;
-  const readIds = async (ctx: Context) => parseRequestedIds(await readJsonBody(ctx, maxIds * BYTES_PER_ID + 1024), maxIds);
+  // The ids, and the request as the replay guard names it (signed requests only).
+  const readStart = async (ctx: Context) => {
+    const body = await readJsonBodyWithDigest(ctx, maxIds * BYTES_PER_ID + 1024);
+    return { requestedIds: parseRequestedIds(body.value, maxIds), signedRequest: signedRequestOf(ctx, body.sha256) };
+  };
 
   // The real client reads the export id as plain text (ExportRequestId).
   const accepted = (ctx: Context, id: string) => {
@@ -32,16 +36,14 @@ export function exportsRouter(deps: AppDeps): Router {
     ctx.body = id;
   };
 
-  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
-    const requestedIds = await readIds(ctx);
-    const { id } = await startExport(deps, { kind: 'snapshot', requestedIds, principal: ctx.state.principal.name });
+  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
+    const { id } = await startExport(deps, { kind: 'snapshot', ...(await readStart(ctx)), principal: ctx.state.principal.name });
     accepted(ctx, id);
   });
 
-  router.post('/revisions', requirePermission('export'), limitSubmissions(deps.config), async (ctx) => {
+  router.post('/revisions', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
-    const requestedIds = await readIds(ctx);
-    const { id } = await startExport(deps, { kind: 'revisions', requestedIds, fromTransId, principal: ctx.state.principal.name });
+    const { id } = await startExport(deps, { kind: 'revisions', ...(await readStart(ctx)), fromTransId, principal: ctx.state.principal.name });
     accepted(ctx, id);
   });
 

@@ -1,0 +1,54 @@
+import type { Queryable } from './sql.ts';
+
+// The HMAC signature covers host, method, path, query and date, not the body
+// (docs/decisions.md). So a signed request is named here by its key, its
+// signature and the SHA-256 of its body: a true replay repeats all three,
+// while two different requests to one URL in one second share only the first
+// two. The rows live in PostgreSQL, so every API process sees them.
+
+/** A signed request as the replay guard names it. */
+export interface SignedRequest {
+  keyId: string;
+  signature: string;
+  bodySha256: Buffer;
+  /** When the signature's date leaves the accepted window: no replay of it can be accepted after that. */
+  expiresAt: Date;
+}
+
+// Rows are swept this long after their expiry: the API hosts' clocks and the database's may differ a little.
+const SWEEP_GRACE_SECONDS = 60;
+// A claim sweeps at most this many expired rows: each claim adds one, so the table stays near its live size.
+const SWEEP_LIMIT = 100;
+
+/**
+ * Records `answer` for `request` and returns the answer that stands: `answer`
+ * itself for the first claim, the first claim's answer for every later one
+ * (a replay). Call it inside the transaction that stores what `answer` names:
+ * a claim racing an uncommitted one waits for it, then gets its answer, or
+ * takes its place if it rolled back.
+ */
+export async function claimSignedRequest(db: Queryable, request: SignedRequest, answer: string): Promise<string> {
+  await db.query(
+    `delete from replay_guard where ctid = any(array(
+       select ctid from replay_guard where expires_at < now() - make_interval(secs => $1) limit $2 for update skip locked))`,
+    [SWEEP_GRACE_SECONDS, SWEEP_LIMIT],
+  );
+  // The no-op update locks and returns the row that stands, in the same round trip.
+  const { rows } = await db.query<{ answer: string }>(
+    `insert into replay_guard (key_id, signature, body_sha256, expires_at, answer) values ($1, $2, $3, $4, $5)
+     on conflict (key_id, signature, body_sha256) do update set answer = replay_guard.answer
+     returning answer`,
+    [request.keyId, request.signature, request.bodySha256, request.expiresAt, answer],
+  );
+  return rows[0]!.answer;
+}
+
+/** Forgets the claim of `request` for `answer`: the work it named was not done, so a resend may do it. */
+export async function releaseSignedRequest(db: Queryable, request: SignedRequest, answer: string): Promise<void> {
+  await db.query(`delete from replay_guard where key_id = $1 and signature = $2 and body_sha256 = $3 and answer = $4`, [
+    request.keyId,
+    request.signature,
+    request.bodySha256,
+    answer,
+  ]);
+}
