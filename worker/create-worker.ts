@@ -39,7 +39,8 @@ export interface WorkerDeps {
 
 /**
  * Pooled connections one activity may hold at once: a batch's transaction or
- * an export's cursor, plus the progress update written beside it.
+ * an export's cursor, plus one short statement beside it (the progress
+ * update, a chunk of the stored body, a group's name words).
  */
 const CONNECTIONS_PER_ACTIVITY = 2;
 

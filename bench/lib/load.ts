@@ -124,7 +124,8 @@ async function canSkipTriggers(url: string): Promise<boolean> {
 export async function loadGeneratedEntities(url: string, count: number, options: LoadOptions = {}): Promise<LoadResult> {
   const chunkSize = options.chunkSize ?? 10_000;
   const concurrency = options.concurrency ?? 2;
-  const pool = new pg.Pool({ connectionString: url, max: concurrency, options: (await canSkipTriggers(url)) ? '-c session_replication_role=replica' : undefined });
+  // Each chunk's transaction, and beside it a connection for the name words it adds outside the transaction.
+  const pool = new pg.Pool({ connectionString: url, max: 2 * concurrency, options: (await canSkipTriggers(url)) ? '-c session_replication_role=replica' : undefined });
   const started = performance.now();
   try {
     const { rows: indexes } = await pool.query<{ name: string; definition: string }>(
