@@ -45,6 +45,14 @@ const configSchema = z.object({
   EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
+  /**
+   * How long one answer of Temporal about a running batch or export (a
+   * describe) serves every status, detail and result read of that job in this
+   * API process; reads in the same moment share one describe in any case.
+   * Bounds the describes to about 1000 / JOB_STATUS_CACHE_MS per second per
+   * polled job and process, however many clients poll. 0: share only.
+   */
+  JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),

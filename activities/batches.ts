@@ -4,7 +4,7 @@ import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
-import { findBatch, finishBatch, markProcessing, readBatchBody, recordProgress } from '../services/batches/store.ts';
+import { findBatch, finishBatch, markProcessing, readBatchBody, recordActivityAttempt, recordProgress } from '../services/batches/store.ts';
 import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -39,6 +39,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       const pool = await pgPool(deps.orm);
       const batch = await findBatch(pool, batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
+      // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
+      await recordActivityAttempt(pool, batchId, context.info.attempt);
       if (batch.status === 'COMPLETED' || batch.status === 'FAILED') return batch.status;
       await markProcessing(pool, batchId);
 

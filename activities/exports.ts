@@ -3,7 +3,7 @@ import { pgPool, type Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
 import { directoryExportStore } from '../services/exports/files.ts';
 import { findMissing } from '../services/exports/ids.ts';
-import { completeExport, expireDueExports, failExport, findExport, markRunning, recordProgress } from '../services/exports/requests.ts';
+import { completeExport, expireDueExports, failExport, findExport, markRunning, recordExportAttempt, recordProgress } from '../services/exports/requests.ts';
 import { writeExportFile } from '../services/exports/write.ts';
 import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
@@ -49,6 +49,8 @@ export function createExportActivities(deps: ExportActivityDeps) {
       const pool = await pgPool(deps.orm);
       const row = await findExport(pool, exportId);
       if (!row) throw ApplicationFailure.nonRetryable(`export ${exportId} is not stored`, 'ExportNotFound');
+      // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
+      await recordExportAttempt(pool, exportId, context.info.attempt);
       if (row.status === 'COMPLETED') {
         return { status: 'COMPLETED', entitiesWritten: Number(row.entitiesWritten), bytes: Number(row.bytes), sha256: row.sha256!, expiresAt: new Date(row.expiresAt!).toISOString() };
       }

@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
 // (max - min) / median), except the longest ones of the full run (ingest of
@@ -19,6 +19,7 @@ import { exportFigures } from './export.ts';
 import { ingestFigures } from './ingest.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { readsFigures } from './reads.ts';
+import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
 import { validationFigures } from './validate.ts';
 
 interface Plan {
@@ -26,6 +27,7 @@ interface Plan {
   validateMb: number;
   reads: { entities: number; durationSeconds: number; ids: number; searchRequests: number; searchSeconds: number };
   export: { size: number; runs: number }[];
+  status: StatusPollingOptions;
 }
 
 const RUNS = 3;
@@ -42,6 +44,7 @@ const FULL: Plan = {
     { size: 100_000, runs: RUNS },
     { size: 1_000_000, runs: 1 },
   ],
+  status: { clients: 50, durationSeconds: 10, runs: RUNS },
 };
 
 const QUICK: Plan = {
@@ -52,9 +55,10 @@ const QUICK: Plan = {
   validateMb: 10,
   reads: { entities: 100_000, durationSeconds: 5, ids: 2000, searchRequests: 60, searchSeconds: 20 },
   export: [{ size: 10_000, runs: RUNS }],
+  status: { clients: 50, durationSeconds: 3, runs: 1 },
 };
 
-const SECTIONS = ['ingest', 'validate', 'reads', 'export'] as const;
+const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -124,6 +128,7 @@ async function main(): Promise<void> {
       return result;
     });
   }
+  if (only.has('status')) await section(`status polling, ${plan.status.clients} clients`, figures, () => statusPollingFigures(plan.status));
 
   const elapsed = (performance.now() - started) / 1000;
   const loadAfter = loadavg();

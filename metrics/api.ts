@@ -1,11 +1,15 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import type { Client } from '@temporalio/client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.ts';
 import { pgPool, type Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
+import { workflowReads, type WorkflowReadAnswer } from '../services/jobs/workflow-reads.ts';
 import { countOutcomes, type OutcomeCounts } from '../services/metrics/outcomes.ts';
 
 // The API's metrics, one registry per app. Request durations are observed
 // here; batch and export outcomes happen in the workers, so they are read
 // from the database at scrape time (correct across any number of workers).
+// How job status reads were answered by Temporal is this process's own count.
 
 export type HttpLabel = 'route' | 'method' | 'status';
 
@@ -17,7 +21,7 @@ export interface ApiMetrics {
 /** Up to 30 s: downloads and large batch uploads take seconds, not milliseconds. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export function createApiMetrics(deps: { orm: Orm; log: Logger }): ApiMetrics {
+export function createApiMetrics(deps: { orm: Orm; log: Logger; temporal: Client; config: Pick<Config, 'JOB_STATUS_CACHE_MS'> }): ApiMetrics {
   const registry = new Registry();
   const httpRequestDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -53,6 +57,26 @@ export function createApiMetrics(deps: { orm: Orm; log: Logger }): ApiMetrics {
     FAILED: counts.exportsFailed,
   }));
   totalCounter(registry, 'export_bytes_total', 'Bytes of completed export files', outcomes, (counts) => counts.exportBytes);
+
+  const reads = workflowReads(deps.temporal, deps.config.JOB_STATUS_CACHE_MS);
+  new Counter({
+    name: 'job_status_workflow_reads_total',
+    help: 'Reads of a running job (status, detail, result) that needed its workflow, by how Temporal was asked: describe (a call), shared (joined a call in flight), cached (a recent answer)',
+    labelNames: ['answer'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const answer of Object.keys(reads.counts) as WorkflowReadAnswer[]) this.inc({ answer }, reads.counts[answer]);
+    },
+  });
+  new Gauge({
+    name: 'job_status_workflow_answers_kept',
+    help: 'Jobs whose workflow answer this process keeps for reuse, or is asking Temporal about',
+    registers: [registry],
+    collect() {
+      this.set(reads.size);
+    },
+  });
 
   return { registry, httpRequestDuration };
 }

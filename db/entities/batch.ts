@@ -19,7 +19,10 @@ export const BatchSchema = defineEntity({
     changesApplied: p.integer().default(0),
     result: p.json<BatchResult>().nullable(),
     error: p.text().nullable(),
+    /** Submissions of this batch id (a FAILED batch may be sent again). */
     attempt: p.integer().default(1),
+    /** Attempts Temporal started of the batch's apply activity (each records its number as it starts). */
+    activityAttempts: p.integer().nullable(),
     submittedAt: p.datetime().onCreate(() => new Date()),
     finishedAt: p.datetime().nullable(),
   },

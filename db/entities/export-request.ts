@@ -21,6 +21,8 @@ export const ExportRequestSchema = defineEntity({
     sha256: p.text().nullable(),
     missing: p.json<string[]>(),
     error: p.text().nullable(),
+    /** Attempts Temporal started of the export's activity (each records its number as it starts). */
+    activityAttempts: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     finishedAt: p.datetime().nullable(),
     expiresAt: p.datetime().nullable(),

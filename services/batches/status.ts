@@ -1,5 +1,5 @@
 import type { BatchResult } from '../../domain/model.ts';
-import type { BatchRow } from './store.ts';
+import type { BatchRow, BatchState } from './store.ts';
 
 /** The real registry's RequestProcessState, shared by batches and exports. */
 export type RequestProcessState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
@@ -14,7 +14,7 @@ export interface ProcessStatus {
  * A batch that ran to its verdict is FINISHED whether it was written or not
  * (the result says which); ERROR is for one that could not be processed.
  */
-export function batchProcessStatus(batch: BatchRow): ProcessStatus {
+export function batchProcessStatus(batch: Pick<BatchState, 'status' | 'changesApplied' | 'changesTotal' | 'hasResult'>): ProcessStatus {
   switch (batch.status) {
     case 'ACCEPTED':
       return { state: 'PENDING', progress: 0 };
@@ -23,7 +23,7 @@ export function batchProcessStatus(batch: BatchRow): ProcessStatus {
     case 'COMPLETED':
       return { state: 'FINISHED', progress: 100 };
     case 'FAILED':
-      return batch.result ? { state: 'FINISHED', progress: 100 } : { state: 'ERROR', progress: 100 };
+      return batch.hasResult ? { state: 'FINISHED', progress: 100 } : { state: 'ERROR', progress: 100 };
   }
 }
 
@@ -37,18 +37,24 @@ export function percent(done: number, total: number | null): number {
 export interface BatchDetailView extends ProcessStatus {
   updateRequestId: string;
   /** The service's own finer state: ACCEPTED, PROCESSING, COMPLETED (written) or FAILED (not written). */
-  status: BatchRow['status'];
+  status: BatchState['status'];
   changesTotal: number | null;
   changesApplied: number;
   submittedBy: string;
-  attempt: number;
+  /**
+   * Temporal's attempt of the apply activity: the current one while the
+   * workflow runs, the number started once it ended; null before the first.
+   */
+  attempt: number | null;
+  /** How often this batch id was submitted (a FAILED batch may be sent again with its forceKey). */
+  submissions: number;
   submittedAt: string;
   finishedAt: string | null;
   /** Why a batch could not be processed (state ERROR); null otherwise. */
   error: string | null;
 }
 
-export function batchDetailView(batch: BatchRow): BatchDetailView {
+export function batchDetailView(batch: BatchState): BatchDetailView {
   return {
     updateRequestId: batch.id,
     ...batchProcessStatus(batch),
@@ -56,7 +62,8 @@ export function batchDetailView(batch: BatchRow): BatchDetailView {
     changesTotal: batch.changesTotal,
     changesApplied: batch.changesApplied,
     submittedBy: batch.submittedBy,
-    attempt: batch.attempt,
+    attempt: batch.activityAttempts,
+    submissions: batch.attempt,
     submittedAt: toIso(batch.submittedAt),
     finishedAt: batch.finishedAt === null ? null : toIso(batch.finishedAt),
     error: batch.error,
@@ -64,7 +71,7 @@ export function batchDetailView(batch: BatchRow): BatchDetailView {
 }
 
 /** The outcome to show for a finished batch; a batch that failed outside the rules gets one ERROR issue saying why. */
-export function batchOutcome(batch: BatchRow): BatchResult {
+export function batchOutcome(batch: Pick<BatchRow, 'result' | 'error'>): BatchResult {
   if (batch.result) return batch.result;
   return {
     outcome: 'failure',

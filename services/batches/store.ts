@@ -21,18 +21,38 @@ export interface BatchRow {
   changesApplied: number;
   result: BatchResult | null;
   error: string | null;
+  /** Submissions of this batch id: a FAILED batch sent again is revived with attempt + 1. */
   attempt: number;
+  /** Attempts Temporal started of the apply activity for this submission; null before the first. */
+  activityAttempts: number | null;
   submittedAt: Date | string;
   finishedAt: Date | string | null;
 }
 
-const BATCH_COLUMNS = `id, body_sha256 as "bodySha256", api_version as "apiVersion", submitted_by as "submittedBy", status,
+// Every column but the result document, which is read only where it is answered.
+const BATCH_STATE = `id, body_sha256 as "bodySha256", api_version as "apiVersion", submitted_by as "submittedBy", status,
   force, offered_force_key as "offeredForceKey", changes_total as "changesTotal", changes_applied as "changesApplied",
-  result, error, attempt, submitted_at as "submittedAt", finished_at as "finishedAt"`;
+  error, attempt, activity_attempts as "activityAttempts", submitted_at as "submittedAt", finished_at as "finishedAt"`;
+const BATCH_COLUMNS = `${BATCH_STATE}, result`;
 
 export async function findBatch(db: Queryable, batchId: string): Promise<BatchRow | undefined> {
   const { rows } = await db.query<BatchRow>(`select ${BATCH_COLUMNS} from batch where id = $1`, [batchId]);
   return rows[0];
+}
+
+/** A batch without its result document (megabytes for a large batch): what status and detail reads need. */
+export type BatchState = Omit<BatchRow, 'result'> & { hasResult: boolean };
+
+/** The batch as a status read needs it; prepared, as every poll of every client runs it. */
+export async function findBatchState(db: Queryable, batchId: string): Promise<BatchState | undefined> {
+  const { rows } = await db.query<BatchState>({ name: 'batch-state-by-id', text: `select ${BATCH_STATE}, result is not null as "hasResult" from batch where id = $1`, values: [batchId] });
+  return rows[0];
+}
+
+/** The result document of a batch, read only where it is answered (it may be megabytes). */
+export async function findBatchResult(db: Queryable, batchId: string): Promise<BatchResult | null> {
+  const { rows } = await db.query<{ result: BatchResult | null }>('select result from batch where id = $1', [batchId]);
+  return rows[0]?.result ?? null;
 }
 
 /** Another batch with the same body that completed or is still running (a FAILED one may be sent again). */
@@ -92,7 +112,7 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
        body_sha256 = excluded.body_sha256, api_version = excluded.api_version, submitted_by = excluded.submitted_by,
        status = 'ACCEPTED', force = excluded.force, offered_force_key = excluded.offered_force_key,
        changes_total = excluded.changes_total, changes_applied = 0, result = null, error = null,
-       attempt = batch.attempt + 1, submitted_at = now(), finished_at = null
+       attempt = batch.attempt + 1, activity_attempts = null, submitted_at = now(), finished_at = null
      where batch.status = 'FAILED'`,
     [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal],
   );
@@ -142,6 +162,16 @@ export async function* readBatchBody(db: Queryable, batchId: string): AsyncGener
 
 export async function markProcessing(db: Queryable, batchId: string): Promise<void> {
   await db.query(`update batch set status = 'PROCESSING' where id = $1 and status = 'ACCEPTED'`, [batchId]);
+}
+
+/**
+ * Records that Temporal started attempt `attempt` of the batch's apply
+ * activity, whatever the batch's state (a retry that finds the batch
+ * finished counts too). The highest number wins: an attempt that timed out
+ * and lingers cannot lower it.
+ */
+export async function recordActivityAttempt(db: Queryable, batchId: string, attempt: number): Promise<void> {
+  await db.query('update batch set activity_attempts = greatest(coalesce(activity_attempts, 0), $2) where id = $1', [batchId, attempt]);
 }
 
 export async function recordProgress(db: Queryable, batchId: string, changesApplied: number): Promise<void> {

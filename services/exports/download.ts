@@ -1,11 +1,10 @@
-import type pg from 'pg';
 import { ServiceError } from '../errors.ts';
 import type { ExportFileStore, StoredFile } from './files.ts';
-import { findExport, type ExportRow } from './requests.ts';
+import type { ExportState } from './requests.ts';
 import { effectiveStatus } from './status.ts';
 
 export interface ExportDownload {
-  row: ExportRow;
+  row: ExportState;
   file: StoredFile;
   /** SHA-256 of the file, hex. */
   sha256: string;
@@ -13,14 +12,14 @@ export interface ExportDownload {
 }
 
 /**
- * The finished file of an export, opened. An export that has not finished is
- * 409 ExportNotReady; a FAILED one is 409 too (its state, not its age, is the
+ * The finished file of export `row` (the row as its status shows it,
+ * services/jobs/view.ts), opened. An export that has not finished is 409
+ * ExportNotReady; a FAILED one is 409 too (its state, not its age, is the
  * conflict: the status names the error and no file will ever come); an
  * expired (or vanished) file is 410 ExportExpired.
  */
-export async function openExportDownload(pool: pg.Pool, store: ExportFileStore, id: string): Promise<ExportDownload> {
-  const row = await findExport(pool, id);
-  if (!row) throw new ServiceError('ExportNotFound', `no export ${id}`);
+export async function openExportDownload(store: ExportFileStore, row: ExportState): Promise<ExportDownload> {
+  const id = row.id;
   const status = effectiveStatus(row);
   if (status === 'ACCEPTED' || status === 'RUNNING') throw new ServiceError('ExportNotReady', `export ${id} is ${status}; poll its status`);
   if (status === 'FAILED') {

@@ -20,17 +20,34 @@ export interface ExportRow {
   sha256: string | null;
   missing: string[];
   error: string | null;
+  /** Attempts Temporal started of the export activity; null before the first. */
+  activityAttempts: number | null;
   createdAt: Date | string;
   finishedAt: Date | string | null;
   expiresAt: Date | string | null;
 }
 
-const EXPORT_COLUMNS = `id, kind, requested_ids as "requestedIds", from_seq as "fromSeq", from_trans_id as "fromTransId",
+// Every column but the requested ids, which only the export activity reads.
+const EXPORT_STATE = `id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId",
   status, requested_by as "requestedBy", file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256,
-  missing, error, created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt"`;
+  missing, error, activity_attempts as "activityAttempts", created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt"`;
+const EXPORT_COLUMNS = `${EXPORT_STATE}, requested_ids as "requestedIds"`;
 
 export async function findExport(db: Queryable, id: string): Promise<ExportRow | undefined> {
   const { rows } = await db.query<ExportRow>(`select ${EXPORT_COLUMNS} from export_request where id = $1`, [id]);
+  return rows[0];
+}
+
+/** An export without its list of requested ids (up to EXPORT_MAX_IDS, megabytes): what status, detail and download need. */
+export type ExportState = Omit<ExportRow, 'requestedIds'> & { requestedCount: number };
+
+/** The export as a status read needs it; prepared, as every poll of every client runs it. */
+export async function findExportState(db: Queryable, id: string): Promise<ExportState | undefined> {
+  const { rows } = await db.query<ExportState>({
+    name: 'export-state-by-id',
+    text: `select ${EXPORT_STATE}, jsonb_array_length(requested_ids) as "requestedCount" from export_request where id = $1`,
+    values: [id],
+  });
   return rows[0];
 }
 
@@ -59,6 +76,11 @@ export async function markRunning(db: Queryable, id: string, missing: readonly s
     [id, JSON.stringify(missing)],
   );
   return updated.rowCount === 1;
+}
+
+/** Records that Temporal started attempt `attempt` of the export activity; the highest number wins (see recordActivityAttempt of batches). */
+export async function recordExportAttempt(db: Queryable, id: string, attempt: number): Promise<void> {
+  await db.query('update export_request set activity_attempts = greatest(coalesce(activity_attempts, 0), $2) where id = $1', [id, attempt]);
 }
 
 export async function recordProgress(db: Queryable, id: string, entitiesWritten: number, bytes: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { batchDetailView, batchProcessStatus, type BatchDetailView, type ProcessStatus } from '../batches/status.ts';
-import type { BatchRow } from '../batches/store.ts';
-import type { ExportRow } from '../exports/requests.ts';
+import type { BatchState } from '../batches/store.ts';
+import type { ExportState } from '../exports/requests.ts';
 import { exportProcessStatus, exportStatusView, type ExportStatusView } from '../exports/status.ts';
 import type { JobView, JobWorkflowView } from './view.ts';
 
@@ -14,18 +14,18 @@ export interface JobDetailExtras {
   workflow: JobWorkflowView;
 }
 
-export function batchJobStatus(view: JobView<BatchRow>): ProcessStatus {
+export function batchJobStatus(view: JobView<BatchState>): ProcessStatus {
   return batchProcessStatus(view.row);
 }
 
-export function batchJobDetail(view: JobView<BatchRow>): BatchDetailView & JobDetailExtras {
+export function batchJobDetail(view: JobView<BatchState>): BatchDetailView & JobDetailExtras {
   return { ...batchDetailView(view.row), source: view.source, workflow: view.workflow };
 }
 
-export function exportJobStatus(view: JobView<ExportRow>): ProcessStatus {
+export function exportJobStatus(view: JobView<ExportState>): ProcessStatus {
   return exportProcessStatus(view.row);
 }
 
-export function exportJobDetail(view: JobView<ExportRow>): ExportStatusView & JobDetailExtras {
+export function exportJobDetail(view: JobView<ExportState>): ExportStatusView & JobDetailExtras {
   return { ...exportStatusView(view.row), source: view.source, workflow: view.workflow };
 }

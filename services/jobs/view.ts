@@ -1,18 +1,23 @@
-import type { Client } from '@temporalio/client';
 import type { ServiceDeps } from '../deps.ts';
-import type { BatchHeartbeat } from '../../activities/batches.ts';
-import type { ExportHeartbeat } from '../../activities/exports.ts';
+import type { BatchActivities, BatchHeartbeat } from '../../activities/batches.ts';
+import type { ExportActivities, ExportHeartbeat } from '../../activities/exports.ts';
 import { pgPool } from '../../db/orm.ts';
-import { describeJobWorkflow, workflowUiUrl, type JobWorkflowState } from '../../temporal/job-workflow.ts';
-import { findBatch, type BatchRow } from '../batches/store.ts';
-import { findExport, type ExportRow } from '../exports/requests.ts';
+import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/job-workflow.ts';
+import { findBatchState, type BatchState } from '../batches/store.ts';
+import { findExportState, type ExportState } from '../exports/requests.ts';
 import { effectiveStatus } from '../exports/status.ts';
-import { temporalReachability } from './reachability.ts';
+import { workflowReads, type WorkflowAnswer } from './workflow-reads.ts';
 
 // One truth for a job (DESIGN §10): while its workflow is open, what Temporal
 // says (the workflow's status, the pending activity's attempt, last failure
 // and heartbeat progress); once the row says the job ended, after the
-// namespace retention, or while Temporal cannot be reached, the row.
+// namespace retention, or while Temporal cannot be reached, the row. What
+// Temporal says is shared by the reads of one job for a moment
+// (workflow-reads.ts); the row is read every time.
+
+/** The activities whose attempts a job's detail counts. */
+const BATCH_ACTIVITY: keyof BatchActivities = 'applyBatch';
+const EXPORT_ACTIVITY: keyof ExportActivities = 'runExport';
 
 /** The workflow behind a job, as the extension resources show it. */
 export interface JobWorkflowView {
@@ -52,47 +57,64 @@ export interface JobViewOptions {
    * is the answer.
    */
   detail?: boolean;
+  /**
+   * Reuse no kept answer that the workflow runs (a describe in flight is
+   * still shared): for a result or download read, which may reach another
+   * API process than the status read that saw the workflow stopped.
+   */
+  fresh?: boolean;
 }
 
 type ViewDeps = Pick<ServiceDeps, 'orm' | 'temporal' | 'config'>;
 
-export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchRow> | undefined> {
-  const row = await findBatch(await pgPool(deps.orm), id);
+export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchState> | undefined> {
+  const row = await findBatchState(await pgPool(deps.orm), id);
   if (!row) return undefined;
   const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
-  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
-  const now = ended || !live?.state ? undefined : batchFromWorkflow(row, live.state);
-  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
+  const live = ended && !options.detail ? undefined : await askTemporal(deps, id, options, ended);
+  const state = live?.state && !closedBefore(live.state, row.submittedAt) ? live.state : undefined;
+  const now = ended || !state ? undefined : batchFromWorkflow(row, state);
+  return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, state) };
 }
 
-export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportRow> | undefined> {
-  const row = await findExport(await pgPool(deps.orm), id);
+export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportState> | undefined> {
+  const row = await findExportState(await pgPool(deps.orm), id);
   if (!row) return undefined;
   const status = effectiveStatus(row);
   const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';
-  const live = ended && !options.detail ? undefined : await askTemporal(deps.temporal, id, options);
+  const live = ended && !options.detail ? undefined : await askTemporal(deps, id, options, ended);
   const now = ended || !live?.state ? undefined : exportFromWorkflow(row, live.state);
   return { row: now ? { ...row, ...now } : row, source: now ? 'workflow' : 'database', workflow: workflowView(deps, id, live?.state) };
 }
 
 /** What Temporal says, or undefined when it could not be asked (the row answers then). */
-async function askTemporal(client: Client, id: string, options: JobViewOptions): Promise<{ state: JobWorkflowState | undefined } | undefined> {
-  if (!temporalReachability.worthAsking(client)) return undefined;
-  try {
+function askTemporal(deps: ViewDeps, id: string, options: JobViewOptions, ended: boolean): Promise<WorkflowAnswer> {
+  return workflowReads(deps.temporal, deps.config.JOB_STATUS_CACHE_MS).read(id, {
     // A client polls the plain status often and with short timeouts of its own: a slow Temporal costs it at most a second.
-    const state = await describeJobWorkflow(client, id, { timeoutMs: options.detail ? 3_000 : 1_000 });
-    temporalReachability.answered(client);
-    return { state };
-  } catch {
-    temporalReachability.failed(client);
-    return undefined;
-  }
+    timeoutMs: options.detail ? 3_000 : 1_000,
+    // Once the row says the job ended, an answer that its workflow still runs is older than the row.
+    usable: ended || options.fresh ? (state) => state === undefined || state.closed : undefined,
+  });
+}
+
+/**
+ * A run that closed before the row was stored belongs to an earlier
+ * submission of the same batch id (a FAILED batch sent again with its
+ * forceKey): until the new run starts, it says nothing about this one.
+ */
+function closedBefore(state: JobWorkflowState, submittedAt: Date | string): boolean {
+  return state.closed && state.closeTime !== undefined && state.closeTime.getTime() < new Date(submittedAt).getTime();
+}
+
+/** Temporal's attempt of the job's own activity, while it is the one pending. */
+function attemptOf(activity: PendingJobActivity | undefined, type: string): number | undefined {
+  return activity?.type === type ? activity.attempt : undefined;
 }
 
 /** A batch whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
-function batchFromWorkflow(row: BatchRow, workflow: JobWorkflowState): Pick<BatchRow, 'status' | 'changesApplied' | 'error'> | undefined {
+function batchFromWorkflow(row: BatchState, workflow: JobWorkflowState): Pick<BatchState, 'status' | 'changesApplied' | 'error' | 'activityAttempts'> | undefined {
   const stopped = stoppedWorkflow(workflow);
-  if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped };
+  if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped, activityAttempts: row.activityAttempts };
   if (workflow.closed) return undefined;
   const activity = workflow.activity;
   const beat = activity?.heartbeat as Partial<BatchHeartbeat> | undefined;
@@ -102,13 +124,14 @@ function batchFromWorkflow(row: BatchRow, workflow: JobWorkflowState): Pick<Batc
     status: running || row.status === 'PROCESSING' ? 'PROCESSING' : 'ACCEPTED',
     changesApplied: Math.max(written, row.changesApplied),
     error: activity?.lastFailure ?? null,
+    activityAttempts: attemptOf(activity, BATCH_ACTIVITY) ?? row.activityAttempts,
   };
 }
 
 /** An export whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
-function exportFromWorkflow(row: ExportRow, workflow: JobWorkflowState): Pick<ExportRow, 'status' | 'entitiesWritten' | 'bytes' | 'error'> | undefined {
+function exportFromWorkflow(row: ExportState, workflow: JobWorkflowState): Pick<ExportState, 'status' | 'entitiesWritten' | 'bytes' | 'error' | 'activityAttempts'> | undefined {
   const stopped = stoppedWorkflow(workflow);
-  if (stopped) return { status: 'FAILED', entitiesWritten: row.entitiesWritten, bytes: row.bytes, error: stopped };
+  if (stopped) return { status: 'FAILED', entitiesWritten: row.entitiesWritten, bytes: row.bytes, error: stopped, activityAttempts: row.activityAttempts };
   if (workflow.closed) return undefined;
   const activity = workflow.activity;
   const beat = activity?.heartbeat as Partial<ExportHeartbeat> | undefined;
@@ -118,6 +141,7 @@ function exportFromWorkflow(row: ExportRow, workflow: JobWorkflowState): Pick<Ex
     entitiesWritten: Math.max(beat?.entitiesWritten ?? 0, Number(row.entitiesWritten)),
     bytes: Math.max(beat?.bytes ?? 0, Number(row.bytes)),
     error: activity?.lastFailure ?? null,
+    activityAttempts: attemptOf(activity, EXPORT_ACTIVITY) ?? row.activityAttempts,
   };
 }
 

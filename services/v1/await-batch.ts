@@ -5,7 +5,7 @@ import { findBatch, type BatchRow } from '../batches/store.ts';
 
 const POLL_MS = 250;
 
-export function isFinished(batch: BatchRow): boolean {
+export function isFinished(batch: Pick<BatchRow, 'status'>): boolean {
   return batch.status === 'COMPLETED' || batch.status === 'FAILED';
 }
 

@@ -2,8 +2,9 @@ import Router from '@koa/router';
 import { pgPool } from '../../../db/orm.ts';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
 import { batchOutcome } from '../../../services/batches/status.ts';
-import { findBatch } from '../../../services/batches/store.ts';
+import { findBatchResult } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
+import { batchJobView } from '../../../services/jobs/view.ts';
 import { awaitBatch, isFinished } from '../../../services/v1/await-batch.ts';
 import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -36,16 +37,19 @@ export function v1BatchesRouter(deps: AppDeps): Router {
     ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
   });
 
+  // The batch as the v2 status shows it: a batch whose status says ERROR has its answer (services/jobs/view.ts).
   router.get('/:bid/response', requirePermission('read'), async (ctx) => {
     const { bid } = parseParams(ctx, bidPathSchema);
-    const batch = await findBatch(await pgPool(deps.orm), bid);
-    if (!batch) throw problem(404, 'BatchNotFound', `no batch ${bid}`);
+    const view = await batchJobView(deps, bid);
+    if (!view) throw problem(404, 'BatchNotFound', `no batch ${bid}`);
+    const batch = view.row;
     if (!isFinished(batch)) {
       respondProcessing(ctx);
       return;
     }
+    const result = batch.hasResult ? await findBatchResult(await pgPool(deps.orm), bid) : null;
     setV1XmlType(ctx);
-    ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
+    ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v1');
   });
 
   return router;

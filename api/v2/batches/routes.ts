@@ -5,7 +5,7 @@ import { serializeBatchResult } from '../../../domain/xml/index.ts';
 import { batchOutcome } from '../../../services/batches/status.ts';
 import { batchJobDetail, batchJobStatus } from '../../../services/jobs/presenters.ts';
 import { batchJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
-import { findBatch } from '../../../services/batches/store.ts';
+import { findBatchResult } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
 import { readXmlBody } from '../../body.ts';
@@ -51,13 +51,6 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = serializeBatchResult(result, 'v2');
   });
 
-  const requireBatch = async (ctx: Context) => {
-    const { updateRequestId } = parseParams(ctx, batchPathSchema);
-    const batch = await findBatch(await pgPool(deps.orm), updateRequestId);
-    if (!batch) throw problem(404, 'BatchNotFound', `no batch ${updateRequestId}`);
-    return batch;
-  };
-
   // While the batch's workflow runs, its state comes from Temporal; otherwise from the row (services/jobs/view.ts).
   const requireBatchJob = async (ctx: Context, options: JobViewOptions = {}) => {
     const { updateRequestId } = parseParams(ctx, batchPathSchema);
@@ -75,14 +68,16 @@ export function batchesRouter(deps: AppDeps): Router {
     ctx.body = batchJobDetail(await requireBatchJob(ctx, { detail: true }));
   });
 
+  // The batch as its status shows it: once the status said FINISHED or ERROR, the result is there (services/jobs/view.ts).
   router.get('/:updateRequestId/result', requirePermission('read'), async (ctx) => {
-    const batch = await requireBatch(ctx);
+    const { row: batch } = await requireBatchJob(ctx, { fresh: true });
     const { updateRequestId } = parseParams(ctx, batchPathSchema);
     if (batch.status !== 'COMPLETED' && batch.status !== 'FAILED') {
       throw problem(409, 'BatchNotFinished', `batch ${updateRequestId} is ${batch.status}; poll its status`);
     }
+    const result = batch.hasResult ? await findBatchResult(await pgPool(deps.orm), batch.id) : null;
     ctx.type = 'application/xml';
-    ctx.body = serializeBatchResult(batchOutcome(batch), 'v2');
+    ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v2');
   });
 
   return router;

@@ -2,7 +2,6 @@ import { pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { pgPool } from '../../../db/orm.ts';
 import { openExportDownload } from '../../../services/exports/download.ts';
 import { directoryExportStore } from '../../../services/exports/files.ts';
 import { startExport } from '../../../services/exports/start.ts';
@@ -63,8 +62,8 @@ export function exportsRouter(deps: AppDeps): Router {
   // SHA-256 is of the file itself: X-Content-SHA256 (hex) always, Digest
   // (base64) only on the unencoded answer, whose bytes it describes.
   router.get('/download/:id', requirePermission('export'), async (ctx) => {
-    const { id } = parseParams(ctx, exportPathSchema);
-    const download = await openExportDownload(await pgPool(deps.orm), store, id);
+    // The export as its status shows it: one whose status says ERROR is answered as FAILED, not as still running.
+    const download = await openExportDownload(store, (await requireExportJob(ctx, { fresh: true })).row);
     ctx.attachment(download.filename, { type: 'attachment' });
     ctx.type = 'application/xml';
     ctx.set('X-Content-SHA256', download.sha256);
