@@ -23,7 +23,7 @@ export function itemSearchText(item: Item): string {
     case 'boolean':
       return String(item.value);
     case 'unitDate':
-      return item.from === item.to ? item.from : `${item.from}/${item.to}`;
+      return unitDateSearchText(item.from, item.to);
     case 'link':
       return item.name ? `${item.name} ${item.url}` : item.url;
     case 'entityRef':
@@ -33,6 +33,55 @@ export function itemSearchText(item: Item): string {
     case 'binary':
       return '';
   }
+}
+
+/** A date item as search_value holds it: `from/to`, or `from` alone when both ends are equal. */
+export function unitDateSearchText(from: string, to: string): string {
+  return from === to ? from : `${from}/${to}`;
+}
+
+/** One end of a date interval: [-]YYYY-MM-DDThh:mm:ss (the XSDs' TimeInterval), a year of 4 to 9 digits. */
+const DATE_TIME = '[-+]?[0-9]{4,9}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}';
+/**
+ * A date interval as a search value: `from/to` (how search_value holds a
+ * date), `from-to` (how the known client sends its creation and extinction
+ * filters: ISO_LOCAL_DATE_TIME, '-', ISO_LOCAL_DATE_TIME), or one date. The
+ * ends have a fixed shape after the year, so '-' between them, and a minus
+ * sign of a year before the common era, cannot be confused.
+ */
+const DATE_INTERVAL = new RegExp(`^(${DATE_TIME})(?:[-/](${DATE_TIME}))?$`);
+/** The same, over the normalised text search_value.value_norm holds (lower-case 't'), for SQL. */
+export const SEARCH_DATE_PATTERN = `^${DATE_TIME.replace('[Tt]', 't')}(/${DATE_TIME.replace('[Tt]', 't')})?$`;
+
+export interface DateInterval {
+  /** The ends as sent, upper-case T. */
+  from: string;
+  to: string;
+  /** The ends as comparable numbers (dateKey), decimal. */
+  fromKey: string;
+  toKey: string;
+}
+
+/**
+ * The date interval a search value names, or undefined when it names none.
+ * A single date is the interval of that one instant.
+ */
+export function parseDateInterval(text: string): DateInterval | undefined {
+  const match = DATE_INTERVAL.exec(text.trim());
+  if (!match) return undefined;
+  const from = match[1]!.toUpperCase();
+  const to = (match[2] ?? match[1]!).toUpperCase();
+  return { from, to, fromKey: dateKey(from).toString(), toKey: dateKey(to).toString() };
+}
+
+/**
+ * A number that orders the instants [-]YYYY-MM-DDThh:mm:ss as time does:
+ * year × 10^10 + MMDDhhmmss. Text order would not: it puts -0100 after -0050
+ * and 10000 before 9999. A year of up to 9 digits fits a bigint.
+ */
+export function dateKey(dateTime: string): bigint {
+  const match = /^([-+]?[0-9]+)-(.*)$/.exec(dateTime)!;
+  return BigInt(match[1]!) * 10_000_000_000n + BigInt(match[2]!.replace(/[-Tt:]/g, ''));
 }
 
 /** Every searchable value of the record as it now stands. */

@@ -58,7 +58,12 @@ export interface SearchQuery {
   /** Entity types; absent (or sent empty) means any. */
   types?: string[];
   state?: EntityState[];
-  /** A participant's user id (the project's own filter, and v1's `user`). */
+  /**
+   * v1's `user` (and the project's own on v2). Alone: a user who sent a
+   * revision of the record (revision.user_name) or takes part in it (a
+   * participant's id). With userRole: a participant's id in that role, or the
+   * sender of the current content (SENDER).
+   */
   user?: string;
   /** A user's CAM UUID and full name: a participant, or the sender with role SENDER. */
   userUuid?: string;
