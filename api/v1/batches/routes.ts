@@ -24,7 +24,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // forceKey. A batch still running at the deadline is answered as
   // GET /response answers it: a final 102, to be polled there.
   router.post('/', requirePermission('write'), limitSubmissions(deps.config), async (ctx) => {
-    const { batchId } = await inUploadSlot(deps.config, async () =>
+    const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
       submitBatch(deps, { body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
     );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
