@@ -53,7 +53,11 @@ const configSchema = z.object({
   /** How often the expiry schedule removes export files past their retention. */
   EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
-  V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
+  /**
+   * How long a v1 POST /batches waits for its result. Below the real client's
+   * 60 s read timeout (OkHttp in ELZA), so it gets an answer it can read.
+   */
+  V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(50),
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
