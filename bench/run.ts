@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, interactive)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
 // (max - min) / median), except the longest ones of the full run (ingest of
@@ -17,6 +17,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { exportFigures } from './export.ts';
 import { ingestFigures } from './ingest.ts';
+import { interactiveFigures } from './interactive.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { readsFigures } from './reads.ts';
 import { validationFigures } from './validate.ts';
@@ -26,6 +27,8 @@ interface Plan {
   validateMb: number;
   reads: { entities: number; durationSeconds: number; ids: number; searchRequests: number; searchSeconds: number };
   export: { size: number; runs: number }[];
+  /** One-entity batches submitted one after another while an import of `entities` is applied. */
+  interactive: { entities: number; saves: number };
 }
 
 const RUNS = 3;
@@ -42,6 +45,7 @@ const FULL: Plan = {
     { size: 100_000, runs: RUNS },
     { size: 1_000_000, runs: 1 },
   ],
+  interactive: { entities: 100_000, saves: 20 },
 };
 
 const QUICK: Plan = {
@@ -52,9 +56,10 @@ const QUICK: Plan = {
   validateMb: 10,
   reads: { entities: 100_000, durationSeconds: 5, ids: 2000, searchRequests: 60, searchSeconds: 20 },
   export: [{ size: 10_000, runs: RUNS }],
+  interactive: { entities: 20_000, saves: 20 },
 };
 
-const SECTIONS = ['ingest', 'validate', 'reads', 'export'] as const;
+const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'interactive'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -123,6 +128,10 @@ async function main(): Promise<void> {
       for (const figure of result) if (/1 run$/.test(figure.note ?? '') || /^1 run;/.test(figure.note ?? '')) figure.note = `${figure.note} (long)`;
       return result;
     });
+  }
+
+  if (only.has('interactive')) {
+    await section(`interactive beside an import of ${compact(plan.interactive.entities)}`, figures, () => interactiveFigures(plan.interactive));
   }
 
   const elapsed = (performance.now() - started) / 1000;
