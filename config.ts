@@ -32,8 +32,17 @@ const configSchema = z.object({
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 * 1024),
   /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
   UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
-  /** Activities (batch applies, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  /** Bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /** Applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
+  WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /**
+   * A batch is small (the interactive lane) when it has at most this many
+   * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it
+   * is submitted. SMALL_BATCH_MAX_BYTES=0 sends every batch to the bulk lane.
+   */
+  SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
+  SMALL_BATCH_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
@@ -44,7 +53,11 @@ const configSchema = z.object({
   /** How often the expiry schedule removes export files past their retention. */
   EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
-  V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(120),
+  /**
+   * How long a v1 POST /batches waits for its result. Below the real client's
+   * 60 s read timeout (OkHttp in ELZA), so it gets an answer it can read.
+   */
+  V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(50),
   /**
    * How long one answer of Temporal about a running batch or export (a
    * describe) serves every status, detail and result read of that job in this

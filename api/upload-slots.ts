@@ -5,7 +5,14 @@ import type { Config } from '../config.ts';
 // excess waits here before a byte of its body is read (TCP holds the rest of
 // it back at the client), and runs in arrival order as others finish.
 
-const semaphores = new WeakMap<Config, Semaphore>();
+// Small uploads (a declared Content-Length within SMALL_BATCH_MAX_BYTES: a
+// person's save) have slots of their own, so they never wait behind a large
+// one; a chunked upload declares nothing and waits with the large ones.
+
+/** Small uploads at once per process: each holds at most about 2.2 × 1 MiB (default), so these cost ~20 MB at most. */
+const SMALL_UPLOADS_AT_ONCE = 8;
+
+const semaphores = new WeakMap<Config, { large: Semaphore; small: Semaphore }>();
 
 class Semaphore {
   #free: number;
@@ -32,12 +39,15 @@ class Semaphore {
 
 /**
  * Runs `upload` (read the body, validate and store it) in one of the
- * UPLOAD_MAX_CONCURRENT slots of this process, waiting for one when all are
- * taken. Only the upload: a v1 route that then waits for its batch holds no slot.
+ * UPLOAD_MAX_CONCURRENT slots of this process, or one of the small uploads'
+ * slots when `declaredBytes` (the request's Content-Length, which the body
+ * reader holds it to) is small, waiting for one when all are taken. Only the
+ * upload: a v1 route that then waits for its batch holds no slot.
  */
-export async function inUploadSlot<T>(config: Config, upload: () => Promise<T>): Promise<T> {
-  let semaphore = semaphores.get(config);
-  if (!semaphore) semaphores.set(config, (semaphore = new Semaphore(config.UPLOAD_MAX_CONCURRENT)));
+export async function inUploadSlot<T>(config: Config, declaredBytes: number | undefined, upload: () => Promise<T>): Promise<T> {
+  let slots = semaphores.get(config);
+  if (!slots) semaphores.set(config, (slots = { large: new Semaphore(config.UPLOAD_MAX_CONCURRENT), small: new Semaphore(SMALL_UPLOADS_AT_ONCE) }));
+  const semaphore = declaredBytes !== undefined && declaredBytes <= config.SMALL_BATCH_MAX_BYTES ? slots.small : slots.large;
   await semaphore.acquire();
   try {
     return await upload();

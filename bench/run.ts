@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
 // (max - min) / median), except the longest ones of the full run (ingest of
@@ -17,6 +17,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { exportFigures } from './export.ts';
 import { ingestFigures } from './ingest.ts';
+import { interactiveFigures } from './interactive.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { readsFigures } from './reads.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
@@ -28,6 +29,8 @@ interface Plan {
   reads: { entities: number; durationSeconds: number; ids: number; searchRequests: number; searchSeconds: number };
   export: { size: number; runs: number }[];
   status: StatusPollingOptions;
+  /** One-entity batches submitted one after another while an import of `entities` is applied. */
+  interactive: { entities: number; saves: number };
 }
 
 const RUNS = 3;
@@ -45,6 +48,7 @@ const FULL: Plan = {
     { size: 1_000_000, runs: 1 },
   ],
   status: { clients: 50, durationSeconds: 10, runs: RUNS },
+  interactive: { entities: 100_000, saves: 20 },
 };
 
 const QUICK: Plan = {
@@ -56,9 +60,10 @@ const QUICK: Plan = {
   reads: { entities: 100_000, durationSeconds: 5, ids: 2000, searchRequests: 60, searchSeconds: 20 },
   export: [{ size: 10_000, runs: RUNS }],
   status: { clients: 50, durationSeconds: 3, runs: 1 },
+  interactive: { entities: 20_000, saves: 20 },
 };
 
-const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status'] as const;
+const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -129,6 +134,10 @@ async function main(): Promise<void> {
     });
   }
   if (only.has('status')) await section(`status polling, ${plan.status.clients} clients`, figures, () => statusPollingFigures(plan.status));
+
+  if (only.has('interactive')) {
+    await section(`interactive beside an import of ${compact(plan.interactive.entities)}`, figures, () => interactiveFigures(plan.interactive));
+  }
 
   const elapsed = (performance.now() - started) / 1000;
   const loadAfter = loadavg();

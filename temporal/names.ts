@@ -19,6 +19,20 @@ export const QUERIES = {
  */
 export const JOB_HEARTBEAT_TIMEOUT = '15 seconds';
 
+/**
+ * The lanes of work. Bulk is the deployment's task queue (TEMPORAL_TASK_QUEUE):
+ * every workflow, exports and the applies of large batches. Interactive is a
+ * task queue of its own for the activities of small batches, polled by every
+ * worker with slots of its own, so a save never waits for a slot that an
+ * import holds for minutes.
+ */
+export type Lane = 'bulk' | 'interactive';
+
+/** The task queue of `lane`, given the deployment's task queue: the one place that names task queues. */
+export function laneTaskQueue(taskQueue: string, lane: Lane): string {
+  return lane === 'interactive' ? `${taskQueue}-interactive` : taskQueue;
+}
+
 /** The expiry schedule's id: one per task queue, so deployments sharing a namespace keep theirs apart. */
 export function expiryScheduleId(taskQueue: string): string {
   return `${taskQueue}-expiry`;

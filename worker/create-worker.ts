@@ -6,6 +6,7 @@ import { createExportActivities, type ExportActivityDeps } from '../activities/e
 import { checkAttemptWith, HEARTBEAT_EVERY_MS } from '../activities/job-control.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
+import { laneTaskQueue } from '../temporal/names.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -31,8 +32,10 @@ export interface WorkerDeps {
   afterExportStep?: ExportActivityDeps['afterExportStep'];
   /** Activity interceptors, e.g. the metrics one when WORKER_METRICS_PORT is set. */
   activityInterceptors?: ActivityInterceptorsFactory[];
-  /** Activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
+  /** Bulk activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
   maxConcurrentActivities?: number;
+  /** Small batches' activities run at once, in the interactive lane (WORKER_INTERACTIVE_ACTIVITIES). */
+  interactiveActivities?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -45,30 +48,66 @@ export interface WorkerDeps {
 const CONNECTIONS_PER_ACTIVITY = 2;
 
 /**
- * Activities run at once: no more than the ORM pool can serve whole. With
- * more, every connection can end up held by a transaction waiting for a
- * second one for its progress update, and the worker hangs for good.
+ * Activities run at once, both lanes together: no more than the ORM pool can
+ * serve whole. With more, every connection can end up held by a transaction
+ * waiting for a second one for its progress update, and the worker hangs for good.
  */
 export function maxConcurrentActivities(orm: Orm): number {
   return Math.max(1, Math.floor((orm.config.get('pool').max ?? 10) / CONNECTIONS_PER_ACTIVITY));
 }
 
-export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+export interface ActivitySlots {
+  bulk: number;
+  interactive: number;
+}
+
+/**
+ * The slots of each lane within what the pool serves (`total`): the
+ * interactive lane keeps what it asks for, up to all but one, and bulk gets
+ * at most the rest. Each lane has at least one slot.
+ */
+export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number }): ActivitySlots {
+  const interactive = Math.max(1, Math.min(wanted.interactive ?? 1, total - 1));
+  const bulk = Math.max(1, Math.min(wanted.bulk ?? Number.POSITIVE_INFINITY, total - interactive));
+  return { bulk, interactive };
+}
+
+/**
+ * The worker of one process: one SDK Worker per lane on one connection. The
+ * bulk one polls the deployment's task queue (every workflow, exports, large
+ * batches' applies); the interactive one polls its own queue for small
+ * batches' activities only, with slots of its own.
+ */
+export interface ServiceWorker {
+  readonly taskQueues: { bulk: string; interactive: string };
+  readonly slots: ActivitySlots;
+  /** Runs both until shutdown; when one fails, the other is shut down and the failure is thrown. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
-  return Worker.create({
+  const slots = activitySlots(maxConcurrentActivities(deps.orm), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities });
+  const taskQueues = { bulk: deps.taskQueue, interactive: laneTaskQueue(deps.taskQueue, 'interactive') };
+  const batchActivities = createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep });
+  const shared = {
     connection: deps.connection,
     namespace: deps.namespace,
-    taskQueue: deps.taskQueue,
-    ...workflowSource,
-    maxConcurrentActivityTaskExecutions: Math.min(maxConcurrentActivities(deps.orm), deps.maxConcurrentActivities ?? Number.POSITIVE_INFINITY),
     // Heartbeats reach the server once a second (not every 0.8 × heartbeat
     // timeout): an activity learns of a cancel, or that its workflow is gone,
     // within about a second.
     maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: deps.activityInterceptors ?? [] },
+  };
+  const bulk = await Worker.create({
+    ...shared,
+    taskQueue: taskQueues.bulk,
+    ...workflowSource,
+    maxConcurrentActivityTaskExecutions: slots.bulk,
     activities: {
-      ...createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep }),
+      ...batchActivities,
       ...createExportActivities({
         orm: deps.orm,
         log: deps.log,
@@ -79,4 +118,29 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       }),
     },
   });
+  // Activities only: no workflow code, so no second workflow sandbox in memory.
+  const interactive = await Worker.create({
+    ...shared,
+    taskQueue: taskQueues.interactive,
+    maxConcurrentActivityTaskExecutions: slots.interactive,
+    activities: batchActivities,
+  });
+  return {
+    taskQueues,
+    slots,
+    async run() {
+      const runs = [bulk, interactive].map(async (worker) => {
+        try {
+          await worker.run();
+        } finally {
+          for (const other of [bulk, interactive]) if (other.getState() === 'RUNNING') other.shutdown();
+        }
+      });
+      const failure = (await Promise.allSettled(runs)).find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      if (failure) throw failure.reason;
+    },
+    shutdown() {
+      for (const worker of [bulk, interactive]) if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
 }

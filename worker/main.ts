@@ -27,9 +27,10 @@ const worker = await createWorker({
   workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
   exportDir: config.exportDir,
   maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+  interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
   activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
 });
-log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
+log.info({ taskQueues: worker.taskQueues, activitySlots: worker.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
 await runUntilSignalled(() => worker.run(), () => worker.shutdown());
 await metrics?.close();
 await connection.close();

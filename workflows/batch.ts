@@ -7,13 +7,21 @@ import {
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batches.ts';
-import { JOB_HEARTBEAT_TIMEOUT, QUERIES } from '../temporal/names.ts';
+import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES, type Lane } from '../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
 
 export interface BatchWorkflowInput {
   batchId: string;
+  /**
+   * Where its activities run, chosen from its size when it was submitted
+   * (services/batches/workflow.ts). Absent in runs started before lanes
+   * existed: bulk, the workflow's own task queue, as then.
+   */
+  lane?: Lane;
 }
 
 export interface BatchWorkflowOutcome {
@@ -24,7 +32,7 @@ export interface BatchWorkflowOutcome {
 export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 export const batchPhaseQuery = defineQuery<BatchPhase>(QUERIES.batchPhase);
 
-const { applyBatch } = proxyActivities<BatchActivities>({
+const APPLY_OPTIONS: ActivityOptions = {
   // One activity applies the whole batch in one transaction; a 100k-entity
   // batch takes minutes, so liveness is judged by heartbeats (sent every
   // second), not the total: a killed worker's attempt is retried elsewhere
@@ -35,12 +43,20 @@ const { applyBatch } = proxyActivities<BatchActivities>({
   // A cancel waits for the activity to roll back, so the batch is never
   // reported cancelled while its transaction could still commit.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
+};
 
-const { markBatchFailed } = proxyActivities<BatchActivities>({
+const MARK_FAILED_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+};
+
+/** The batch's activities, on its lane's task queue: both of them, so a small batch's ending never waits for a bulk slot either. */
+function batchActivities(lane: Lane | undefined) {
+  const onLane = lane === 'interactive' ? { taskQueue: laneTaskQueue(workflowInfo().taskQueue, 'interactive') } : {};
+  const { applyBatch } = proxyActivities<BatchActivities>({ ...APPLY_OPTIONS, ...onLane });
+  const { markBatchFailed } = proxyActivities<BatchActivities>({ ...MARK_FAILED_OPTIONS, ...onLane });
+  return { applyBatch, markBatchFailed };
+}
 
 /**
  * One batch: apply it. A verdict of the rules (FAILED with its issues) is a
@@ -50,6 +66,7 @@ const { markBatchFailed } = proxyActivities<BatchActivities>({
 export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchWorkflowOutcome> {
   let phase: BatchPhase = 'PROCESSING';
   setHandler(batchPhaseQuery, () => phase);
+  const { applyBatch, markBatchFailed } = batchActivities(input.lane);
   try {
     phase = await applyBatch(input.batchId);
   } catch (error) {

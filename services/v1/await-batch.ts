@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceDeps } from '../deps.ts';
 import { pgPool } from '../../db/orm.ts';
+import type { BatchFailure } from '../../domain/model.ts';
 import { findBatch, type BatchRow } from '../batches/store.ts';
 
 const POLL_MS = 250;
@@ -32,4 +33,33 @@ export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: num
     if (!batch || isFinished(batch) || left <= 0) return batch;
     await sleep(Math.min(POLL_MS, left));
   }
+}
+
+/**
+ * What the synchronous v1 POST answers for a batch still running when its
+ * wait ends: a failure document (`bue`) with one message saying so. The v1
+ * interface allows that POST only 200 (`bus` or `bue`) and 409, and the real
+ * client (ELZA: OkHttp 4.12, read timeout 60 s) reads a 200 into its result
+ * and shows the message, while a final 102 is to it an interim answer
+ * followed by a dropped connection: an I/O error and no message at all. The
+ * batch itself goes on; GET /batches/{bid}/response gives its real outcome.
+ */
+export function unfinishedOutcome(batchId: string, waitedSeconds: number): BatchFailure {
+  return {
+    outcome: 'failure',
+    entities: [
+      {
+        issues: [
+          {
+            uuid: '00000000-0000-4000-8000-000000000000',
+            severity: 'ERROR',
+            issueCode: 'StillProcessing',
+            message:
+              `batch ${batchId} was accepted but not finished within ${waitedSeconds} s; it is still being processed and may yet be written. ` +
+              `GET /api/v1/batches/${batchId}/response gives its outcome (102 until it is finished).`,
+          },
+        ],
+      },
+    ],
+  };
 }

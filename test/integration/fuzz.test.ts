@@ -86,7 +86,7 @@ describe('fuzz: every documented route', () => {
   let harness: Harness;
   beforeAll(async () => {
     // Small limits, so that the fuzzer's few-KB bodies also reach the paths that refuse too much: a v1
-    // batch still running after 0.15 s (final 102), bodies over the limit (413, declared or chunked),
+    // batch still running after 0.15 s (a bue saying so), bodies over the limit (413, declared or chunked),
     // too many changes for a test batch, too many ids for an export, too many updates for one answer,
     // too many submissions per token in a second (429).
     harness = await startHarness({

@@ -1,11 +1,11 @@
 // GET /metrics on the API, and the worker's own metrics server.
 import { randomUUID } from 'node:crypto';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createLogger } from '../../logger.ts';
 import { createWorkerMetrics, serveMetrics } from '../../metrics/worker.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
-import { createWorker } from '../../worker/create-worker.ts';
+import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
 
@@ -18,7 +18,7 @@ function sample(text: string, series: string): number {
 describe('metrics', () => {
   let harness: Harness;
   let connection: NativeConnection;
-  let worker: Worker;
+  let worker: ServiceWorker;
   let workerRun: Promise<void>;
   const workerMetrics = createWorkerMetrics();
   let workerMetricsUrl: string;

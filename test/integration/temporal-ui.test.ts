@@ -37,7 +37,7 @@ describe('workflows as the Temporal UI shows them', () => {
     });
     // The same name again: PreferredNameExists stops the batch, and its workflow still completes.
     const failed = await submit(batchXml([create('a', 'Ema Destinnová', { entityType })]), 'admin');
-    expect(await described.memo).toEqual({ submitter: 'test-writer', apiVersion: 'v2', bytes: Buffer.byteLength(xml), changes: 1 });
+    expect(await described.memo).toEqual({ submitter: 'test-writer', apiVersion: 'v2', bytes: Buffer.byteLength(xml), changes: 1, lane: 'interactive' });
     expect(described.typedSearchAttributes.getAll().map(({ key, value }) => [key.name, value])).toEqual(
       expect.arrayContaining([
         ['Submitter', 'test-writer'],

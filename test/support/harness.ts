@@ -1,18 +1,18 @@
 // Builds the real service in-process for a test file: the Koa app on an
-// ephemeral port, a real Worker on its own task queue, the shared Temporal
-// dev server and the run's PostgreSQL database.
+// ephemeral port, a real worker (both lanes) on its own task queue, the
+// shared Temporal dev server and the run's PostgreSQL database.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import { loadConfig, type Config } from '../../config.ts';
 import { openOrm, type Orm } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
-import { createWorker } from '../../worker/create-worker.ts';
+import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
 
 /** One token per permission (and an admin), so tests can act as each kind of client. */
 export const TEST_TOKENS = {
@@ -49,7 +49,7 @@ export interface Harness {
   orm: Orm;
   temporal: Client;
   baseUrl: string;
-  worker: Worker | undefined;
+  worker: ServiceWorker | undefined;
   /** fetch against the app, as the admin unless `as` names another token. */
   api(path: string, init?: RequestInit & { as?: keyof typeof TEST_TOKENS | null }): Promise<Response>;
   close(): Promise<void>;
@@ -94,7 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
   // Each worker on a connection of its own: the SDK refuses two workers of one queue on one connection.
-  const workers: { worker: Worker; run: Promise<void>; connection: NativeConnection }[] = [];
+  const workers: { worker: ServiceWorker; run: Promise<void>; connection: NativeConnection }[] = [];
   for (let index = 0; options.worker !== false && index < (options.workers ?? 1); index += 1) {
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     const worker = await createWorker({
@@ -110,6 +110,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       exportRecordsPerStep: options.exportRecordsPerStep,
       afterExportStep: options.afterExportStep,
       workflowBundle: { codePath: inject('workflowBundlePath') },
+      maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
     });
     workers.push({ worker, run: worker.run(), connection: nativeConnection });
   }

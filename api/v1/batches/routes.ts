@@ -5,7 +5,7 @@ import { batchOutcome } from '../../../services/batches/status.ts';
 import { findBatchResult } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { batchJobView } from '../../../services/jobs/view.ts';
-import { awaitBatch, isFinished } from '../../../services/v1/await-batch.ts';
+import { awaitBatch, isFinished, unfinishedOutcome } from '../../../services/v1/await-batch.ts';
 import { readXmlBody } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
@@ -22,18 +22,20 @@ export function v1BatchesRouter(deps: AppDeps): Router {
 
   // Synchronous in v1: the same workflow as v2, awaited. v1 has no force, so
   // warnings fail the batch (ET_PREF_NAME_EXIST) and the v1 document has no
-  // forceKey. A batch still running at the deadline is answered as
-  // GET /response answers it: a final 102, to be polled there.
+  // forceKey. A batch still running at the deadline is answered with a `bue`
+  // saying so (unfinishedOutcome: why not a final 102), and goes on running;
+  // GET /response gives its outcome.
   router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const { batchId } = await inUploadSlot(deps.config, async () =>
+    const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
       submitBatch(deps, { body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
     );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
+    setV1XmlType(ctx);
     if (!batch || !isFinished(batch)) {
-      respondProcessing(ctx, { Location: `/api/v1/batches/${batchId}/response` });
+      ctx.set('Location', `/api/v1/batches/${batchId}/response`);
+      ctx.body = serializeBatchResult(unfinishedOutcome(batchId, deps.config.V1_BATCH_WAIT_SECONDS), 'v1');
       return;
     }
-    setV1XmlType(ctx);
     ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
   });
 

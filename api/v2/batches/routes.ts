@@ -26,7 +26,7 @@ export function batchesRouter(deps: AppDeps): Router {
     if (query.force && !mayForce && query.forceKey === undefined) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
-    const { batchId } = await inUploadSlot(deps.config, async () =>
+    const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
       submitBatch(deps, {
         body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES),
         apiVersion: 'v2',
@@ -44,7 +44,7 @@ export function batchesRouter(deps: AppDeps): Router {
   });
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const result = await inUploadSlot(deps.config, async () =>
+    const result = await inUploadSlot(deps.config, ctx.request.length, async () =>
       testBatch(deps, await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
     );
     ctx.type = 'application/xml';
