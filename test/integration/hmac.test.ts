@@ -397,9 +397,9 @@ describe('HMAC API keys', () => {
       expect(batch!.submitted_by).toBe('key-writer');
     });
 
-    it('exits 3 with the 401 for a wrong secret, and 2 for a key id without a secret', async () => {
+    it('exits 4 with the 401 for a wrong secret, and 2 for a key id without a secret', async () => {
       const wrong = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId, '--key-secret', 'x'.repeat(40)], {});
-      expect(wrong.code).toBe(3);
+      expect(wrong.code).toBe(4);
       expect(wrong.stderr).toContain('401 Unauthorized');
       const half = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId], {});
       expect(half.code).toBe(2);
