@@ -151,7 +151,7 @@ describe('entity-records CLI', () => {
 
     const wrong = await cli(['entity', 'get', String(created.entityId)], { ENTITY_RECORDS_TOKEN: 'not-a-configured-token' });
     expect(wrong.code).toBe(4);
-    expect(wrong.stderr).toContain('matches no configured token');
+    expect(wrong.stderr).toContain('the bearer token matches no token configured on this server');
   });
 
   it('lists every exit code in --help', async () => {
