@@ -5,7 +5,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { findBatch, finishBatch, markProcessing, readBatchBody, recordActivityAttempt, recordProgress } from '../services/batches/store.ts';
-import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
+import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
   orm: Orm;
@@ -113,8 +113,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     if (stopped.ending !== 'superseded') {
       await finishBatch(await pgPool(deps.orm), batchId, 'FAILED', null, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
     }
-    // A cancel seen by the check before its heartbeat answer: wait for that answer, so the attempt reports as cancelled.
-    if (stopped.ending === 'cancelled' && !context.cancellationSignal.aborted) await Promise.race([context.cancelled.catch(() => undefined), context.sleep(5_000).catch(() => undefined)]);
+    // Seen by the check before its heartbeat answer: wait for that answer, so that the attempt ends the way Temporal expects.
+    await awaitHeartbeatVerdict(context);
     return error;
   }
 }

@@ -5,7 +5,7 @@ import { directoryExportStore } from '../services/exports/files.ts';
 import { findMissing } from '../services/exports/ids.ts';
 import { completeExport, expireDueExports, failExport, findExport, markRunning, recordExportAttempt, recordProgress } from '../services/exports/requests.ts';
 import { writeExportFile } from '../services/exports/write.ts';
-import { confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
+import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface ExportActivityDeps {
   orm: Orm;
@@ -129,7 +129,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       await failExport(pool, exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
       await store.remove(exportId);
     }
-    if (stopped.ending === 'cancelled' && !context.cancellationSignal.aborted) await Promise.race([context.cancelled.catch(() => undefined), context.sleep(5_000).catch(() => undefined)]);
+    await awaitHeartbeatVerdict(context);
     return error;
   }
 }

@@ -81,6 +81,21 @@ export async function confirmStillWanted(context: Context, check: CheckAttempt):
 }
 
 /**
+ * After an attempt stopped because Temporal no longer wants it: waits, at
+ * most `timeoutMs`, for the answer to its next heartbeat, which tells the SDK
+ * the same. A cancel's answer makes the attempt report as cancelled. For a
+ * workflow that is gone (terminated, reset, closed) or an attempt replaced by
+ * another, the answer is NotFound: the SDK then knows the server has no use
+ * for this attempt's end and does not report it (reported, it would be
+ * answered NotFound, and the SDK would log a warning about an attempt that
+ * ended exactly as intended).
+ */
+export async function awaitHeartbeatVerdict(context: Context, timeoutMs = 5_000): Promise<void> {
+  if (context.cancellationSignal.aborted) return;
+  await Promise.race([context.cancelled.catch(() => undefined), context.sleep(timeoutMs).catch(() => undefined)]);
+}
+
+/**
  * After an attempt stopped on an error: whether the job itself was stopped
  * by an operator (and must be recorded as ended), or the attempt merely
  * lost its place (worker shutting down, timed out, superseded). Undefined

@@ -12,7 +12,8 @@ export interface ClientOptions {
 export interface RequestOptions extends RequestInit {
   /**
    * Problem codes that mean the command's subject failed (exit 1), not the
-   * server or the call (exit 3): a batch refused as invalid, an expired export.
+   * request (exit 4) or the server (exit 3): a batch refused as invalid, an
+   * expired export.
    */
   failures?: readonly ProblemCode[];
 }
@@ -77,8 +78,9 @@ async function problemError(method: string, path: string, response: Response, fa
     const where = error.line !== undefined ? `line ${error.line}${error.column !== undefined ? `, column ${error.column}` : ''}` : error.path;
     lines.push(`  ${where ? `${where}: ` : ''}${error.message}`);
   }
-  const failed = response.status < 500 && problem.code !== undefined && failures.includes(problem.code);
-  return new CliError(failed ? EXIT.failed : EXIT.server, lines.join('\n'));
+  if (response.status >= 500 || response.status < 400) return new CliError(EXIT.server, lines.join('\n'));
+  const failed = problem.code !== undefined && failures.includes(problem.code);
+  return new CliError(failed ? EXIT.failed : EXIT.refused, lines.join('\n'));
 }
 
 /** fetch hides the socket error in `cause` (ECONNREFUSED, ENOTFOUND, ...). */

@@ -15,10 +15,16 @@ export async function printJson(value: unknown): Promise<void> {
   await writeOut(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Copies a response body to stdout as it arrives. */
+/** Copies a text response body to stdout as it arrives, ending it with a newline when it has none (so the prompt starts on a line of its own). */
 export async function copyToStdout(response: Response): Promise<void> {
   if (response.body === null) return;
-  for await (const chunk of response.body) await writeOut(chunk);
+  let last: number | undefined;
+  for await (const chunk of response.body) {
+    if (chunk.length === 0) continue;
+    last = chunk[chunk.length - 1];
+    await writeOut(chunk);
+  }
+  if (last !== undefined && last !== 0x0a) await writeOut('\n');
 }
 
 export function say(message: string): void {

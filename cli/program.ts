@@ -7,16 +7,13 @@ import { registerExportCommands } from './commands/export.ts';
 import { registerSearchCommand } from './commands/search.ts';
 import { registerUpdatesCommand } from './commands/updates.ts';
 import { registerValidateCommand } from './commands/validate.ts';
-import { CliError, EXIT, type ExitCode } from './errors.ts';
+import { CliError, EXIT, EXIT_MEANINGS, type ExitCode } from './errors.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 const EXIT_HELP = `
 Exit codes:
-  0  success
-  1  the batch failed (or was refused as invalid), the export failed or its file did not verify
-  2  usage error: bad arguments or options, unreadable input file
-  3  server error: 5xx, unreachable server, or an unexpected 4xx (its problem detail is printed)
+${Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `  ${code}  ${meaning}`).join('\n')}
 
 Results go to stdout; progress and messages to stderr (progress bars only on a terminal).`;
 

@@ -84,6 +84,8 @@ export interface ServiceWorker {
   /** Runs both until shutdown; when one fails, the other is shut down and the failure is thrown. */
   run(): Promise<void>;
   shutdown(): void;
+  /** Activities running now in either lane. */
+  activitiesInFlight(): number;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
@@ -141,6 +143,9 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     },
     shutdown() {
       for (const worker of [bulk, interactive]) if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+    activitiesInFlight() {
+      return bulk.getStatus().numInFlightActivities + interactive.getStatus().numInFlightActivities;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { RedactedSecret } from '../../secrets.ts';
-import { canonicalString, ndaSignature, parseNdaDate } from './nda-hmac.ts';
+import { canonicalParts, formatNdaDate, joinCanonical, ndaSignature, parseNdaDate, type CanonicalParts } from './nda-hmac.ts';
 import { PERMISSIONS, type Permission, type Principal } from './tokens.ts';
 
 export const MIN_SECRET_LENGTH = 32;
@@ -75,6 +75,19 @@ export interface VerifiedSignature {
   expiresAt: number;
 }
 
+/** Which check a signed request failed: the 401's `properties.reason`. */
+export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'UnknownKeyId' | 'SignatureMismatch';
+
+export interface SignatureRefusal {
+  reason: SignatureRefusalReason;
+  /** What failed, for the person reading the 401: the request's own values, never a secret. */
+  detail: string;
+  /** SignatureMismatch: the canonical string's parts as the server read them. */
+  canonical?: CanonicalParts;
+}
+
+export type SignatureCheck = { ok: true; verified: VerifiedSignature } | { ok: false; refusal: SignatureRefusal };
+
 // What ELZA sends, exactly: "NDA-HMAC-SHA256 KeyId=<id>,Signature=<43 base64 characters>" (padding tolerated).
 const AUTHORIZATION = /^NDA-HMAC-SHA256 +KeyId=([^\s,]+) *, *Signature=([A-Za-z0-9+/]{43})=?$/i;
 
@@ -84,11 +97,15 @@ interface StoredKey {
   principal: Principal;
 }
 
-/** Checks NDA-HMAC-SHA256 signatures against the configured keys; every failure is the same undefined. */
+/**
+ * Checks NDA-HMAC-SHA256 signatures against the configured keys. A refusal
+ * says which check failed (docs/decisions.md: key ids are names, not
+ * secrets), but an unknown keyId still costs one HMAC and one constant-time
+ * comparison, as a known one does.
+ */
 export class ApiKeyVerifier {
   readonly #keys: Map<string, StoredKey>;
   readonly #skewMs: number;
-  // An unknown keyId still costs one HMAC and one comparison, so timing does not tell which keyIds exist.
   readonly #decoySecret = randomBytes(32).toString('base64');
 
   constructor(keys: readonly ApiKey[], clockSkewSeconds: number) {
@@ -100,18 +117,42 @@ export class ApiKeyVerifier {
     return this.#keys.size;
   }
 
-  verify(request: SignedRequest, now = Date.now()): VerifiedSignature | undefined {
+  verify(request: SignedRequest, now = Date.now()): SignatureCheck {
     const header = AUTHORIZATION.exec(request.authorization);
+    if (!header) return refused('MalformedSignatureHeader', 'the Authorization header is not "NDA-HMAC-SHA256 KeyId=<key id>,Signature=<signature>", the signature being 43 base64 characters without padding');
+    if (request.date === '') return refused('DateMissing', 'a signed request needs an X-NDA-Date header: the time it was signed, yyyyMMddHHmmss in UTC');
     const signedAt = parseNdaDate(request.date);
-    if (!header || signedAt === undefined || request.host === undefined) return undefined;
-    if (Math.abs(now - signedAt) > this.#skewMs) return undefined;
+    if (signedAt === undefined) return refused('DateInvalid', `X-NDA-Date ${JSON.stringify(request.date.slice(0, 40))} is not a time in the form yyyyMMddHHmmss (UTC)`);
+    if (Math.abs(now - signedAt) > this.#skewMs) {
+      const seconds = Math.round(Math.abs(now - signedAt) / 1000);
+      return refused(
+        'DateOutsideWindow',
+        `X-NDA-Date ${request.date} is ${seconds} s ${signedAt < now ? 'behind' : 'ahead of'} the server's clock (${formatNdaDate(new Date(now))}); a signature is accepted up to ${this.#skewMs / 1000} s either way`,
+      );
+    }
+    if (request.host === undefined) return refused('HostMissing', 'the request names no host (Host header), and the signature covers the host name');
     const keyId = header[1]!;
     const presented = header[2]!;
     const key = this.#keys.get(keyId);
-    const canonical = canonicalString({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
-    const expected = ndaSignature(key?.secret.reveal() ?? this.#decoySecret, canonical);
+    const canonical = canonicalParts({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
+    const expected = ndaSignature(key?.secret.reveal() ?? this.#decoySecret, joinCanonical(canonical));
     const matches = timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
-    if (!key || !matches) return undefined;
-    return { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + this.#skewMs };
+    if (!key) return refused('UnknownKeyId', 'no API key with this KeyId is configured on this server');
+    if (!matches) {
+      const parts = `host ${JSON.stringify(canonical.host)} + method ${JSON.stringify(canonical.method)} + path ${JSON.stringify(canonical.path)} + query ${JSON.stringify(canonical.query)} + X-NDA-Date ${JSON.stringify(canonical.date)}`;
+      return {
+        ok: false,
+        refusal: {
+          reason: 'SignatureMismatch',
+          detail: `the signature does not match key id ${JSON.stringify(keyId)}: the server signed ${parts} with that key's secret. Either the secret differs, or the client signed other parts (behind a proxy, the host is PUBLIC_HOST, or X-Forwarded-Host with TRUST_PROXY)`,
+          canonical,
+        },
+      };
+    }
+    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + this.#skewMs } };
   }
+}
+
+function refused(reason: SignatureRefusalReason, detail: string): SignatureCheck {
+  return { ok: false, refusal: { reason, detail } };
 }

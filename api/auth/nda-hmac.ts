@@ -19,6 +19,17 @@ export interface SignedParts {
   date: string;
 }
 
+/** The canonical string's parts as the server reads them, each decoded as the client decodes it. */
+export interface CanonicalParts {
+  host: string;
+  method: string;
+  /** "/" + the decoded path segments joined by "/". */
+  path: string;
+  /** The decoded query, without '?'. */
+  query: string;
+  date: string;
+}
+
 /**
  * host + METHOD + "/" + decoded path segments joined by "/" + decoded query + date:
  * OkHttp's `url.host()`, `url.pathSegments()` and `url.query()`. Segments are
@@ -26,10 +37,19 @@ export interface SignedParts {
  * space, which equals OkHttp's decoding of each name and value, since
  * separators are never part of an escape.
  */
-export function canonicalString(parts: SignedParts): string {
+export function canonicalParts(parts: SignedParts): CanonicalParts {
   const segments = (parts.rawPath.startsWith('/') ? parts.rawPath.slice(1) : parts.rawPath).split('/');
   const path = segments.map((segment) => percentDecode(segment, false)).join('/');
-  return `${parts.host}${parts.method}/${path}${percentDecode(parts.rawQuery, true)}${parts.date}`;
+  return { host: parts.host, method: parts.method, path: `/${path}`, query: percentDecode(parts.rawQuery, true), date: parts.date };
+}
+
+export function canonicalString(parts: SignedParts): string {
+  return joinCanonical(canonicalParts(parts));
+}
+
+/** The string that is signed: the parts run together. */
+export function joinCanonical({ host, method, path, query, date }: CanonicalParts): string {
+  return `${host}${method}${path}${query}${date}`;
 }
 
 /** Base64 without '=' padding of HMAC-SHA256 keyed with the secret's UTF-8 bytes. */

@@ -3,10 +3,13 @@ import type { ApiVersion } from './documents.ts';
 // The HTML of /docs. Static text only (nothing from the request is echoed),
 // and no inline script, so the pages run under a CSP that allows 'self' alone.
 
-const VERSIONS: ReadonlyArray<{ version: ApiVersion; label: string; xsd: string }> = [
-  { version: 'v2', label: 'v2 (current)', xsd: 'entity-records-2025.xsd' },
-  { version: 'v1', label: 'v1 (legacy)', xsd: 'entity-records-2019.xsd' },
+const VERSIONS: ReadonlyArray<{ version: ApiVersion; label: string; xsd: string; namespace: string }> = [
+  { version: 'v2', label: 'v2 (current)', xsd: 'entity-records-2025.xsd', namespace: 'http://cam.tacr.cz/2025' },
+  { version: 'v1', label: 'v1 (legacy)', xsd: 'entity-records-2019.xsd', namespace: 'http://cam.tacr.cz/2019' },
 ];
+
+/** The file names served under /docs/schemas/, one per API version. */
+export const SCHEMA_FILES: readonly string[] = VERSIONS.map(({ xsd }) => xsd);
 
 /** Only our own origin; Swagger UI needs inline styles (React style attributes) and data: images. */
 export const DOCS_CSP = [
@@ -61,6 +64,28 @@ ${bar()}
 <main>
   <p>Reference of the REST interfaces. Every operation except these pages, the documents and
   <code>GET /health</code> needs an <code>Authorization: Bearer &lt;token&gt;</code> header.</p>
+  <ul class="docs-versions">
+${rows}
+  </ul>
+</main>
+</body>
+</html>
+`;
+}
+
+/** /docs/schemas/: the XSDs, one per interface, with the namespace each one's documents use. */
+export function schemasPage(): string {
+  const rows = VERSIONS.map(
+    ({ version, label, xsd, namespace }) => `    <li>
+      <h2><a href="/docs/schemas/${xsd}">${xsd}</a></h2>
+      <p>The XML of interface ${label}, <code>/api/${version}</code>: namespace <code>${namespace}</code>.</p>
+    </li>`,
+  ).join('\n');
+  return `${head('Entity Records Service XML schemas', ['/docs/assets/docs.css'])}
+<body class="docs-index">
+${bar()}
+<main>
+  <p>The XML schemas every batch is validated against and every XML answer follows.</p>
   <ul class="docs-versions">
 ${rows}
   </ul>

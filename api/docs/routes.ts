@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
 import { API_VERSIONS, servedOpenApiDocument, type ApiVersion, type OpenApiDocument } from './documents.ts';
-import { DOCS_CSP, indexPage, referencePage } from './pages.ts';
+import { DOCS_CSP, indexPage, referencePage, SCHEMA_FILES, schemasPage } from './pages.ts';
 
 // Public (see PUBLIC_PATHS in middleware/auth.ts): the OpenAPI documents and
 // the reference pages built from them. Every file the pages load is served
@@ -27,10 +27,7 @@ const ASSETS: Readonly<Record<string, string>> = {
   'docs.js': join(OWN_ASSETS_DIR, 'docs.js'),
   'docs.css': join(OWN_ASSETS_DIR, 'docs.css'),
 };
-const SCHEMAS: Readonly<Record<string, string>> = {
-  'entity-records-2025.xsd': join(SCHEMAS_DIR, 'entity-records-2025.xsd'),
-  'entity-records-2019.xsd': join(SCHEMAS_DIR, 'entity-records-2019.xsd'),
-};
+const SCHEMAS: Readonly<Record<string, string>> = Object.fromEntries(SCHEMA_FILES.map((name) => [name, join(SCHEMAS_DIR, name)]));
 const MEDIA_TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -60,6 +57,8 @@ export function docsRouter(deps: AppDeps): Router {
   }
   router.get('/docs', (ctx) => html(ctx, indexPage()));
   router.get('/docs/assets/:file', (ctx) => sendFile(ctx, ASSETS, ctx.params.file));
+  // Also /docs/schemas/ (the router is not strict about a trailing slash).
+  router.get('/docs/schemas', (ctx) => html(ctx, schemasPage()));
   router.get('/docs/schemas/:file', (ctx) => sendFile(ctx, SCHEMAS, ctx.params.file));
   return router;
 }

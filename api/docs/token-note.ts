@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import type { Config } from '../../config.ts';
+import { generatedTokenFile } from '../auth/tokens.ts';
 
 // Where a reader of /docs gets a token for Swagger UI's Authorize dialog,
 // which shows each security scheme's description. Only this deployment
@@ -8,8 +8,8 @@ import type { Config } from '../../config.ts';
 
 export function tokenNote(config: Pick<Config, 'AUTH_DISABLED' | 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'DATA_DIR'>): string | undefined {
   if (config.AUTH_DISABLED) return '**On this server** authentication is off (`AUTH_DISABLED=true`): any value is accepted.';
-  if (config.AUTH_TOKENS || config.AUTH_TOKENS_FILE) return undefined;
-  const file = join(config.DATA_DIR, 'secrets', 'admin-token');
+  const file = generatedTokenFile(config);
+  if (file === undefined) return undefined;
   return [
     `**On this server** no \`AUTH_TOKENS\` are configured, so its first start (\`npm start\`) generated an admin token,`,
     `printed it once and keeps it in \`${file}\`, relative to the folder the service was started in`,

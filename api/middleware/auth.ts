@@ -1,46 +1,70 @@
+import { isAbsolute } from 'node:path';
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../../config.ts';
 import type { SignedRequest } from '../../db/replay-guard.ts';
-import { ApiKeyVerifier } from '../auth/api-keys.ts';
+import type { ErrorProperties } from '../../services/errors.ts';
+import { ApiKeyVerifier, type SignatureRefusalReason } from '../auth/api-keys.ts';
 import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
-import type { Permission, Principal, TokenRegistry } from '../auth/tokens.ts';
+import { generatedTokenFile, type Permission, type Principal, type TokenRegistry, type TokenSources } from '../auth/tokens.ts';
 import { problem } from '../problems.ts';
 
 const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/];
+/** The scheme of the registry's client, whatever follows it: a malformed rest is that scheme's refusal, not another scheme. */
+const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
 
-type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'>;
+type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'> & TokenSources;
+
+/** Why a request got no principal: the 401's `properties.reason` (stable) and its detail (for a person). */
+interface Refusal {
+  reason: 'NoCredentials' | 'UnknownToken' | 'UnsupportedScheme' | SignatureRefusalReason;
+  detail: string;
+  properties?: ErrorProperties;
+}
 
 /**
  * Resolves the request's credentials to a principal on ctx.state: a bearer
  * token, or an NDA-HMAC-SHA256 signature of an API key. Public paths pass
- * without either. Every refusal is the same 401, whatever part failed.
+ * without either. A refusal is a 401 that says which check failed, never
+ * with a secret (docs/decisions.md).
  */
 export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthConfig): Middleware {
   const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
+  const tokenFile = generatedTokenFile(config);
+  // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
+  const tokenHint = tokenFile === undefined ? '' : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
   return async function authenticateMiddleware(ctx, next) {
     if (tokens === 'disabled') {
       ctx.state.principal = OPEN_PRINCIPAL;
       return next();
     }
     const header = ctx.get('authorization');
-    let principal: Principal | undefined;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (bearer) {
-      principal = tokens.authenticate(bearer[1]!);
-    } else if (header.slice(0, NDA_HMAC_SCHEME.length + 1).toUpperCase() === `${NDA_HMAC_SCHEME} `) {
-      const verified = apiKeys.verify({ authorization: header, date: ctx.get(NDA_DATE_HEADER), host: signedHost(ctx, config), method: ctx.method, rawPath: ctx.path, rawQuery: ctx.querystring });
-      if (verified) {
-        principal = verified.principal;
-        if (config.API_KEY_REPLAY_GUARD) ctx.state.signature = { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } satisfies RequestSignature;
+    let refusal: Refusal;
+    if (header === '') {
+      refusal = { reason: 'NoCredentials', detail: `no Authorization header: send "Authorization: Bearer <token>", or sign the request with an API key (${NDA_HMAC_SCHEME})${tokenHint}` };
+    } else if (bearer) {
+      const principal = tokens.authenticate(bearer[1]!);
+      if (principal) {
+        ctx.state.principal = principal;
+        return next();
       }
-    }
-    if (principal) {
-      ctx.state.principal = principal;
-      return next();
+      refusal = { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` };
+    } else if (NDA_HMAC_HEADER.test(header)) {
+      const check = apiKeys.verify({ authorization: header, date: ctx.get(NDA_DATE_HEADER), host: signedHost(ctx, config), method: ctx.method, rawPath: ctx.path, rawQuery: ctx.querystring });
+      if (check.ok) {
+        const { verified } = check;
+        ctx.state.principal = verified.principal;
+        if (config.API_KEY_REPLAY_GUARD) ctx.state.signature = { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } satisfies RequestSignature;
+        return next();
+      }
+      const { reason, detail, canonical } = check.refusal;
+      refusal = { reason, detail, ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) };
+    } else {
+      refusal = { reason: 'UnsupportedScheme', detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature` };
     }
     if (PUBLIC_PATHS.some((pattern) => pattern.test(ctx.path))) return next();
-    throw unauthorized();
+    throw unauthorized(refusal);
   };
 }
 
@@ -54,9 +78,11 @@ function signedHost(ctx: Context, config: AuthConfig): string | undefined {
   return hostnameOf(forwarded || ctx.get('host'));
 }
 
-function unauthorized() {
-  const error = problem(401, 'Unauthorized', `a valid Authorization header is required: a bearer token or an ${NDA_HMAC_SCHEME} signature`);
-  error.headers = { 'WWW-Authenticate': `Bearer realm="entity-records", ${NDA_HMAC_SCHEME} realm="entity-records"` };
+function unauthorized(refusal: Refusal) {
+  const error = problem(401, 'Unauthorized', refusal.detail, undefined, { reason: refusal.reason, ...refusal.properties });
+  // RFC 6750: error="invalid_token" when a bearer token was sent and is not valid.
+  const bearer = refusal.reason === 'UnknownToken' ? 'Bearer realm="entity-records", error="invalid_token"' : 'Bearer realm="entity-records"';
+  error.headers = { 'WWW-Authenticate': `${bearer}, ${NDA_HMAC_SCHEME} realm="entity-records"` };
   return error;
 }
 

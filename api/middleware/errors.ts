@@ -35,7 +35,9 @@ export function errorHandler(): Middleware {
         message: detail,
         requestId: ctx.state.requestId,
         ...(mapped.errors ? { errors: mapped.errors } : {}),
-        ...(mapped.properties ? { properties: mapped.properties, ...mapped.properties } : {}),
+        ...(mapped.properties ? { properties: mapped.properties } : {}),
+        // The one fact the real client reads at the top level too (its ErrorTransactionNotFound); the Problem schema lists it.
+        ...(mapped.properties?.transactionId !== undefined ? { transactionId: mapped.properties.transactionId } : {}),
       };
     }
   };

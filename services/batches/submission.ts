@@ -7,6 +7,7 @@ import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow } from './store.ts';
+import { describeJobWorkflow } from '../../temporal/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
@@ -99,13 +100,15 @@ function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchS
   );
 }
 
+/** How long a new run waits for an open run under its id, which has only its own ending left, to close by itself. */
+const ENDING_RUN_GRACE_MS = 5_000;
+
 async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boolean): Promise<void> {
   const { batchId } = run;
   try {
-    // A new or revived row: a run still open under this id has only its own ending left to do
-    // (it wrote FAILED before closing), so replacing it loses nothing and spares the client a 409.
     // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
-    await startBatchRun(deps, run, resumed ? 'FAIL' : 'TERMINATE_EXISTING');
+    if (resumed) await startBatchRun(deps, run, 'FAIL');
+    else await startReplacingEndingRun(deps, run);
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
@@ -115,4 +118,29 @@ async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boo
     deps.log.error({ err: error, batchId }, 'could not start batch workflow');
     throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
   }
+}
+
+/**
+ * A new or revived row: a run still open under this id has only its own
+ * ending left to do (it wrote FAILED before closing), as when a client
+ * forces a batch the moment it has read the failure. That run is given a
+ * moment to close: terminated in the middle of its last workflow task, it
+ * would leave its worker a warning about a task that no longer exists. One
+ * still open after that is replaced, which loses nothing and spares the
+ * client a 409.
+ */
+async function startReplacingEndingRun(deps: ServiceDeps, run: BatchRun): Promise<void> {
+  try {
+    await startBatchRun(deps, run, 'FAIL');
+    return;
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+  const deadline = Date.now() + ENDING_RUN_GRACE_MS;
+  while (Date.now() < deadline) {
+    const open = await describeJobWorkflow(deps.temporal, run.batchId).catch(() => undefined);
+    if (!open || open.closed) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await startBatchRun(deps, run, 'TERMINATE_EXISTING');
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 
@@ -212,6 +214,41 @@ describe('v2 batches', () => {
     expect(await finished(uuid)).toMatchObject({ state: 'FINISHED', status: 'COMPLETED' });
     const names = await sql<{ n: string }>('select count(*) as n from entity where entity_type = ?', [entityType]);
     expect(Number(names[0]!.n)).toBe(2);
+  });
+
+  describe('a batch sent again while a run of it is still open (as between a failure\'s commit and its workflow\'s close)', () => {
+    /** A failed batch, and a run under its id that no worker picks up: the run "still closing". */
+    async function failedWithOpenRun(): Promise<{ uuid: string; xml: string; open: WorkflowHandle }> {
+      const uuid = randomUUID();
+      const xml = batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid });
+      await submit(xml);
+      expect((await finished(uuid)).status).toBe('FAILED');
+      await harness.temporal.workflow.getHandle(uuid).result();
+      const started = await harness.temporal.workflow.start(WORKFLOW_TYPES.batch, { workflowId: uuid, taskQueue: `nobody-${randomUUID()}`, args: [{ batchId: uuid }] });
+      // This run itself, not whatever run of the id is the latest.
+      return { uuid, xml, open: harness.temporal.workflow.getHandle(uuid, started.firstExecutionRunId) };
+    }
+    const terminatedBecause = async (run: WorkflowHandle) =>
+      (await run.fetchHistory()).events?.find((event) => event.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes?.reason;
+
+    it('waits for that run to close by itself, rather than terminating it mid-task, then runs the batch again', async () => {
+      const { uuid, xml, open } = await failedWithOpenRun();
+      setTimeout(() => void open.terminate('test: the run closes by itself'), 500);
+      const sent = Date.now();
+      expect(await submit(xml)).toBe(uuid);
+      expect(Date.now() - sent).toBeGreaterThanOrEqual(400);
+      expect(await terminatedBecause(open)).toBe('test: the run closes by itself');
+      expect(await finished(uuid)).toMatchObject({ status: 'FAILED' });
+      expect((await harness.temporal.workflow.getHandle(uuid).describe()).runId).not.toBe((await open.describe()).runId);
+    });
+
+    it('replaces a run that does not close within the grace', async () => {
+      const { uuid, xml, open } = await failedWithOpenRun();
+      expect(await submit(xml)).toBe(uuid);
+      expect((await open.describe()).status.name).toBe('TERMINATED');
+      expect(await terminatedBecause(open)).not.toBe('test: the run closes by itself');
+      expect(await finished(uuid)).toMatchObject({ status: 'FAILED' });
+    });
   });
 
   it('writes despite warnings with force=true only for a principal holding the force permission', async () => {

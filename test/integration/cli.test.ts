@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_MEANINGS } from '../../cli/errors.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -132,7 +133,7 @@ describe('entity-records CLI', () => {
     expect((await cli(['--help'])).code).toBe(0);
   });
 
-  it('exits 3 when the server cannot be reached, and for unexpected 4xx answers with their problem detail', async () => {
+  it('exits 3 when the server cannot be reached, and 4 for a request the server refuses (401, 404), with the problem detail', async () => {
     const closed = await freePort();
     const unreachable = await cli(['entity', 'get', '1'], { ENTITY_RECORDS_URL: `http://127.0.0.1:${closed}` });
     expect(unreachable.code).toBe(3);
@@ -140,12 +141,36 @@ describe('entity-records CLI', () => {
     expect(unreachable.stderr).toContain('ECONNREFUSED');
 
     const missing = await cli(['entity', 'get', '999999999']);
-    expect(missing.code).toBe(3);
+    expect(missing.code).toBe(4);
     expect(missing.stderr).toContain('404 EntityNotFound');
 
     const anonymous = await cli(['entity', 'get', String(created.entityId)], { ENTITY_RECORDS_TOKEN: '' });
-    expect(anonymous.code).toBe(3);
+    expect(anonymous.code).toBe(4);
     expect(anonymous.stderr).toContain('401 Unauthorized');
+    expect(anonymous.stderr).toContain('no Authorization header');
+
+    const wrong = await cli(['entity', 'get', String(created.entityId)], { ENTITY_RECORDS_TOKEN: 'not-a-configured-token' });
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain('the bearer token matches no token configured on this server');
+  });
+
+  it('lists every exit code in --help', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    for (const [code, meaning] of Object.entries(EXIT_MEANINGS)) expect(help.stdout).toContain(`  ${code}  ${meaning}`);
+  });
+
+  it('ends every XML document it prints with a newline', async () => {
+    const runs = {
+      entity: await cli(['entity', 'get', String(created.entityId)]),
+      search: await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType]),
+      updates: await cli(['updates', '--from', created.transaction]),
+      test: await cli(['batch', 'test', file('newline.xml', batchXml([create('a', `Řádek ${randomUUID()}`, { entityType })]))]),
+    };
+    for (const [command, run] of Object.entries(runs)) {
+      expect(run.code, `${command}: ${run.stderr}`).toBe(0);
+      expect(run.stdout, command).toMatch(/^<\?xml[\s\S]*>\n$/);
+    }
   });
 
   it('gets an entity by number and UUID, and in one revision', async () => {

@@ -3,7 +3,7 @@
 // headless Chromium (installed by scripts/ensure-chromium.sh when missing),
 // which may reach nothing but the test's own server.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -90,6 +90,25 @@ describe('/docs without a browser', () => {
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       await response.body?.cancel();
     }
+  });
+});
+
+describe('the addresses the README gives', () => {
+  it('answers every /docs address the README names, without a token; /docs/schemas/ lists the XSDs it serves', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const named = new Set([...readme.matchAll(/(?:`|http:\/\/127\.0\.0\.1:8080)(\/docs[^`\s)]*?)[.,]?(?=[`\s)])/g)].map((match) => match[1]!));
+    expect(named).toContain('/docs/schemas/');
+    for (const path of named) {
+      const response = await harness.api(path, { as: null });
+      expect(response.status, path).toBe(200);
+      await response.body?.cancel();
+    }
+    const index = await (await harness.api('/docs/schemas/', { as: null })).text();
+    const linked = [...index.matchAll(/href="(\/docs\/schemas\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(linked).toEqual(['/docs/schemas/entity-records-2025.xsd', '/docs/schemas/entity-records-2019.xsd']);
+    for (const path of linked) expect((await harness.api(path, { as: null })).status, path).toBe(200);
+    expect(index).toContain('http://cam.tacr.cz/2025');
+    expect((await harness.api('/docs/schemas', { as: null })).status).toBe(200);
   });
 });
 

@@ -54,11 +54,12 @@ function signed(harness: Harness, key: TestKey, options: { method?: string; path
   return send(harness.baseUrl, { ...options, method, headers: { ...options.headers, ...signature } });
 }
 
-/** The parts of a 401 that must not differ between causes (the request id does). */
+/** The parts of a 401 that do not differ between causes: status, media type, challenge (but for a bearer token's invalid_token) and code. */
 function refusal(answer: Answer): unknown {
-  const { requestId, ...body } = JSON.parse(answer.text) as Record<string, unknown>;
-  expect(requestId).toBeTypeOf('string');
-  return { status: answer.status, type: answer.headers['content-type'], challenge: answer.headers['www-authenticate'], body };
+  const body = JSON.parse(answer.text) as Record<string, unknown>;
+  expect(body.requestId).toBeTypeOf('string');
+  const challenge = String(answer.headers['www-authenticate']).replace(', error="invalid_token"', '');
+  return { status: answer.status, type: answer.headers['content-type'], challenge, code: body.code };
 }
 
 
@@ -139,48 +140,79 @@ describe('HMAC API keys', () => {
     });
   });
 
-  describe('every failure is the same 401', () => {
+  describe('every failure is a 401 that says which check failed, never with a secret', () => {
     const path = () => `/api/v2/entities/${entityId}`;
     const now = () => ndaDate(new Date());
     const signature = (secret: string, date: string, data = `127.0.0.1GET${path()}${date}`) => elzaSignature(secret, data);
     const header = (keyId: string, sig: string) => `NDA-HMAC-SHA256 KeyId=${keyId},Signature=${sig}`;
     const { keyId, secret } = TEST_KEYS.read;
 
-    const cases: Array<[string, () => Record<string, string>]> = [
-      ['no credentials at all', () => ({})],
-      ['no X-NDA-Date', () => ({ authorization: header(keyId, signature(secret, now())) })],
-      ['an X-NDA-Date of 13 digits', () => { const date = now().slice(0, 13); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
-      ['an X-NDA-Date that is no date (month 13)', () => { const date = `${now().slice(0, 4)}13${now().slice(6)}`; return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
-      ['an ISO date instead of yyyyMMddHHmmss', () => { const date = new Date().toISOString(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
-      ['a date 6 minutes old', () => { const date = ndaDate(new Date(Date.now() - 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
-      ['a date 6 minutes ahead', () => { const date = ndaDate(new Date(Date.now() + 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }],
-      ['an unknown keyId', () => { const date = now(); return { 'x-nda-date': date, authorization: header('no-such-key', signature(secret, date)) }; }],
-      ['a wrong secret', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(`${secret}x`, date)) }; }],
-      ['another key\'s signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(TEST_KEYS.admin.secret, date)) }; }],
-      ['a signature of another path', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1GET/api/v2/entities/${entityId + 1}${date}`)) }; }],
-      ['a signature of another method', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1POST${path()}${date}`)) }; }],
-      ['a signature of another host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `localhostGET${path()}${date}`)) }; }],
-      ['a signature with the port in the host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `${new URL(harness.baseUrl).host}GET${path()}${date}`)) }; }],
-      ['a signature of another date', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, ndaDate(new Date(Date.now() - 1000)))) }; }],
-      ['a truncated signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date).slice(0, -1)) }; }],
-      ['a hex signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, Buffer.from(signature(secret, date), 'base64').toString('hex')) }; }],
-      ['no Signature parameter', () => ({ 'x-nda-date': now(), authorization: `NDA-HMAC-SHA256 KeyId=${keyId}` })],
-      ['no KeyId parameter', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 Signature=${signature(secret, date)}` }; }],
-      ['the scheme alone', () => ({ 'x-nda-date': now(), authorization: 'NDA-HMAC-SHA256' })],
-      ['another HMAC scheme name', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA1 KeyId=${keyId},Signature=${signature(secret, date)}` }; }],
-      ['junk after the signature', () => { const date = now(); return { 'x-nda-date': date, authorization: `${header(keyId, signature(secret, date))},Extra=1` }; }],
-      ['the secret sent as the signature', () => ({ 'x-nda-date': now(), authorization: header(keyId, secret) })],
-      ['a bearer token that does not exist', () => ({ authorization: 'Bearer not-a-token-0000000000' })],
+    const cases: Array<[string, () => Record<string, string>, string]> = [
+      ['no credentials at all', () => ({}), 'NoCredentials'],
+      ['no X-NDA-Date', () => ({ authorization: header(keyId, signature(secret, now())) }), 'DateMissing'],
+      ['an X-NDA-Date of 13 digits', () => { const date = now().slice(0, 13); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateInvalid'],
+      ['an X-NDA-Date that is no date (month 13)', () => { const date = `${now().slice(0, 4)}13${now().slice(6)}`; return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateInvalid'],
+      ['an ISO date instead of yyyyMMddHHmmss', () => { const date = new Date().toISOString(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateInvalid'],
+      ['a date 6 minutes old', () => { const date = ndaDate(new Date(Date.now() - 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateOutsideWindow'],
+      ['a date 6 minutes ahead', () => { const date = ndaDate(new Date(Date.now() + 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateOutsideWindow'],
+      ['an unknown keyId', () => { const date = now(); return { 'x-nda-date': date, authorization: header('no-such-key', signature(secret, date)) }; }, 'UnknownKeyId'],
+      ['a wrong secret', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(`${secret}x`, date)) }; }, 'SignatureMismatch'],
+      ['another key\'s signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(TEST_KEYS.admin.secret, date)) }; }, 'SignatureMismatch'],
+      ['a signature of another path', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1GET/api/v2/entities/${entityId + 1}${date}`)) }; }, 'SignatureMismatch'],
+      ['a signature of another method', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1POST${path()}${date}`)) }; }, 'SignatureMismatch'],
+      ['a signature of another host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `localhostGET${path()}${date}`)) }; }, 'SignatureMismatch'],
+      ['a signature with the port in the host', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `${new URL(harness.baseUrl).host}GET${path()}${date}`)) }; }, 'SignatureMismatch'],
+      ['a signature of another date', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, ndaDate(new Date(Date.now() - 1000)))) }; }, 'SignatureMismatch'],
+      ['a truncated signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date).slice(0, -1)) }; }, 'MalformedSignatureHeader'],
+      ['a hex signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, Buffer.from(signature(secret, date), 'base64').toString('hex')) }; }, 'MalformedSignatureHeader'],
+      ['no Signature parameter', () => ({ 'x-nda-date': now(), authorization: `NDA-HMAC-SHA256 KeyId=${keyId}` }), 'MalformedSignatureHeader'],
+      ['no KeyId parameter', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 Signature=${signature(secret, date)}` }; }, 'MalformedSignatureHeader'],
+      ['the scheme alone', () => ({ 'x-nda-date': now(), authorization: 'NDA-HMAC-SHA256' }), 'MalformedSignatureHeader'],
+      ['another HMAC scheme name', () => { const date = now(); return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA1 KeyId=${keyId},Signature=${signature(secret, date)}` }; }, 'UnsupportedScheme'],
+      ['junk after the signature', () => { const date = now(); return { 'x-nda-date': date, authorization: `${header(keyId, signature(secret, date))},Extra=1` }; }, 'MalformedSignatureHeader'],
+      ['the secret sent as the signature', () => ({ 'x-nda-date': now(), authorization: header(keyId, secret) }), 'MalformedSignatureHeader'],
+      ['a bearer token that does not exist', () => ({ authorization: 'Bearer not-a-token-0000000000' }), 'UnknownToken'],
     ];
 
-    it.each(cases)('%s', async (_name, headers) => {
+    it.each(cases)('%s', async (_name, headers, reason) => {
       const answer = await send(harness.baseUrl, { pathAndQuery: path(), headers: headers() });
       expect(answer.status, answer.text).toBe(401);
       expect(answer.headers['www-authenticate']).toMatch(/^Bearer /);
       expect(answer.headers['www-authenticate']).toContain('NDA-HMAC-SHA256');
       const reference = await send(harness.baseUrl, { pathAndQuery: path() });
       expect(refusal(answer)).toEqual(refusal(reference));
-      expect(answer.text).not.toContain(secret);
+      const body = JSON.parse(answer.text) as { detail: string; properties: Record<string, unknown> };
+      expect(body.properties.reason, body.detail).toBe(reason);
+      expect(body.detail).not.toMatch(/^a valid Authorization header is required/);
+      for (const key of Object.values(TEST_KEYS)) expect(answer.text).not.toContain(key.secret);
+    });
+
+    it('names the parts of the canonical string the server signed when a signature does not match', async () => {
+      const date = now();
+      const pathAndQuery = `${path()}?note=Nov%C3%A1k+a+syn`;
+      const answer = await send(harness.baseUrl, { pathAndQuery, headers: { 'x-nda-date': date, authorization: header(keyId, signature(`${secret}x`, date)) } });
+      const body = JSON.parse(answer.text) as { detail: string; properties: Record<string, unknown> };
+      expect(body.properties).toEqual({
+        reason: 'SignatureMismatch',
+        canonicalHost: '127.0.0.1',
+        canonicalMethod: 'GET',
+        canonicalPath: path(),
+        canonicalQuery: 'note=Novák a syn',
+        canonicalDate: date,
+      });
+      expect(body.detail).toContain(`key id "${keyId}"`);
+      expect(body.detail).toContain(`path "${path()}"`);
+      expect(answer.headers['www-authenticate']).not.toContain('invalid_token');
+    });
+
+    it('says how far a date lies from the server\'s clock, and marks a wrong bearer token invalid_token', async () => {
+      const old = ndaDate(new Date(Date.now() - 360_000));
+      const late = await send(harness.baseUrl, { pathAndQuery: path(), headers: { 'x-nda-date': old, authorization: header(keyId, signature(secret, old)) } });
+      expect((JSON.parse(late.text) as { detail: string }).detail).toMatch(new RegExp(`^X-NDA-Date ${old} is 36\\d s behind the server's clock \\(\\d{14}\\); a signature is accepted up to 300 s either way$`));
+      const bearer = await send(harness.baseUrl, { pathAndQuery: path(), headers: { authorization: 'Bearer not-a-token-0000000000' } });
+      expect(bearer.headers['www-authenticate']).toBe('Bearer realm="entity-records", error="invalid_token", NDA-HMAC-SHA256 realm="entity-records"');
+      const none = await send(harness.baseUrl, { pathAndQuery: path() });
+      expect(none.headers['www-authenticate']).toBe('Bearer realm="entity-records", NDA-HMAC-SHA256 realm="entity-records"');
     });
 
     it('accepts a read signature used a second time', async () => {
@@ -365,9 +397,9 @@ describe('HMAC API keys', () => {
       expect(batch!.submitted_by).toBe('key-writer');
     });
 
-    it('exits 3 with the 401 for a wrong secret, and 2 for a key id without a secret', async () => {
+    it('exits 4 with the 401 for a wrong secret, and 2 for a key id without a secret', async () => {
       const wrong = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId, '--key-secret', 'x'.repeat(40)], {});
-      expect(wrong.code).toBe(3);
+      expect(wrong.code).toBe(4);
       expect(wrong.stderr).toContain('401 Unauthorized');
       const half = await cli(['entity', 'get', String(entityId), '--key-id', TEST_KEYS.read.keyId], {});
       expect(half.code).toBe(2);

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CancelledFailure } from '@temporalio/common';
+import { ActivityCancellationDetails, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchActivities, type BatchHeartbeat } from '../../activities/batches.ts';
@@ -18,7 +18,7 @@ import { startHarness, type Harness } from '../support/harness.ts';
 // The batch and export activities in @temporalio/testing's
 // MockActivityEnvironment, on the real database: what they heartbeat, and
 // what a cancel, a terminate or a lost place does to them. Temporal's answer
-// to "is this attempt still wanted" is played by the test.
+// to "is this attempt still wanted", and to the heartbeats, is played by the test.
 
 describe('job activities under MockActivityEnvironment', () => {
   const entityType = `ACT-${randomUUID()}`;
@@ -33,6 +33,18 @@ describe('job activities under MockActivityEnvironment', () => {
 
   const wanted: CheckAttempt = async () => ({ wanted: true });
   const standing = (value: AttemptStanding): CheckAttempt => async () => value;
+  /**
+   * Temporal on an attempt whose workflow is gone or has moved on: the check
+   * says so, and the next heartbeat is answered NotFound, which the SDK turns
+   * into a cancel. `seen` records when that answer came.
+   */
+  const gone = (env: MockActivityEnvironment, value: AttemptStanding, seen: string[]): CheckAttempt => async () => {
+    setTimeout(() => {
+      seen.push('NotFound');
+      env.cancel('NOT_FOUND', new ActivityCancellationDetails({ notFound: true }));
+    }, 50);
+    return value;
+  };
 
   /** An activity environment whose activity belongs to the workflow of `id`. */
   function environment(id: string) {
@@ -83,11 +95,15 @@ describe('job activities under MockActivityEnvironment', () => {
     expect(await revisionsOf(id)).toBe(0);
   });
 
-  it('applyBatch does not commit when Temporal says the workflow was terminated, and records why', async () => {
+  it('applyBatch does not commit when Temporal says the workflow was terminated, records why, and ends once its heartbeat is answered NotFound', async () => {
     const id = await storedBatch(['Rudolf II.']);
     const { env } = environment(id);
-    const activities = batchActivities(standing({ wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }));
+    const seen: string[] = [];
+    const activities = batchActivities(gone(env, { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }, seen));
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    seen.push('ended');
+    // The SDK knows the server has no use for this attempt's end, and does not report it (no "Activity not found on completion").
+    expect(seen).toEqual(['NotFound', 'ended']);
     const batch = await findBatch(await pgPool(harness.orm), id);
     expect(batch?.status).toBe('FAILED');
     expect(batch?.error).toContain('terminated by an operator');
@@ -97,12 +113,16 @@ describe('job activities under MockActivityEnvironment', () => {
   it('applyBatch steps aside without a word when another attempt or run owns the batch', async () => {
     const id = await storedBatch(['Edward Kelley']);
     const { env } = environment(id);
-    const activities = batchActivities(standing({ wanted: false, ending: 'superseded', reason: 'workflow reset' }));
+    const seen: string[] = [];
+    const activities = batchActivities(gone(env, { wanted: false, ending: 'superseded', reason: 'workflow reset' }, seen));
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
+    seen.push('ended');
+    expect(seen).toEqual(['NotFound', 'ended']);
     // The owner applies it; nothing was written and nothing recorded by this attempt.
     expect(await findBatch(await pgPool(harness.orm), id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
-    expect(await env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
+    // The owner is another attempt, in an environment of its own (this one is cancelled for good).
+    expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
     expect(await revisionsOf(id)).toBe(1);
   });
 
@@ -162,8 +182,11 @@ describe('job activities under MockActivityEnvironment', () => {
     it('runExport removes the file it finished when Temporal says its workflow was terminated', async () => {
       const id = await storedExport();
       const { env } = environment(id);
-      const activities = exportActivities(standing({ wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }));
+      const seen: string[] = [];
+      const activities = exportActivities(gone(env, { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }, seen));
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
+      seen.push('ended');
+      expect(seen).toEqual(['NotFound', 'ended']);
       const row = await findExport(await pgPool(harness.orm), id);
       expect(row?.status).toBe('FAILED');
       expect(row?.error).toContain('terminated by an operator');

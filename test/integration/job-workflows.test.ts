@@ -28,6 +28,8 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
         executable: { type: 'existing-path', path: ensureTemporalBinary() },
         searchAttributes: Object.values(SEARCH_ATTRIBUTES).map((key) => defineSearchAttributeKey(key.name, SearchAttributeType.KEYWORD)),
         extraArgs: ['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+        // Its own warnings about a fresh in-memory cluster (a generated cluster id) are no news here.
+        log: { format: 'pretty', level: 'error' },
       },
     });
   });

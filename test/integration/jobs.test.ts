@@ -13,7 +13,7 @@ import { batchJobDetail, batchJobStatus, exportJobDetail, exportJobStatus } from
 import { batchJobView, exportJobView } from '../../services/jobs/view.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { Gate } from '../support/gate.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { eventually, startHarness, temporalCoreWarnings, type Harness } from '../support/harness.ts';
 
 // What an operator's actions in the Temporal UI do to a running batch or
 // export, against the real dev server: cancel and terminate stop it with
@@ -40,6 +40,8 @@ describe('operator actions on running jobs', () => {
   });
   afterAll(async () => {
     await harness?.close();
+    // Terminated, cancelled and reset jobs end cleanly: the SDK has nothing to warn about ("Activity not found on completion").
+    expect(temporalCoreWarnings()).toEqual([]);
   });
 
   const deps = () => ({ ...harness, log: createLogger('silent', 'test'), tokens: 'disabled' as const });
@@ -76,6 +78,13 @@ describe('operator actions on running jobs', () => {
       const row = await findBatch(await pgPool(harness.orm), batchId);
       return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
     });
+  /**
+   * Every activity of the worker has ended. A stopped job's row and workflow
+   * say so before its attempt has ended: the attempt waits for its heartbeat's
+   * NotFound first. A test leaving it running would have it cut off by the
+   * worker's shutdown, and its end reported to a server that answers NotFound.
+   */
+  const attemptsEnded = () => eventually(async () => (harness.worker!.activitiesInFlight() === 0 ? true : undefined));
   const closed = (workflowId: string) =>
     eventually(async () => {
       const { status } = await harness.temporal.workflow.getHandle(workflowId).describe();
@@ -136,6 +145,7 @@ describe('operator actions on running jobs', () => {
     expect(await written(id)).toBe(0);
     expect(await transactions(id)).toBe(0);
     expect(await closed(id)).toBe('TERMINATED');
+    await attemptsEnded();
   });
 
   it('reset mid-run: the old run steps aside, the new run applies the batch once', async () => {
@@ -152,6 +162,7 @@ describe('operator actions on running jobs', () => {
     const latest = await harness.temporal.workflow.getHandle(id).describe();
     expect(latest.runId).toBe(reset);
     expect(await closed(id)).toBe('COMPLETED');
+    await attemptsEnded();
   });
 
   it('reset after the batch completed: the new run finds it applied and writes nothing again', async () => {
@@ -192,6 +203,7 @@ describe('operator actions on running jobs', () => {
     expect(row.error).toContain('terminated by an operator');
     expect(readdirSync(harness.config.exportDir).filter((name) => name.includes(id))).toEqual([]);
     expect(await closed(id)).toBe('TERMINATED');
+    await attemptsEnded();
   });
 
   it('an export workflow closes as soon as its file is ready', async () => {

@@ -65,7 +65,7 @@ interface ProblemBody {
 }
 
 /** Served, but not part of either API contract. */
-const NOT_IN_CONTRACT = new Set(['GET /health', 'GET /metrics', 'GET /docs', 'GET /docs/v2', 'GET /docs/v1', 'GET /docs/assets/{file}', 'GET /docs/schemas/{file}']);
+const NOT_IN_CONTRACT = new Set(['GET /health', 'GET /metrics', 'GET /docs', 'GET /docs/v2', 'GET /docs/v1', 'GET /docs/assets/{file}', 'GET /docs/schemas', 'GET /docs/schemas/{file}']);
 
 /** A test token that lacks each permission (admin holds every permission, so read has none). */
 const LACKING: Record<string, TokenName | undefined> = { read: undefined, write: 'read', export: 'write', force: 'write' };

@@ -243,6 +243,35 @@ describe('default admin token', () => {
     expect(second.authenticate(`${token}x`)).toBeUndefined();
   });
 
+  it('a 401 says whether the token was missing or matched none, and where this server keeps the admin token it generated', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'entity-records-tokens-'));
+    const generated = await startHarness({ worker: false, env: { AUTH_TOKENS: '', DATA_DIR: dataDir } });
+    const configured = await startHarness({ worker: false });
+    try {
+      const file = join(dataDir, 'secrets', 'admin-token');
+      const refusal = async (server: Harness, headers: Record<string, string>) => {
+        const response = await fetch(`${server.baseUrl}/api/v2/entities/1`, { headers });
+        expect(response.status).toBe(401);
+        return (await response.json()) as { detail: string; properties: { reason: string } };
+      };
+      const missing = await refusal(generated, {});
+      expect(missing.properties.reason).toBe('NoCredentials');
+      expect(missing.detail).toMatch(/^no Authorization header: send "Authorization: Bearer <token>"/);
+      expect(missing.detail).toContain(`admin token is in ${file}`);
+      const wrong = await refusal(generated, { authorization: 'Bearer not-this-servers-token' });
+      expect(wrong.properties.reason).toBe('UnknownToken');
+      expect(wrong.detail).toMatch(/^the bearer token matches no token configured on this server/);
+      expect(wrong.detail).toContain(`admin token is in ${file}`);
+      const other = await refusal(generated, { authorization: 'Basic dXNlcjpwYXNz' });
+      expect(other.properties.reason).toBe('UnsupportedScheme');
+      // With AUTH_TOKENS configured no token was generated, and none is named.
+      for (const headers of [{}, { authorization: 'Bearer not-this-servers-token' }] as Record<string, string>[]) expect((await refusal(configured, headers)).detail).not.toContain('admin-token');
+    } finally {
+      await generated.close();
+      await configured.close();
+    }
+  });
+
   it('takes configured tokens, also as SHA-256 hashes, and refuses a malformed list at start', () => {
     const hash = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'; // sha256("test")
     const tokens = loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: JSON.stringify([{ tokenSha256: hash, name: 'hashed', permissions: ['read'] }]) }, () => undefined);

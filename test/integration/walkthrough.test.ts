@@ -1,12 +1,16 @@
 // The README's walkthrough, run as written: a fresh `npm start` (its own
 // Temporal dev server, an empty database, the generated admin token) in a
 // folder that mirrors the project's (every entry a symlink, except .data),
-// then every command of the section, in order, in one bash. The only edit is
-// the port: the service listens on a free one instead of 8080. PATH lacks
-// npm's node_modules/.bin, as in a plain terminal: the CLI must bring its
-// own Node. Then the v1 examples through the API. The assertions are about
-// outcomes (written, readable, found, exported), not the CLI's wording.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// then every command of the sections meant to be pasted (Walkthrough, The
+// API, Search), in order, in one bash; and all of it once more on the same
+// database, as a reader runs it again. The only edits are the port (the
+// service listens on a free one instead of 8080) and the database (the
+// shell's DATABASE_URL is the one `npm start` got, so `npm run db:reset`
+// empties this run's). PATH lacks npm's node_modules/.bin, as in a plain
+// terminal: the CLI must bring its own Node. Then the v1 examples through
+// the API. The assertions are about outcomes (written, readable, found,
+// exported), not the CLI's wording.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -19,7 +23,7 @@ import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { eventually } from '../support/harness.ts';
-import { readmeSection, recordingScript, shellCommands, type ReadmeCommand } from '../support/readme-commands.ts';
+import { PASTED_SECTIONS, readmeSection, recordingScript, shellCommands, type ReadmeCommand } from '../support/readme-commands.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README_URL = 'http://127.0.0.1:8080';
@@ -50,17 +54,11 @@ describe('README walkthrough', () => {
   let stack: ChildProcess | undefined;
   let stackExit: Promise<unknown> | undefined;
   let token: string;
-  let outcomes: Outcome[] = [];
 
   const api = (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${token}`);
     return fetch(`${baseUrl}${path}`, { ...init, headers });
-  };
-  const outcomeOf = (pattern: RegExp): Outcome => {
-    const found = outcomes.find((outcome) => pattern.test(outcome.line));
-    if (!found) throw new Error(`the walkthrough has no command matching ${pattern}`);
-    return found;
   };
 
   beforeAll(async () => {
@@ -97,27 +95,7 @@ describe('README walkthrough', () => {
       return health?.ok ? true : undefined;
     }, 240_000);
     token = readFileSync(join(folder, '.data', 'secrets', 'admin-token'), 'utf8').trim();
-
-    const commands = shellCommands(readmeSection(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'Walkthrough')).map((command) => ({
-      ...command,
-      line: command.line.replaceAll(README_URL, baseUrl),
-    }));
-    const outDir = join(folder, '.data', 'walkthrough-output');
-    mkdirSync(outDir);
-    const shell = spawnSync('bash', ['-c', recordingScript(commands, outDir)], {
-      cwd: folder,
-      env: { ...cleanEnv({}), ENTITY_RECORDS_URL: baseUrl },
-      encoding: 'utf8',
-      timeout: 600_000,
-    });
-    if (shell.error) throw shell.error;
-    outcomes = commands.map((command, index) => ({
-      ...command,
-      code: Number(readFileSync(join(outDir, `${index}.code`), 'utf8').trim()),
-      stdout: readFileSync(join(outDir, `${index}.out`), 'utf8'),
-      stderr: readFileSync(join(outDir, `${index}.err`), 'utf8'),
-    }));
-  }, 900_000);
+  }, 300_000);
 
   afterAll(async () => {
     if (stack?.pid !== undefined && stack.exitCode === null) {
@@ -136,74 +114,122 @@ describe('README walkthrough', () => {
     if (folder) rmSync(folder, { recursive: true, force: true });
   }, 120_000);
 
-  it('runs every command with the exit code the README gives it, and without a warning to ignore', () => {
-    expect(outcomes.length).toBeGreaterThan(15);
-    for (const outcome of outcomes) {
-      expect(outcome.code, `${outcome.line}\n${outcome.stderr}`).toBe(outcome.expectedExit);
-      expect(outcome.stderr, outcome.line).not.toMatch(/npm warn|EBADENGINE|ExperimentalWarning/i);
-    }
-  });
+  /** Pastes every command of the README's PASTED_SECTIONS, in order, into one bash, and collects each one's outcome. */
+  async function paste(run: number): Promise<Outcome[]> {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const commands = PASTED_SECTIONS.flatMap((section) => shellCommands(readmeSection(readme, section))).map((command) => ({
+      ...command,
+      line: command.line.replaceAll(README_URL, baseUrl),
+    }));
+    const outDir = join(folder, '.data', `walkthrough-output-${run}`);
+    mkdirSync(outDir);
+    // Not spawnSync: a blocked event loop would let this process's idle keep-alive sockets outlive the server's timeout.
+    const shell = spawn('bash', ['-c', recordingScript(commands, outDir)], {
+      cwd: folder,
+      env: { ...cleanEnv({}), ENTITY_RECORDS_URL: baseUrl, DATABASE_URL: databaseUrl },
+      stdio: 'ignore',
+      timeout: 600_000,
+    });
+    const [code, signal] = (await once(shell, 'exit')) as [number | null, NodeJS.Signals | null];
+    if (signal) throw new Error(`the walkthrough's shell was stopped (${signal}) after ${readdirSync(outDir).length / 3} commands`);
+    expect(code).not.toBeNull();
+    return commands.map((command, index) => ({
+      ...command,
+      code: Number(readFileSync(join(outDir, `${index}.code`), 'utf8').trim()),
+      stdout: readFileSync(join(outDir, `${index}.out`), 'utf8'),
+      stderr: readFileSync(join(outDir, `${index}.err`), 'utf8'),
+    }));
+  }
 
-  it('writes the first batch: four records, readable by number and UUID', async () => {
-    const result = await api(`/api/v2/batches/${FIRST_BATCH}/result`);
-    expect(await result.text()).toContain('<batchChangeSuccess');
-    for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect((await api(`/api/v2/entities/${uuid}`)).status, uuid).toBe(200);
-    expect(outcomeOf(/entity get 1$/).stdout).toContain(KAREL);
-    expect(outcomeOf(new RegExp(`entity get ${JOSEF}$`)).stdout).toContain('Josef');
-  });
+  for (const run of [1, 2]) {
+    describe(run === 1 ? 'pasted on a fresh npm start' : 'pasted again, on the same database', () => {
+      let outcomes: Outcome[] = [];
+      const outcomeOf = (pattern: RegExp): Outcome => {
+        const found = outcomes.find((outcome) => pattern.test(outcome.line));
+        if (!found) throw new Error(`the README has no command matching ${pattern}`);
+        return found;
+      };
 
-  it('finds the records by name, whatever the case and accents', () => {
-    const count = Number(/<count>(\d+)<\/count>/.exec(outcomeOf(/search --name capek/).stdout)?.[1]);
-    expect(count).toBeGreaterThanOrEqual(2);
-  });
+      beforeAll(async () => {
+        outcomes = await paste(run);
+      }, 900_000);
 
-  it('applies the update and the state change built on the current revs', async () => {
-    expect(await (await api(`/api/v2/entities/${KAREL}`)).text()).toContain('Dacier');
-    expect(await (await api(`/api/v2/entities/${JOSEF}`)).text()).toMatch(/state="E?RS_APPROVED"/);
-  });
+      it('runs every command with the exit code the README gives it, and without a warning to ignore', () => {
+        expect(outcomes.length).toBeGreaterThan(15);
+        for (const outcome of outcomes) {
+          expect(outcome.code, `${outcome.line}\n${outcome.stderr}`).toBe(outcome.expectedExit);
+          expect(outcome.stderr, outcome.line).not.toMatch(/npm warn|EBADENGINE|ExperimentalWarning/i);
+        }
+      });
 
-  it('refuses the warnings-only batch with a force key, then writes it with that key', async () => {
-    expect(readFileSync(join(folder, 'walkthrough', '04-refused.xml'), 'utf8')).toMatch(/<forceKey>[^<]+<\/forceKey>/);
-    expect((await api(`/api/v2/entities/${NAMESAKE}`)).status).toBe(200);
-  });
+      it('starts from an empty database', () => {
+        expect(outcomeOf(/db:reset/).stdout).toMatch(run === 1 ? /0 records, 0 batches/ : /[1-9]\d* records, [1-9]\d* batches and [1-9]\d* exports/);
+      });
 
-  it('writes nothing of the invalid batch, neither tested nor submitted', async () => {
-    expect(outcomeOf(/batch test examples\/v2\/05-invalid/).stderr).toMatch(/2 errors/);
-    expect((await api(`/api/v2/entities/${NAMELESS}`)).status).toBe(404);
-  });
+      it('writes the first batch: four records, readable by number and UUID', async () => {
+        const result = await api(`/api/v2/batches/${FIRST_BATCH}/result`);
+        expect(await result.text()).toContain('<batchChangeSuccess');
+        for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect((await api(`/api/v2/entities/${uuid}`)).status, uuid).toBe(200);
+        expect(outcomeOf(/entity get 1$/).stdout).toContain(KAREL);
+        expect(outcomeOf(new RegExp(`entity get ${JOSEF}$`)).stdout).toContain('Josef');
+      });
 
-  it('lists what changed after the first batch, and exports the records and their changes', async () => {
-    const updates = outcomeOf(/updates --from/).stdout;
-    for (const uuid of [KAREL, JOSEF, NAMESAKE]) expect(updates, uuid).toContain(uuid);
-    expect(updates).not.toContain(NEMCOVA);
+      it('finds the records by name, whatever the case and accents, with the CLI and with curl', () => {
+        const count = Number(/<count>(\d+)<\/count>/.exec(outcomeOf(/search --name capek/).stdout)?.[1]);
+        expect(count).toBeGreaterThanOrEqual(2);
+        // Karel and Josef Čapek and Karel's namesake, as the Search section says.
+        expect(outcomeOf(/api\/v2\/search/).stdout).toContain('<count>3</count>');
+      });
 
-    const snapshot = readFileSync(join(folder, 'walkthrough', 'snapshot.xml'));
-    await validateDocument(snapshot, 'v2');
-    for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect(snapshot.toString('utf8'), uuid).toContain(uuid);
-    const revisions = readFileSync(join(folder, 'walkthrough', 'revisions.xml'));
-    await validateDocument(revisions, 'v2');
-    expect(revisions.toString('utf8')).toContain('Dacier');
-  });
+      it('applies the update and the state change built on the current revs', async () => {
+        expect(await (await api(`/api/v2/entities/${KAREL}`)).text()).toContain('Dacier');
+        expect(await (await api(`/api/v2/entities/${JOSEF}`)).text()).toMatch(/state="E?RS_APPROVED"/);
+      });
 
-  it('runs the v1 series after the README submitted its first batch: update, approve, a refused namesake, an invalid batch', async () => {
-    expect(outcomeOf(/api\/v1\/batches/).stdout).toMatch(/<bus[\s>]/);
-    const submitV1 = async (file: string, rev?: string) => {
-      let body = readFileSync(join(ROOT, 'examples', 'v1', file), 'utf8');
-      if (rev !== undefined) body = body.replaceAll(PLACEHOLDER_REV, rev);
-      const response = await api('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body });
-      expect(response.status, file).toBe(200);
-      return response.text();
-    };
-    const currentRev = async (uuid: string) => /<rev>([^<]+)<\/rev>/.exec(await (await api(`/api/v2/entities/${uuid}`)).text())![1]!;
+      it('refuses the warnings-only batch with a force key, then writes it with that key', async () => {
+        expect(readFileSync(join(folder, 'walkthrough', '04-refused.xml'), 'utf8')).toMatch(/<forceKey>[^<]+<\/forceKey>/);
+        expect((await api(`/api/v2/entities/${NAMESAKE}`)).status).toBe(200);
+      });
 
-    expect(await submitV1('02-update.xml', await currentRev(V1.tgm))).toMatch(/<bus[\s>]/);
-    expect(await (await api(`/api/v2/entities/${V1.tgm}`)).text()).toContain('prezident republiky');
-    expect(await submitV1('03-approve.xml', await currentRev(V1.alice))).toMatch(/<bus[\s>]/);
-    expect(await (await api(`/api/v2/entities/${V1.alice}`)).text()).toMatch(/state="E?RS_APPROVED"/);
-    expect(await submitV1('04-namesake.xml')).toMatch(/<bue[\s>]/);
-    expect((await api(`/api/v2/entities/${V1.namesake}`)).status).toBe(404);
-    expect(await submitV1('05-invalid.xml')).toMatch(/<bue[\s>]/);
-  });
+      it('writes nothing of the invalid batch, neither tested nor submitted', async () => {
+        expect(outcomeOf(/batch test examples\/v2\/05-invalid/).stderr).toMatch(/2 errors/);
+        expect((await api(`/api/v2/entities/${NAMELESS}`)).status).toBe(404);
+      });
+
+      it('lists what changed after the first batch, and exports the records and their changes', async () => {
+        const updates = outcomeOf(/updates --from/).stdout;
+        for (const uuid of [KAREL, JOSEF, NAMESAKE]) expect(updates, uuid).toContain(uuid);
+        expect(updates).not.toContain(NEMCOVA);
+
+        const snapshot = readFileSync(join(folder, 'walkthrough', 'snapshot.xml'));
+        await validateDocument(snapshot, 'v2');
+        for (const uuid of [KAREL, JOSEF, NEMCOVA, CLUB]) expect(snapshot.toString('utf8'), uuid).toContain(uuid);
+        const revisions = readFileSync(join(folder, 'walkthrough', 'revisions.xml'));
+        await validateDocument(revisions, 'v2');
+        expect(revisions.toString('utf8')).toContain('Dacier');
+      });
+
+      it('runs the v1 series after the README submitted its first batch: update, approve, a refused namesake, an invalid batch', async () => {
+        expect(outcomeOf(/api\/v1\/batches/).stdout).toMatch(/<bus[\s>]/);
+        const submitV1 = async (file: string, rev?: string) => {
+          let body = readFileSync(join(ROOT, 'examples', 'v1', file), 'utf8');
+          if (rev !== undefined) body = body.replaceAll(PLACEHOLDER_REV, rev);
+          const response = await api('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body });
+          expect(response.status, file).toBe(200);
+          return response.text();
+        };
+        const currentRev = async (uuid: string) => /<rev>([^<]+)<\/rev>/.exec(await (await api(`/api/v2/entities/${uuid}`)).text())![1]!;
+
+        expect(await submitV1('02-update.xml', await currentRev(V1.tgm))).toMatch(/<bus[\s>]/);
+        expect(await (await api(`/api/v2/entities/${V1.tgm}`)).text()).toContain('prezident republiky');
+        expect(await submitV1('03-approve.xml', await currentRev(V1.alice))).toMatch(/<bus[\s>]/);
+        expect(await (await api(`/api/v2/entities/${V1.alice}`)).text()).toMatch(/state="E?RS_APPROVED"/);
+        expect(await submitV1('04-namesake.xml')).toMatch(/<bue[\s>]/);
+        expect((await api(`/api/v2/entities/${V1.namesake}`)).status).toBe(404);
+        expect(await submitV1('05-invalid.xml')).toMatch(/<bue[\s>]/);
+      });
+    });
+  }
 });
 
 /** The environment of a plain terminal: none of the test run's settings, no npm-provided PATH entries. */

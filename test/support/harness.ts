@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import { SdkComponent, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
@@ -68,10 +69,42 @@ export interface HarnessOptions {
 }
 
 let runtimeInstalled = false;
+const coreWarnings: string[] = [];
+
+/**
+ * The warnings of the Temporal SDK's core (its native half) in this test
+ * process so far. Each is also printed, under the test that caused it; a
+ * test that must leave none (a terminated job ends cleanly) asserts so.
+ */
+export function temporalCoreWarnings(): readonly string[] {
+  return coreWarnings;
+}
+
+/**
+ * The SDK's logs: errors printed; the core's warnings (forwarded here, not
+ * written to stderr by the native side) recorded and printed; the rest,
+ * such as the worker's "Activity failed" of a test's deliberate failure,
+ * dropped.
+ */
+const sdkLogger: Logger = {
+  log(level: LogLevel, message: string, meta?: LogMetadata) {
+    if (level === 'ERROR') console.error(message);
+    if (level === 'WARN' && meta?.sdkComponent === SdkComponent.core) {
+      coreWarnings.push(message);
+      const { spanContexts: _spans, sdkComponent: _component, ...fields } = meta;
+      console.warn(`Temporal SDK core: ${message}`, fields);
+    }
+  },
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message, meta) => sdkLogger.log('WARN', message, meta),
+  error: (message, meta) => sdkLogger.log('ERROR', message, meta),
+};
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m: string) => console.error(m) } });
+    Runtime.install({ logger: sdkLogger, telemetryOptions: { logging: { forward: {} } } });
     runtimeInstalled = true;
   }
   const config = loadConfig({
