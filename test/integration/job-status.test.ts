@@ -7,6 +7,7 @@ import { findExport } from '../../services/exports/requests.ts';
 import { WorkflowReads, workflowReads } from '../../services/jobs/workflow-reads.ts';
 import type { JobWorkflowState } from '../../temporal/job-workflow.ts';
 import { batchXml, create, update } from '../support/batches.ts';
+import { Gate } from '../support/gate.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
 
 // Status reads of running jobs are cheap (one describe shared by the reads of
@@ -112,48 +113,6 @@ describe('workflow reads of running jobs', () => {
   });
 });
 
-/** Holds an activity at its next step until the test releases it. */
-class Holds {
-  private readonly held = new Set<string>();
-  private readonly entries = new Map<string, { reached: Promise<void>; reach: () => void; released: Promise<void>; release: () => void }>();
-
-  /** The next step of job `id` waits. */
-  hold(id: string): void {
-    this.held.add(id);
-  }
-
-  /** The activities' test seam. */
-  async pass(id: string): Promise<void> {
-    if (!this.held.delete(id)) return;
-    const entry = this.entry(id);
-    entry.reach();
-    await entry.released;
-  }
-
-  /** Resolves once the activity of `id` waits; returns its release. */
-  async reached(id: string): Promise<() => void> {
-    const entry = this.entry(id);
-    await entry.reached;
-    return () => {
-      this.entries.delete(id);
-      entry.release();
-    };
-  }
-
-  private entry(id: string) {
-    let entry = this.entries.get(id);
-    if (!entry) {
-      let reach!: () => void;
-      let release!: () => void;
-      const reached = new Promise<void>((resolve) => (reach = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      entry = { reached, reach, released, release };
-      this.entries.set(id, entry);
-    }
-    return entry;
-  }
-}
-
 interface JobPlan {
   hold?: boolean;
   failFirst?: boolean;
@@ -161,7 +120,7 @@ interface JobPlan {
 
 describe('job status against the real service', () => {
   const entityType = `STATUS-${randomUUID()}`;
-  const holds = new Holds();
+  const holds = new Gate();
   /** Jobs whose first activity attempt fails (after writing a step, inside its transaction). */
   const failFirstAttempt = new Set<string>();
   let harness: Harness;

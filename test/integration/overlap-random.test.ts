@@ -7,22 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgPool } from '../../db/orm.ts';
 import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
+import { seededRandom } from '../../bench/lib/generate.ts';
 import { findBatch } from '../../services/batches/store.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { FeedFollower } from '../support/feed-follower.ts';
 import { eventually, startHarness, type Harness } from '../support/harness.ts';
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('overlapping batches on two workers, followed through the change feed', () => {
   let harness: Harness;
