@@ -37,6 +37,16 @@ const configSchema = z.object({
   /** Applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
   WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
   /**
+   * The lanes this worker process polls: `bulk`, `interactive`, or both
+   * (`bulk,interactive`, the default). `npm start` runs one process of each,
+   * so small batches apply on an event loop no import keeps busy.
+   */
+  WORKER_LANES: z
+    .string()
+    .default('bulk,interactive')
+    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
+    .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  /**
    * A batch is small (the interactive lane) when it has at most this many
    * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it
    * is submitted. SMALL_BATCH_MAX_BYTES=0 sends every batch to the bulk lane.

@@ -1,11 +1,12 @@
 // `npm start`: the whole service on its embedded defaults. Starts (when not
 // configured elsewhere) a Temporal dev server persisted under DATA_DIR,
-// prepares the PostgreSQL database, then runs one worker and one API as child
-// processes. Ctrl-C stops them in reverse order.
+// prepares the PostgreSQL database, then runs the worker (one process per
+// lane: bulk, interactive) and the API as child processes. Ctrl-C stops them
+// in reverse order.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, ConfigError } from '../config.ts';
+import { loadConfig, ConfigError, type Config } from '../config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import { portIsFree } from './lib/ports.ts';
 import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
@@ -82,17 +83,37 @@ async function main(): Promise<void> {
   const workflowBundle = resolve(dataDir, 'workflow-bundle.js');
   execFileSync(process.execPath, [resolve(projectRoot(), 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
   const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
-  for (const entry of ['worker/main.ts', 'api/main.ts']) {
-    const child = spawn(process.execPath, [resolve(projectRoot(), entry)], { env, stdio: 'inherit' });
+  for (const { entry, name, extraEnv } of [...workerProcesses(config), { entry: 'api/main.ts', name: 'api', extraEnv: {} }]) {
+    const child = spawn(process.execPath, [resolve(projectRoot(), entry)], { env: { ...env, ...extraEnv }, stdio: 'inherit' });
     child.once('exit', (code, signal) => {
       if (!stopping) {
-        say(`${entry} exited (${signal ?? `code ${code}`}); stopping the rest`);
+        say(`${name} exited (${signal ?? `code ${code}`}); stopping the rest`);
         void stopAll(1);
       }
     });
     children.push(child);
   }
   say(`API at http://${config.HOST}:${config.PORT} (health: /health). Ctrl-C stops everything.`);
+}
+
+/**
+ * One worker process per lane unless WORKER_LANES says otherwise: a small
+ * batch's apply then runs on an event loop of its own, never behind the
+ * parsing of an import in the bulk process (docs/performance.md, issue 26).
+ * With WORKER_METRICS_PORT set, the interactive process serves its metrics on
+ * the next port.
+ */
+function workerProcesses(config: Config): { entry: string; name: string; extraEnv: Record<string, string> }[] {
+  if (process.env.WORKER_LANES) return [{ entry: 'worker/main.ts', name: `worker (${config.WORKER_LANES.join(', ')})`, extraEnv: {} }];
+  const metricsPort = config.WORKER_METRICS_PORT;
+  return [
+    { entry: 'worker/main.ts', name: 'worker (bulk)', extraEnv: { WORKER_LANES: 'bulk' } },
+    {
+      entry: 'worker/main.ts',
+      name: 'worker (interactive)',
+      extraEnv: { WORKER_LANES: 'interactive', ...(metricsPort === undefined ? {} : { WORKER_METRICS_PORT: String(metricsPort + 1) }) },
+    },
+  ];
 }
 
 function redact(databaseUrl: string): string {

@@ -6,7 +6,7 @@ import { createExportActivities, type ExportActivityDeps } from '../activities/e
 import { checkAttemptWith, HEARTBEAT_EVERY_MS } from '../activities/job-control.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
-import { laneTaskQueue } from '../temporal/names.ts';
+import { laneTaskQueue, type Lane } from '../temporal/names.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -36,6 +36,8 @@ export interface WorkerDeps {
   maxConcurrentActivities?: number;
   /** Small batches' activities run at once, in the interactive lane (WORKER_INTERACTIVE_ACTIVITIES). */
   interactiveActivities?: number;
+  /** The lanes this process polls (WORKER_LANES); default both. */
+  lanes?: readonly Lane[];
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -62,24 +64,29 @@ export interface ActivitySlots {
 }
 
 /**
- * The slots of each lane within what the pool serves (`total`): the
- * interactive lane keeps what it asks for, up to all but one, and bulk gets
- * at most the rest. Each lane has at least one slot.
+ * The slots of each lane within what the pool serves (`total`). With both
+ * lanes, the interactive one keeps what it asks for, up to all but one, and
+ * bulk gets at most the rest; each has at least one slot. A lane this process
+ * does not poll gets none, and the other may use the whole pool.
  */
-export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number }): ActivitySlots {
-  const interactive = Math.max(1, Math.min(wanted.interactive ?? 1, total - 1));
-  const bulk = Math.max(1, Math.min(wanted.bulk ?? Number.POSITIVE_INFINITY, total - interactive));
+export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number }, lanes: readonly Lane[] = ['bulk', 'interactive']): ActivitySlots {
+  const polls = (lane: Lane) => lanes.includes(lane);
+  const interactive = polls('interactive') ? Math.max(1, Math.min(wanted.interactive ?? 1, total - (polls('bulk') ? 1 : 0))) : 0;
+  const bulk = polls('bulk') ? Math.max(1, Math.min(wanted.bulk ?? Number.POSITIVE_INFINITY, total - interactive)) : 0;
   return { bulk, interactive };
 }
 
 /**
- * The worker of one process: one SDK Worker per lane on one connection. The
- * bulk one polls the deployment's task queue (every workflow, exports, large
- * batches' applies); the interactive one polls its own queue for small
- * batches' activities only, with slots of its own.
+ * The worker of one process: one SDK Worker per lane it polls, on one
+ * connection. The bulk one polls the deployment's task queue (every workflow,
+ * exports, large batches' applies); the interactive one polls its own queue
+ * for small batches' activities only, with slots of its own. `npm start` runs
+ * the two lanes in two processes, so that a save's apply never waits for the
+ * event loop an import's parsing keeps busy.
  */
 export interface ServiceWorker {
-  readonly taskQueues: { bulk: string; interactive: string };
+  /** The task queue of each lane this process polls. */
+  readonly taskQueues: Partial<Record<Lane, string>>;
   readonly slots: ActivitySlots;
   /** Runs both until shutdown; when one fails, the other is shut down and the failure is thrown. */
   run(): Promise<void>;
@@ -89,10 +96,10 @@ export interface ServiceWorker {
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
+  const lanes = deps.lanes ?? ['bulk', 'interactive'];
   const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
-  const slots = activitySlots(maxConcurrentActivities(deps.orm), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities });
-  const taskQueues = { bulk: deps.taskQueue, interactive: laneTaskQueue(deps.taskQueue, 'interactive') };
+  const slots = activitySlots(maxConcurrentActivities(deps.orm), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities }, lanes);
   const batchActivities = createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep });
   const shared = {
     connection: deps.connection,
@@ -103,49 +110,61 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: deps.activityInterceptors ?? [] },
   };
-  const bulk = await Worker.create({
-    ...shared,
-    taskQueue: taskQueues.bulk,
-    ...workflowSource,
-    maxConcurrentActivityTaskExecutions: slots.bulk,
-    activities: {
-      ...batchActivities,
-      ...createExportActivities({
-        orm: deps.orm,
-        log: deps.log,
-        exportDir: deps.exportDir,
-        checkAttempt,
-        exportRecordsPerStep: deps.exportRecordsPerStep,
-        afterExportStep: deps.afterExportStep,
+  const workers: Worker[] = [];
+  const taskQueues: Partial<Record<Lane, string>> = {};
+  if (lanes.includes('bulk')) {
+    taskQueues.bulk = laneTaskQueue(deps.taskQueue, 'bulk');
+    workers.push(
+      await Worker.create({
+        ...shared,
+        taskQueue: taskQueues.bulk,
+        ...workflowSource,
+        maxConcurrentActivityTaskExecutions: slots.bulk,
+        activities: {
+          ...batchActivities,
+          ...createExportActivities({
+            orm: deps.orm,
+            log: deps.log,
+            exportDir: deps.exportDir,
+            checkAttempt,
+            exportRecordsPerStep: deps.exportRecordsPerStep,
+            afterExportStep: deps.afterExportStep,
+          }),
+        },
       }),
-    },
-  });
-  // Activities only: no workflow code, so no second workflow sandbox in memory.
-  const interactive = await Worker.create({
-    ...shared,
-    taskQueue: taskQueues.interactive,
-    maxConcurrentActivityTaskExecutions: slots.interactive,
-    activities: batchActivities,
-  });
+    );
+  }
+  if (lanes.includes('interactive')) {
+    taskQueues.interactive = laneTaskQueue(deps.taskQueue, 'interactive');
+    // Activities only: no workflow code, so no second workflow sandbox in memory.
+    workers.push(
+      await Worker.create({
+        ...shared,
+        taskQueue: taskQueues.interactive,
+        maxConcurrentActivityTaskExecutions: slots.interactive,
+        activities: batchActivities,
+      }),
+    );
+  }
   return {
     taskQueues,
     slots,
     async run() {
-      const runs = [bulk, interactive].map(async (worker) => {
+      const runs = workers.map(async (worker) => {
         try {
           await worker.run();
         } finally {
-          for (const other of [bulk, interactive]) if (other.getState() === 'RUNNING') other.shutdown();
+          for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
         }
       });
       const failure = (await Promise.allSettled(runs)).find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
       if (failure) throw failure.reason;
     },
     shutdown() {
-      for (const worker of [bulk, interactive]) if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
     },
     activitiesInFlight() {
-      return bulk.getStatus().numInFlightActivities + interactive.getStatus().numInFlightActivities;
+      return workers.reduce((sum, worker) => sum + worker.getStatus().numInFlightActivities, 0);
     },
   };
 }

@@ -28,6 +28,7 @@ const worker = await createWorker({
   exportDir: config.exportDir,
   maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
   interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
+  lanes: config.WORKER_LANES,
   activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
 });
 log.info({ taskQueues: worker.taskQueues, activitySlots: worker.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');

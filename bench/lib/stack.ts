@@ -1,6 +1,7 @@
 // A whole service for benchmarks: a Temporal dev server and a scratch
 // PostgreSQL database of its own, with the worker and the API as child
-// processes (so their memory can be measured apart from the driver).
+// processes (so their memory can be measured apart from the driver). As
+// `npm start` runs it: one worker process per lane (bulk, interactive).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +19,10 @@ export interface Stack {
   databaseUrl: string;
   apiUrl: string;
   temporalAddress: string;
-  /** The current worker process (a new one after restartWorker). */
+  /** The current bulk worker process (a new one after restartWorker): workflows, exports, large batches. */
   worker: ChildProcess;
+  /** The interactive worker process: small batches' applies. */
+  interactiveWorker: ChildProcess;
   /** The current API process (a new one after restartApi). */
   api: ChildProcess;
   /** The current Temporal dev server process (a new one after startTemporal). */
@@ -112,7 +115,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-bench-'));
   const root = projectRoot();
   const temporalOptions = { binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') };
-  const children: { worker?: ChildProcess; api?: ChildProcess; temporal?: DevServer } = {};
+  const children: { worker?: ChildProcess; interactiveWorker?: ChildProcess; api?: ChildProcess; temporal?: DevServer } = {};
   const unexpectedExits: string[] = [];
   const expected = new WeakSet<ChildProcess>();
   let databaseUrl: string | undefined;
@@ -123,9 +126,10 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
     writeSync(fd, `--- ${name} started ${new Date().toISOString()}\n`);
     return ['ignore', fd, fd];
   };
-  const spawnChild = (name: 'worker' | 'api', env: NodeJS.ProcessEnv): ChildProcess => {
+  const entries = { worker: 'worker/main.ts', interactiveWorker: 'worker/main.ts', api: 'api/main.ts' };
+  const spawnChild = (name: keyof typeof entries, env: NodeJS.ProcessEnv): ChildProcess => {
     const stdio = output(name);
-    const child = spawn(process.execPath, [resolve(root, `${name}/main.ts`)], { env, stdio });
+    const child = spawn(process.execPath, [resolve(root, entries[name])], { env, stdio });
     if (typeof stdio[1] === 'number') closeSync(stdio[1]);
     child.once('exit', (code, signal) => {
       if (!expected.has(child)) unexpectedExits.push(`${name} (pid ${child.pid}) exited unexpectedly: ${signal ?? `code ${code}`}`);
@@ -145,6 +149,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
   const stopAll = async () => {
     await kill(children.api, 'SIGTERM');
     await kill(children.worker, 'SIGTERM');
+    await kill(children.interactiveWorker, 'SIGTERM');
     if (children.temporal) {
       expected.add(children.temporal.process);
       await children.temporal.stop();
@@ -182,7 +187,9 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       await waitForHealth(apiUrl, api);
       return api;
     };
-    spawnChild('worker', env);
+    const bulkEnv = { ...env, WORKER_LANES: 'bulk' };
+    spawnChild('worker', bulkEnv);
+    spawnChild('interactiveWorker', { ...env, WORKER_LANES: 'interactive' });
     await startApi();
 
     return {
@@ -191,6 +198,9 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       temporalAddress: temporal.address,
       get worker() {
         return children.worker!;
+      },
+      get interactiveWorker() {
+        return children.interactiveWorker!;
       },
       get api() {
         return children.api!;
@@ -203,7 +213,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       exportDir: join(scratch, 'exports'),
       unexpectedExits,
       killWorker: (signal = 'SIGKILL') => kill(children.worker, signal),
-      startWorker: () => spawnChild('worker', env),
+      startWorker: () => spawnChild('worker', bulkEnv),
       killApi: (signal = 'SIGKILL') => kill(children.api, signal),
       startApi,
       async stopTemporal() {
@@ -241,7 +251,7 @@ async function waitForHealth(apiUrl: string, api: ChildProcess, timeoutMs = 60_0
 
 function logTail(scratch: string, lines: number): string {
   const tails: string[] = [];
-  for (const name of ['worker', 'api', 'temporal']) {
+  for (const name of ['worker', 'interactiveWorker', 'api', 'temporal']) {
     let text: string;
     try {
       text = readFileSync(join(scratch, `${name}.log`), 'utf8');

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
@@ -26,9 +27,9 @@ describe('the api and worker entry points as processes', () => {
     return child;
   }
 
-  it('start, apply a batch, and stop cleanly on SIGTERM', async () => {
+  async function entryEnv(): Promise<NodeJS.ProcessEnv> {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
+    return {
       ...process.env,
       DATABASE_URL: inject('databaseUrl'),
       TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -40,19 +41,26 @@ describe('the api and worker entry points as processes', () => {
       PORT: String(port),
       AUTH_TOKENS: JSON.stringify([{ token: TEST_TOKENS.admin, name: 'entry-admin', permissions: ['admin'] }]),
     };
-    const api = start('api/main.ts', env);
-    const worker = start('worker/main.ts', env);
-    const baseUrl = `http://127.0.0.1:${port}`;
+  }
+
+  async function healthy(env: NodeJS.ProcessEnv, processes: ChildProcess[]): Promise<Harness> {
+    const baseUrl = `http://127.0.0.1:${env.PORT}`;
     await eventually(async () => {
       const health = await fetch(`${baseUrl}/health`).catch(() => undefined);
-      if (api.exitCode !== null || worker.exitCode !== null) throw new Error(`an entry point exited:\n${output.join('')}`);
+      if (processes.some((child) => child.exitCode !== null)) throw new Error(`an entry point exited:\n${output.join('')}`);
       return health?.status === 200 ? true : undefined;
     }, 60_000);
-
-    const remote = {
+    return {
       api: (path: string, init: RequestInit = {}) =>
         fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
     } as Harness;
+  }
+
+  it('start, apply a batch, and stop cleanly on SIGTERM', async () => {
+    const env = await entryEnv();
+    const api = start('api/main.ts', env);
+    const worker = start('worker/main.ts', env);
+    const remote = await healthy(env, [api, worker]);
     const applied = await applyBatch(remote, batchXml([create('a', 'Karel Hynek Mácha', { entityType: `ENTRY-${randomUUID()}` })]));
     expect(applied.revisions.get('a')?.entityId).toBeGreaterThan(0);
 
@@ -61,5 +69,34 @@ describe('the api and worker entry points as processes', () => {
     worker.kill('SIGTERM');
     const codes = (await Promise.all(exits)).map(([code]) => code);
     expect(codes, output.join('')).toEqual([0, 0]);
+  });
+
+  it('runs the lanes in two worker processes as npm start does: a small batch applies in the interactive one, a large one in the bulk one', async () => {
+    const env = { ...(await entryEnv()), SMALL_BATCH_MAX_CHANGES: '1' };
+    const api = start('api/main.ts', env);
+    const bulk = start('worker/main.ts', { ...env, WORKER_LANES: 'bulk' });
+    const interactive = start('worker/main.ts', { ...env, WORKER_LANES: 'interactive' });
+    const remote = await healthy(env, [api, bulk, interactive]);
+    const entityType = `LANES-${randomUUID()}`;
+    const small = await applyBatch(remote, batchXml([create('a', 'Božena Němcová', { entityType })]));
+    const large = await applyBatch(remote, batchXml([create('a', 'Jan Neruda', { entityType }), create('b', 'Vítězslav Hálek', { entityType })]));
+
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      const client = new Client({ connection });
+      // A worker's identity is `<pid>@<host>`: the process that started each activity.
+      const startedBy = async (batchId: string) => {
+        const history = await client.workflow.getHandle(batchId).fetchHistory();
+        return (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [Number(event.activityTaskStartedEventAttributes.identity?.split('@')[0])] : []));
+      };
+      expect(await startedBy(small.batchId)).toEqual([interactive.pid]);
+      expect(await startedBy(large.batchId)).toEqual([bulk.pid]);
+    } finally {
+      await connection.close();
+    }
+
+    const exits = [api, bulk, interactive].map((child) => once(child, 'exit'));
+    for (const child of [api, bulk, interactive]) child.kill('SIGTERM');
+    expect((await Promise.all(exits)).map(([code]) => code), output.join('')).toEqual([0, 0, 0]);
   });
 });

@@ -9,6 +9,7 @@ import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
 import { batchLane } from '../../services/batches/workflow.ts';
 import { laneTaskQueue } from '../../temporal/names.ts';
+import { activitySlots } from '../../worker/create-worker.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
 import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 
@@ -197,5 +198,15 @@ describe('the interactive lane', () => {
     // The documented defaults.
     const defaults = loadConfig({ FORCE_KEY_SECRET: 'a-test-secret-of-16+' });
     expect([defaults.SMALL_BATCH_MAX_CHANGES, defaults.SMALL_BATCH_MAX_BYTES, defaults.WORKER_INTERACTIVE_ACTIVITIES]).toEqual([10, 1024 * 1024, 2]);
+  });
+
+  it('gives a lane this process does not poll no slot, and the other lane the pool; WORKER_LANES names known lanes only', () => {
+    expect(activitySlots(5, { bulk: 2, interactive: 2 })).toEqual({ bulk: 2, interactive: 2 });
+    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['interactive'])).toEqual({ bulk: 0, interactive: 5 });
+    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['bulk'])).toEqual({ bulk: 5, interactive: 0 });
+    const secret = { FORCE_KEY_SECRET: 'a-test-secret-of-16+' };
+    expect(loadConfig(secret).WORKER_LANES).toEqual(['bulk', 'interactive']);
+    expect(loadConfig({ ...secret, WORKER_LANES: ' interactive ' }).WORKER_LANES).toEqual(['interactive']);
+    expect(() => loadConfig({ ...secret, WORKER_LANES: 'fast' })).toThrow(/WORKER_LANES/);
   });
 });

@@ -8,6 +8,7 @@ export interface AppliedRevision {
 }
 
 export interface AppliedBatch {
+  batchId: string;
   /** The batch's result document (batchChangeSuccess). */
   result: string;
   transaction: string;
@@ -31,5 +32,5 @@ export async function applyBatch(harness: Harness, xml: string): Promise<Applied
     const attribute = (key: string) => new RegExp(`\\b${key}="([^"]*)"`).exec(attributes!)![1]!;
     revisions.set(attribute('localId'), { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid'), rev: attribute('rev') });
   }
-  return { result, transaction: /transaction="([^"]+)"/.exec(result)![1]!, revisions };
+  return { batchId: updateRequestId, result, transaction: /transaction="([^"]+)"/.exec(result)![1]!, revisions };
 }
