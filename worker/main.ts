@@ -9,8 +9,16 @@ import { createWorker } from './create-worker.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
-// The SDK's own logging (workflow bundling, state changes) only matters when it warns.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+// The SDK's own logging (workflow bundling, state changes) only matters when
+// it warns, and then goes to the service's log. An activity-only process (the
+// interactive lane) polls no workflow tasks by design: that warning is noise.
+const ACTIVITY_ONLY_WARNING = 'No workflows registered, not polling for workflow tasks';
+Runtime.install({
+  logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
+    if (message === ACTIVITY_ONLY_WARNING) return;
+    log[level === 'ERROR' ? 'error' : 'warn']({ sdk: meta }, message);
+  }),
+});
 const orm = await openOrm(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
 const clientConnection = await Connection.connect({ address: config.temporalAddress });
