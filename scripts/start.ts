@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, ConfigError, type Config } from '../config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
+import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
 import { portIsFree } from './lib/ports.ts';
 import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
 import { startDevServer, stopProcess, type DevServer } from './lib/temporal-server.ts';
@@ -83,8 +84,8 @@ async function main(): Promise<void> {
   const workflowBundle = resolve(dataDir, 'workflow-bundle.js');
   execFileSync(process.execPath, [resolve(projectRoot(), 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
   const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
-  for (const { entry, name, extraEnv } of [...workerProcesses(config), { entry: 'api/main.ts', name: 'api', extraEnv: {} }]) {
-    const child = spawn(process.execPath, [resolve(projectRoot(), entry)], { env: { ...env, ...extraEnv }, stdio: 'inherit' });
+  for (const { entry, name, extraEnv, flags } of [...workerProcesses(config), { entry: 'api/main.ts', name: 'api', extraEnv: {}, flags: [] }]) {
+    const child = spawn(process.execPath, [...flags, resolve(projectRoot(), entry)], { env: { ...env, ...extraEnv }, stdio: 'inherit' });
     child.once('exit', (code, signal) => {
       if (!stopping) {
         say(`${name} exited (${signal ?? `code ${code}`}); stopping the rest`);
@@ -103,15 +104,16 @@ async function main(): Promise<void> {
  * With WORKER_METRICS_PORT set, the interactive process serves its metrics on
  * the next port.
  */
-function workerProcesses(config: Config): { entry: string; name: string; extraEnv: Record<string, string> }[] {
-  if (process.env.WORKER_LANES) return [{ entry: 'worker/main.ts', name: `worker (${config.WORKER_LANES.join(', ')})`, extraEnv: {} }];
+function workerProcesses(config: Config): { entry: string; name: string; extraEnv: Record<string, string>; flags: readonly string[] }[] {
+  if (process.env.WORKER_LANES) return [{ entry: 'worker/main.ts', name: `worker (${config.WORKER_LANES.join(', ')})`, extraEnv: {}, flags: WORKER_NODE_FLAGS }];
   const metricsPort = config.WORKER_METRICS_PORT;
   return [
-    { entry: 'worker/main.ts', name: 'worker (bulk)', extraEnv: { WORKER_LANES: 'bulk' } },
+    { entry: 'worker/main.ts', name: 'worker (bulk)', extraEnv: { WORKER_LANES: 'bulk' }, flags: WORKER_NODE_FLAGS },
     {
       entry: 'worker/main.ts',
       name: 'worker (interactive)',
       extraEnv: { WORKER_LANES: 'interactive', ...(metricsPort === undefined ? {} : { WORKER_METRICS_PORT: String(metricsPort + 1) }) },
+      flags: WORKER_NODE_FLAGS,
     },
   ];
 }

@@ -12,6 +12,7 @@ import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { ensureTemporalBinary, projectRoot } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess, type DevServer } from '../../scripts/lib/temporal-server.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
+import { WORKER_NODE_FLAGS } from '../../worker/node-flags.ts';
 
 export const BENCH_TOKEN = 'bench-admin-token-000000000000';
 
@@ -129,7 +130,8 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
   const entries = { worker: 'worker/main.ts', interactiveWorker: 'worker/main.ts', api: 'api/main.ts' };
   const spawnChild = (name: keyof typeof entries, env: NodeJS.ProcessEnv): ChildProcess => {
     const stdio = output(name);
-    const child = spawn(process.execPath, [resolve(root, entries[name])], { env, stdio });
+    const flags = name === 'api' ? [] : WORKER_NODE_FLAGS;
+    const child = spawn(process.execPath, [...flags, resolve(root, entries[name])], { env, stdio });
     if (typeof stdio[1] === 'number') closeSync(stdio[1]);
     child.once('exit', (code, signal) => {
       if (!expected.has(child)) unexpectedExits.push(`${name} (pid ${child.pid}) exited unexpectedly: ${signal ?? `code ${code}`}`);

@@ -4,6 +4,7 @@
 // their order, pinned images, health checks, that API and worker can run as N
 // replicas, that every file the stack mounts or runs is in the repository, and
 // that the environment the API and workers get is a valid configuration.
+import { WORKER_NODE_FLAGS } from '../../worker/node-flags.ts';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -94,7 +95,8 @@ describe('docker-compose.yml', () => {
         const host = hostPath(volume);
         if (host !== undefined) expect(existsSync(`${ROOT}/${host}`), `${name}: ${volume}`).toBe(true);
       }
-      if (command[0] === 'node') expect(existsSync(`${ROOT}/${command[1]}`), `${name}: ${command.join(' ')}`).toBe(true);
+      // node [flags] file: the file is the first argument that is not a flag.
+      if (command[0] === 'node') expect(existsSync(`${ROOT}/${command.slice(1).find((arg) => !arg.startsWith('--'))}`), `${name}: ${command.join(' ')}`).toBe(true);
     }
     for (const job of ['temporal-schema', 'temporal-namespace']) {
       const { command = [], volumes = [] } = service(job);
@@ -126,6 +128,12 @@ describe('docker-compose.yml', () => {
     const nginx = readFileSync(`${ROOT}/deploy/nginx/nginx.conf`, 'utf8');
     expect(nginx).toMatch(new RegExp(`server api:${service('api').environment!.PORT} resolve;`));
     expect(nginx).toContain('resolver 127.0.0.11');
+  });
+
+  it('starts workers with the Node flags npm start gives them, in the compose file and in npm run worker', () => {
+    expect(service('worker').command).toEqual(['node', ...WORKER_NODE_FLAGS, 'worker/main.ts']);
+    const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.worker).toBe(['node', ...WORKER_NODE_FLAGS, 'worker/main.ts'].join(' '));
   });
 
   it('gives API and workers one configuration: the same database, Temporal, queue, force-key secret and shared export volume', () => {

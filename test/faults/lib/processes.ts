@@ -1,6 +1,7 @@
 // More workers and APIs than the stack's one each, and the worker to kill:
 // the one that runs a job's activity right now (Temporal records its
 // identity, pid@host, on the pending activity).
+import { WORKER_NODE_FLAGS } from '../../../worker/node-flags.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -45,7 +46,8 @@ export async function startExtraApi(stack: Pick<Stack, 'env' | 'scratch'>, port:
 function spawnChild(stack: Pick<Stack, 'scratch'>, entry: 'worker' | 'api', name: string, env: NodeJS.ProcessEnv): ExtraProcess {
   const fd = openSync(join(stack.scratch, `${name}.log`), 'a');
   writeSync(fd, `--- ${name} started ${new Date().toISOString()}\n`);
-  const child = spawn(process.execPath, [resolve(projectRoot(), `${entry}/main.ts`)], { env, stdio: ['ignore', fd, fd] });
+  const flags = entry === 'worker' ? WORKER_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, resolve(projectRoot(), `${entry}/main.ts`)], { env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let expected = false;
   let crash: string | undefined;
