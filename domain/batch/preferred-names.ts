@@ -30,6 +30,7 @@ function keyOf(record: EntityRecord): { entityType: string; normalizedName: stri
 }
 
 const keyString = (entityType: string, normalizedName: string) => `${entityType}\u0000${normalizedName}`;
+const splitKey = (key: string) => key.split('\u0000') as [string, string];
 
 /** Keys to check: records that are new, or whose type, preferred name or activity changed. */
 export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
@@ -37,49 +38,76 @@ export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
   return plan.records.flatMap((record) => check.add(record) ?? []);
 }
 
-/** What the check keeps of a record with an active preferred name: enough to name it in a warning. */
+/**
+ * What the check keeps of a record with an active name: enough to name it in
+ * a warning, and flat, because a batch of 300,000 creates keeps one for each
+ * until the end (docs/performance.md, worker memory).
+ */
 interface NamedRecord {
+  /** keyString(entityType, normalizedName): the entity type is read back from it. */
+  key: string;
   localId: string;
   entityId: number;
   isNew: boolean;
-  entityType: string;
   displayName: string;
-  partRef?: PartRef;
+  partType?: PartRef['type'];
+  partUuid?: string;
 }
 
 /**
  * The PreferredNameExists check over a batch planned group by group: each
  * record is added once it is final, keeping a few strings of it; the caller
- * asks who holds the keys add() returns; warnings() then judges the batch.
+ * asks who holds the keys to check (keys()); warnings() then judges the batch.
  */
 export class PreferredNameCheck {
   /** Every record with an active name, by key (one record, or several when they share it). */
   readonly #byKey = new Map<string, NamedRecord | NamedRecord[]>();
   /** Records whose name is checked, in the order they were added. */
-  readonly #checked: { key: string; record: NamedRecord }[] = [];
+  readonly #checked: NamedRecord[] = [];
 
   /** Remembers a final record; returns its key when its name must be checked against the stored holders. */
   add(record: PlannedRecord): PreferredNameKey | undefined {
+    const named = this.#remember(record);
+    if (named === undefined) return undefined;
+    const [entityType, normalizedName] = splitKey(named.key);
+    return { localId: named.localId, entityId: named.entityId, entityType, normalizedName };
+  }
+
+  /**
+   * add() without building the key it returns: what a large apply calls,
+   * asking for the checked keys once at the end (keys()).
+   */
+  addRecord(record: PlannedRecord): void {
+    this.#remember(record);
+  }
+
+  /** The distinct keys to check against the stored holders: entity type and normalised name. */
+  keys(): { entityType: string; normalizedName: string }[] {
+    return [...new Set(this.#checked.map((named) => named.key))].map((key) => {
+      const [entityType, normalizedName] = splitKey(key);
+      return { entityType, normalizedName };
+    });
+  }
+
+  #remember(record: PlannedRecord): NamedRecord | undefined {
     const after = keyOf(record.after);
     if (after === undefined) return undefined;
     const key = keyString(after.entityType, after.normalizedName);
     const part = preferredNamePart(record.after);
-    const named: NamedRecord = {
-      localId: record.localId,
-      entityId: record.after.entityId,
-      isNew: record.isNew,
-      entityType: record.after.entityType,
-      displayName: preferredName(record.after),
-      ...(part === undefined ? {} : { partRef: partRefOf(part.type, part.partUuid) }),
-    };
+    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: preferredName(record.after) };
+    if (part !== undefined) {
+      const partRef = partRefOf(part.type, part.partUuid);
+      named.partType = partRef.type;
+      if (partRef.partUuid !== undefined) named.partUuid = partRef.partUuid;
+    }
     const sharing = this.#byKey.get(key);
     if (sharing === undefined) this.#byKey.set(key, named);
     else if (Array.isArray(sharing)) sharing.push(named);
     else this.#byKey.set(key, [sharing, named]);
     const before = record.before === undefined ? undefined : keyOf(record.before);
     if (before !== undefined && before.entityType === after.entityType && before.normalizedName === after.normalizedName) return undefined;
-    this.#checked.push({ key, record: named });
-    return { localId: record.localId, entityId: record.after.entityId, ...after };
+    this.#checked.push(named);
+    return named;
   }
 
   /**
@@ -90,8 +118,9 @@ export class PreferredNameCheck {
    */
   warnings(holders: NameHolders, isPlanned: (entityId: number) => boolean, newUuid: () => string): EntityIssues[] {
     const log = new IssueLog();
-    for (const { key, record } of this.#checked) {
-      const [entityType, normalizedName] = key.split('\u0000') as [string, string];
+    for (const record of this.#checked) {
+      const { key } = record;
+      const [entityType, normalizedName] = splitKey(key);
       // Holders reflect the database before the batch; for entities of the batch their planned form decides.
       const stored = [...new Set(holders(entityType, normalizedName))].filter((entityId) => !isPlanned(entityId)).sort((x, y) => x - y);
       const sharing = this.#byKey.get(key);
@@ -133,8 +162,8 @@ function nameWarning(record: NamedRecord, stored: number[], inBatch: NamedRecord
   return toIssue(
     {
       code: BATCH_ISSUE_CODES.preferredNameExists,
-      message: `Another entity of type ${record.entityType} already has the preferred name "${record.displayName}": ${others.join(', ')}.`,
-      ...(record.partRef === undefined ? {} : { partRef: record.partRef }),
+      message: `Another entity of type ${splitKey(record.key)[0]} already has the preferred name "${record.displayName}": ${others.join(', ')}.`,
+      ...(record.partType === undefined ? {} : { partRef: partRefOf(record.partType, record.partUuid) }),
       ...(entityId === undefined ? {} : { entityRef: { entityId } }),
     },
     'WARNING',

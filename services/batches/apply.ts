@@ -10,7 +10,6 @@ import {
   successRevision,
   type EntitySummary,
   type PlannedRecord,
-  type PreferredNameKey,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
 import { refOf } from '../../domain/batch/survey.ts';
@@ -164,7 +163,6 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   planner.declare(survey);
 
   const names = new PreferredNameCheck();
-  const nameKeys: PreferredNameKey[] = [];
   const revisions: BatchSuccess['revisions'] = [];
   const writer = request.commit ? new PlanWriter(client, request.pool, { batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
@@ -179,8 +177,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   /** Takes drained records over: their name keys, their revision for the result, their rows. */
   const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
     for (const record of records) {
-      const key = names.add(record);
-      if (key !== undefined) nameKeys.push(key);
+      names.addRecord(record);
       revisions.push(successRevision(record));
     }
     if (writing && planner.hasErrors) writing = false;
@@ -218,6 +215,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
+    const nameKeys = names.keys();
     if (writing) await claimKeys(client, CLAIM_KINDS.preferredName, nameKeys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
     const holders = await findNameHolders(client, nameKeys);
     nameKeys.length = 0;
@@ -340,7 +338,7 @@ async function allocateEntityIds(client: pg.PoolClient, count: number, consume: 
  * batch's entities out (their planned form decides), so what remains is the
  * database as it was before the batch.
  */
-async function findNameHolders(client: pg.PoolClient, keys: readonly PreferredNameKey[]): Promise<Map<string, number[]>> {
+async function findNameHolders(client: pg.PoolClient, keys: readonly { entityType: string; normalizedName: string }[]): Promise<Map<string, number[]>> {
   const holders = new Map<string, number[]>();
   if (keys.length === 0) return holders;
   const { rows } = await client.query<{ entity_type: string; name: string; id: string }>(
