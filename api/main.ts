@@ -8,7 +8,7 @@ import { prepareApi, serveApi } from './serve.ts';
 // API_PROCESSES=1 this process alone. A process of the cluster runs this file
 // too, and serves.
 const config = loadConfig();
-const log = createLogger(config.LOG_LEVEL, 'api');
+const log = createLogger(config.LOG_LEVEL, 'api', { flushEveryMs: 200 });
 if (cluster.isWorker) {
   await serveApi(config, log, { inCluster: true, sweep: process.env[SLOT_VARIABLE] === '0' });
 } else {
