@@ -1,4 +1,4 @@
-// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR]
+// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR]
 //
 // A CPU profile of the API under GET /api/v2/entities/{id} at c=32: the
 // reads database of bench:reads (reused or loaded), a headless Temporal dev
@@ -6,7 +6,8 @@
 // (every API process of the cluster writes its own profile), a 2 s warm-up,
 // then --duration seconds with a bearer token and as many HMAC-signed.
 // Prints the busy time of the measured window (warm-ups and start-up left
-// out) by area and the functions with the most self time.
+// out) by area and the functions with the most self time. --api-root runs
+// the api/main.ts of another checkout (an older commit, for a before/after).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -117,6 +118,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       ids: { type: 'string', default: '2000' },
       'api-processes': { type: 'string', default: '1' },
       out: { type: 'string' },
+      'api-root': { type: 'string', default: ROOT },
     },
   });
   const seconds = Number(values.duration);
@@ -128,7 +130,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const temporal = await startDevServer({ binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') });
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
-  const api = spawn(process.execPath, [join(ROOT, 'api/main.ts')], {
+  const api = spawn(process.execPath, [join(resolve(values['api-root']), 'api/main.ts')], {
     env: {
       ...process.env,
       ...READS_ENV,
