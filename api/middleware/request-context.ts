@@ -3,13 +3,17 @@ import type { Middleware } from 'koa';
 import type { Logger } from '../../logger.ts';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,128}$/;
+/** A routine read slower than this is logged at info all the same. */
+const SLOW_MS = 1000;
 
 /**
  * Gives every request an id (echoed as X-Request-Id) and a logger that
- * carries it, and logs one line per request. The request's own logger is
- * made only when something logs through it (an error, mostly): most requests
- * never need one, and a child logger per request was a measurable part of a
- * GET's cost (docs/performance.md).
+ * carries it, and logs one line per request: at info, except a routine read
+ * (a route that sets ctx.state.routineRead: GET of a current record) that
+ * succeeded within SLOW_MS, which is logged at debug; the
+ * http_request_duration_seconds metric counts every request. The request's
+ * own logger is made only when something logs through it (an error,
+ * mostly). Both were measurable parts of a GET's cost (docs/performance.md).
  */
 export function requestContext(log: Logger): Middleware {
   return async function requestContextMiddleware(ctx, next) {
@@ -23,10 +27,11 @@ export function requestContext(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      log.info(
-        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name, ms: Math.round(performance.now() - started) },
-        'request',
-      );
+      const ms = Math.round(performance.now() - started);
+      const routine = ctx.state.routineRead === true && ctx.status < 400 && ms < SLOW_MS;
+      if (!routine || log.isLevelEnabled('debug')) {
+        log[routine ? 'debug' : 'info']({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name, ms }, 'request');
+      }
     }
   };
 }
