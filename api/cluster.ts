@@ -23,6 +23,8 @@ const METRICS_TIMEOUT_MS = 10_000;
 
 interface Slot {
   worker?: Worker;
+  /** Whether its server listens (else it is starting, and a signal stops it). */
+  listening: boolean;
   startedAt: number;
   /** Deaths in a row, each before STABLE_AFTER_MS. */
   quickDeaths: number;
@@ -43,7 +45,7 @@ export function restartDelay(quickDeaths: number): number {
  */
 export async function runApiCluster(config: Config, log: Logger): Promise<void> {
   const count = config.API_PROCESSES;
-  const slots: Slot[] = Array.from({ length: count }, () => ({ startedAt: 0, quickDeaths: 0 }));
+  const slots: Slot[] = Array.from({ length: count }, () => ({ listening: false, startedAt: 0, quickDeaths: 0 }));
   const aggregator = new AggregatorRegistry();
   let listening = 0;
   let started = false;
@@ -57,6 +59,7 @@ export async function runApiCluster(config: Config, log: Logger): Promise<void> 
   const fork = (index: number) => {
     const slot = slots[index]!;
     slot.restart = undefined;
+    slot.listening = false;
     slot.startedAt = Date.now();
     slot.worker = cluster.fork({ [SLOT_VARIABLE]: String(index) });
   };
@@ -65,12 +68,16 @@ export async function runApiCluster(config: Config, log: Logger): Promise<void> 
     stopping = true;
     for (const slot of slots) {
       clearTimeout(slot.restart);
-      slot.worker?.send({ type: STOP }, undefined, () => undefined);
+      // One still starting may not listen for messages yet; it has nothing to finish either.
+      if (slot.listening) slot.worker?.send({ type: STOP }, undefined, () => undefined);
+      else slot.worker?.process.kill('SIGTERM');
     }
     if (live() === 0) allStopped();
   };
 
-  cluster.on('listening', () => {
+  cluster.on('listening', (worker) => {
+    const slot = slots.find((candidate) => candidate.worker === worker);
+    if (slot) slot.listening = true;
     listening += 1;
     if (!started && listening === count) {
       started = true;

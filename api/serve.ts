@@ -38,6 +38,12 @@ export interface ServeOptions {
 
 /** One API process: listens on PORT until SIGINT/SIGTERM (or its cluster primary) stops it. */
 export async function serveApi(config: Config, log: Logger, options: ServeOptions): Promise<void> {
+  // Asked before the server listens, the stop waits for it.
+  let stopAsked = false;
+  let stop = () => {
+    stopAsked = true;
+  };
+  if (options.inCluster) onStopRequest(() => stop());
   const orm = await openOrm(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
@@ -53,13 +59,13 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   const stopSweeping = options.sweep ? sweepStrandedJobs({ config, orm, temporal, log }) : () => undefined;
 
   let stopping = false;
-  const stop = () => {
+  stop = () => {
     if (stopping) return;
     stopping = true;
     server.close();
     server.closeIdleConnections();
   };
-  if (options.inCluster) onStopRequest(stop);
+  if (stopAsked) stop();
   await runUntilSignalled(() => once(server, 'close').then(() => undefined), stop);
   stopSweeping();
   await connection.close();
