@@ -107,6 +107,21 @@ function summarize(files: string[], from: number, to: number): string {
   return lines.join('\n');
 }
 
+/** CPU seconds (user + system) the API process and its children (a cluster's processes) have used so far. */
+function cpuSeconds(pid: number): number {
+  const pids = [pid];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  }
+  let ticks = 0;
+  for (const one of pids) {
+    // Fields 14 and 15 (utime, stime), counted after the parenthesised command name.
+    const fields = readFileSync(`/proc/${one}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+
 /** CLOCK_MONOTONIC in µs: the clock V8's profiler stamps its samples with. */
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -155,13 +170,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     await runAutocannon(apiUrl, paths, 2);
     await runAutocannon(apiUrl, paths, 2, 'hmac');
     const from = monotonicMicros();
+    const cpuBefore = cpuSeconds(api.pid!);
     const bearer = await runAutocannon(apiUrl, paths, seconds);
+    const cpuBetween = cpuSeconds(api.pid!);
     const hmac = await runAutocannon(apiUrl, paths, seconds, 'hmac');
+    const cpuAfter = cpuSeconds(api.pid!);
     const to = monotonicMicros();
     await stopProcess(api);
     const files = readdirSync(out).filter((name) => name.endsWith('.cpuprofile')).map((name) => join(out, name));
-    const rate = (name: string, r: typeof bearer) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer)}; ${rate('HMAC', hmac)}; API_PROCESSES=${values['api-processes']}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    // CPU time per request does not depend on how much of the machine others take, as rates and latencies do.
+    const perRequest = (cpu: number, r: typeof bearer) => `${((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs CPU per request`;
+    const rate = (name: string, r: typeof bearer, cpu: number) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(cpu, r)}, ${r.errors} errors`;
+    process.stdout.write(`${rate('bearer', bearer, cpuBetween - cpuBefore)}; ${rate('HMAC', hmac, cpuAfter - cpuBetween)}; API_PROCESSES=${values['api-processes']}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);
