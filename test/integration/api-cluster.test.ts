@@ -12,6 +12,7 @@ import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { restartDelay } from '../../api/cluster.ts';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -29,6 +30,12 @@ interface Answer {
   body: string;
   requestId: string;
 }
+
+describe('restarting an API process', () => {
+  it('replaces one that had been running at once, and backs off on quick deaths in a row, up to 30 s', () => {
+    expect([0, 1, 2, 3, 4, 8, 9, 20].map(restartDelay)).toEqual([0, 100, 200, 400, 800, 12_800, 25_600, 30_000]);
+  });
+});
 
 describe('an API cluster of two processes on one port', () => {
   let primary: ChildProcess;
