@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseApiKeys, type ApiKey } from './api/auth/api-keys.ts';
 import { hostnameOf } from './api/auth/nda-hmac.ts';
@@ -23,6 +24,11 @@ const configSchema = z.object({
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
+  /**
+   * API processes on PORT (node:cluster): one per core by default. 1 runs the
+   * API as one process without a cluster primary.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Largest batch body. The worker applies any size in flat memory; the API

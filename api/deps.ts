@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { TokenRegistry } from './auth/tokens.ts';
 
@@ -5,4 +6,6 @@ import type { TokenRegistry } from './auth/tokens.ts';
 export interface AppDeps extends ServiceDeps {
   /** Bearer tokens, or 'disabled' when AUTH_DISABLED=true opened the service on purpose. */
   tokens: TokenRegistry | 'disabled';
+  /** What GET /metrics answers from, given this process's registry; default: that registry (api/cluster.ts gathers every process's). */
+  metricsSource?: (local: Registry) => Pick<Registry, 'contentType' | 'metrics'>;
 }

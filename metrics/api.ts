@@ -89,6 +89,8 @@ function outcomeCounter(registry: Registry, name: string, help: string, outcomes
     help,
     labelNames: ['outcome'] as const,
     registers: [registry],
+    // Read from the database: every process of a cluster reports the same totals.
+    aggregator: 'first',
     async collect() {
       const counts = await outcomes();
       if (counts === undefined) return;
@@ -103,6 +105,7 @@ function totalCounter(registry: Registry, name: string, help: string, outcomes: 
     name,
     help,
     registers: [registry],
+    aggregator: 'first',
     async collect() {
       const counts = await outcomes();
       if (counts === undefined) return;

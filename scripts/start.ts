@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     });
     children.push(child);
   }
-  say(`API at http://${config.HOST}:${config.PORT} (health: /health). Ctrl-C stops everything.`);
+  say(`API at http://${config.HOST}:${config.PORT} (${config.API_PROCESSES === 1 ? 'one process' : `${config.API_PROCESSES} processes, API_PROCESSES`}; health: /health). Ctrl-C stops everything.`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { RedactedSecret } from '../../secrets.ts';
 import { canonicalParts, formatNdaDate, joinCanonical, ndaSignature, parseNdaDate, type CanonicalParts } from './nda-hmac.ts';
@@ -93,7 +93,8 @@ const AUTHORIZATION = /^NDA-HMAC-SHA256 +KeyId=([^\s,]+) *, *Signature=([A-Za-z0
 
 interface StoredKey {
   keyId: string;
-  secret: RedactedSecret;
+  /** The secret's UTF-8 bytes, prepared once for HMAC. */
+  hmacKey: KeyObject;
   principal: Principal;
 }
 
@@ -106,10 +107,12 @@ interface StoredKey {
 export class ApiKeyVerifier {
   readonly #keys: Map<string, StoredKey>;
   readonly #skewMs: number;
-  readonly #decoySecret = randomBytes(32).toString('base64');
+  readonly #decoyKey = createSecretKey(randomBytes(32));
+  /** The last X-NDA-Date read and its instant: clients sign with the current second, so most requests repeat it. */
+  #lastDate: { text: string; millis: number | undefined } = { text: '', millis: undefined };
 
   constructor(keys: readonly ApiKey[], clockSkewSeconds: number) {
-    this.#keys = new Map(keys.map((key) => [key.keyId, { keyId: key.keyId, secret: key.secret, principal: { name: key.name, permissions: new Set(key.permissions) } }]));
+    this.#keys = new Map(keys.map((key) => [key.keyId, { keyId: key.keyId, hmacKey: createSecretKey(key.secret.reveal(), 'utf8'), principal: { name: key.name, permissions: new Set(key.permissions) } }]));
     this.#skewMs = clockSkewSeconds * 1000;
   }
 
@@ -121,7 +124,8 @@ export class ApiKeyVerifier {
     const header = AUTHORIZATION.exec(request.authorization);
     if (!header) return refused('MalformedSignatureHeader', 'the Authorization header is not "NDA-HMAC-SHA256 KeyId=<key id>,Signature=<signature>", the signature being 43 base64 characters without padding');
     if (request.date === '') return refused('DateMissing', 'a signed request needs an X-NDA-Date header: the time it was signed, yyyyMMddHHmmss in UTC');
-    const signedAt = parseNdaDate(request.date);
+    if (this.#lastDate.text !== request.date) this.#lastDate = { text: request.date, millis: parseNdaDate(request.date) };
+    const signedAt = this.#lastDate.millis;
     if (signedAt === undefined) return refused('DateInvalid', `X-NDA-Date ${JSON.stringify(request.date.slice(0, 40))} is not a time in the form yyyyMMddHHmmss (UTC)`);
     if (Math.abs(now - signedAt) > this.#skewMs) {
       const seconds = Math.round(Math.abs(now - signedAt) / 1000);
@@ -135,7 +139,7 @@ export class ApiKeyVerifier {
     const presented = header[2]!;
     const key = this.#keys.get(keyId);
     const canonical = canonicalParts({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
-    const expected = ndaSignature(key?.secret.reveal() ?? this.#decoySecret, joinCanonical(canonical));
+    const expected = ndaSignature(key?.hmacKey ?? this.#decoyKey, joinCanonical(canonical));
     const matches = timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
     if (!key) return refused('UnknownKeyId', 'no API key with this KeyId is configured on this server');
     if (!matches) {

@@ -75,8 +75,17 @@ export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthCon
 function signedHost(ctx: Context, config: AuthConfig): string | undefined {
   if (config.PUBLIC_HOST) return config.PUBLIC_HOST;
   const forwarded = config.TRUST_PROXY ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
-  return hostnameOf(forwarded || ctx.get('host'));
+  const header = forwarded || ctx.get('host');
+  // Clients call one or a few names: each is parsed (a WHATWG URL) once, not per request.
+  if (!hostnames.has(header)) {
+    if (hostnames.size >= HOSTNAMES_KEPT) hostnames.clear();
+    hostnames.set(header, hostnameOf(header));
+  }
+  return hostnames.get(header);
 }
+
+const HOSTNAMES_KEPT = 64;
+const hostnames = new Map<string, string | undefined>();
 
 function unauthorized(refusal: Refusal) {
   const error = problem(401, 'Unauthorized', refusal.detail, undefined, { reason: refusal.reason, ...refusal.properties });

@@ -41,8 +41,8 @@ export interface Stack {
   startWorker(): ChildProcess;
   /** Sends `signal` (default SIGKILL) to the API and waits until it is gone. */
   killApi(signal?: NodeJS.Signals): Promise<void>;
-  /** Starts the API again on the same port and waits until /health answers. */
-  startApi(): Promise<ChildProcess>;
+  /** Starts the API again on the same port (with `extraEnv` over the stack's environment) and waits until /health answers. */
+  startApi(extraEnv?: Record<string, string>): Promise<ChildProcess>;
   /** Stops the Temporal dev server (SIGTERM, SIGKILL after a grace period). */
   stopTemporal(): Promise<void>;
   /** Starts the dev server again on the same port and SQLite file; resolves once its frontend answers. */
@@ -181,11 +181,13 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
       // Benchmarks and the load scenario submit as fast as they can under one token: they measure throughput, not the limit.
       SUBMISSION_RATE_LIMIT: '0',
+      // One API process (its pid is the one that serves, for RSS figures and kills); bench:reads sets more where it compares them.
+      API_PROCESSES: '1',
       ...extraEnv,
     };
     const apiUrl = `http://127.0.0.1:${port}`;
-    const startApi = async (): Promise<ChildProcess> => {
-      const api = spawnChild('api', env);
+    const startApi = async (extraEnv: Record<string, string> = {}): Promise<ChildProcess> => {
+      const api = spawnChild('api', { ...env, ...extraEnv });
       await waitForHealth(apiUrl, api);
       return api;
     };

@@ -13,6 +13,8 @@ export function v1EntitiesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v1/entities' });
 
   router.get('/:apid', requirePermission('read'), async (ctx) => {
+    // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
+    ctx.state.routineRead = true;
     const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'apid'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.apid}`);
     ctx.set('Cache-Control', 'no-cache');

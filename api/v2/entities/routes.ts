@@ -13,6 +13,8 @@ export function entitiesRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v2/entities' });
 
   router.get('/:entityId', requirePermission('read'), async (ctx) => {
+    // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
+    ctx.state.routineRead = true;
     const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'entityId'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
     ctx.set('Cache-Control', 'no-cache');
