@@ -113,14 +113,16 @@ export async function runApiCluster(config: Config, log: Logger): Promise<void> 
     slot.restart = setTimeout(() => fork(index), delay);
   });
 
-  let signals = 0;
-  const onSignal = () => {
-    signals += 1;
-    // A second signal: the operator insists.
-    if (signals > 1) {
+  const received = new Set<NodeJS.Signals>();
+  const onSignal = (signal: NodeJS.Signals) => {
+    // The same signal again: the operator insists. A different one is not
+    // insistence: Ctrl-C under npm start sends SIGINT to the whole process
+    // group, then npm start sends SIGTERM.
+    if (received.has(signal)) {
       for (const slot of slots) slot.worker?.process.kill('SIGKILL');
       process.exit(130);
     }
+    received.add(signal);
     stopAll();
   };
   process.on('SIGINT', onSignal);
