@@ -15,6 +15,7 @@
 
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../errors.ts';
+import { IdSet } from './id-set.ts';
 import { loadEngine, type Diagnostic, type Libxml2Engine, type LoadedEngine } from './libxml2.ts';
 import { lineStarts, offsetOf, positionsOf, type Position } from './positions.ts';
 import { parseStartTag, type StartTag } from './root.ts';
@@ -138,8 +139,8 @@ export class DocumentValidator {
   #slices = 0;
   #problems: Located[] = [];
   #capped = false;
-  /** xs:ID value -> index of the first slice that holds it. */
-  #ids = new Map<string, number>();
+  /** xs:ID values -> index of the first slice that holds each. */
+  #ids = new IdSet();
   #engine: { from: Promise<LoadedEngine>; loaded: LoadedEngine } | undefined;
   #closed = false;
 
@@ -497,9 +498,8 @@ export class DocumentValidator {
     for (const { value, element } of engine.attributeValues(doc, `//${attribute}`)) {
       if (repeated.has(element)) continue;
       const id = value.trim();
-      const first = this.#ids.get(id);
-      if (first === undefined) this.#ids.set(id, slice.index);
-      else if (first !== slice.index && !reported.has(element)) {
+      const first = this.#ids.firstSlice(id, slice.index);
+      if (first !== undefined && first !== slice.index && !reported.has(element)) {
         const message = `Element '${engine.elementName(element)}', attribute '${idAttribute}': the ID '${id}' is already used earlier in the document.`;
         duplicates.push({ message, line: 0, column: 0, element });
       }
