@@ -115,7 +115,8 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
     const transaction = client as unknown as pg.PoolClient;
     const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
     const resumed = await recordBatch(transaction, submission, { id: batchId, sha256, changes: validated.changes, body });
-    await transaction.query('commit');
+    // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
+    await transaction.query(resumed ? 'rollback' : 'commit');
     transaction.release();
     client = undefined;
     outcome = { batchId, resumed, run: { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes } };

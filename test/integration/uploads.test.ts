@@ -145,6 +145,15 @@ describe('streamed uploads', () => {
     expect(await openUploads()).toBe(0);
   });
 
+  it('takes one of two identical uploads sent at once (the other 409) and stores its body once', { timeout: 120_000 }, async () => {
+    const uuid = randomUUID();
+    const answers = await Promise.all([streamBatch(harness, { uuid, seed: 4 }), streamBatch(harness, { uuid, seed: 4 })]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const stored = await count('select count(*) as n from batch_body_chunk c join batch_body b on b.upload_id = c.upload_id where b.batch_id = $1', [uuid]);
+    expect(stored).toBe(Math.ceil(answers[0]!.bytes / MIB));
+    expect(await openUploads()).toBe(0);
+  });
+
   it('stores nothing of an upload its client abandons midway, and stays healthy', { timeout: 120_000 }, async () => {
     const before = await chunks();
     const uuid = randomUUID();
