@@ -31,11 +31,11 @@ const configSchema = z.object({
   API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
-   * Largest batch body. The worker applies any size in flat memory; the API
-   * still holds a body whole while it validates and stores it (about 2.2×
-   * its size), so this bounds the API: 256 MiB ≈ 730 MB (docs/performance.md).
+   * Largest batch body. The API validates and stores a body as it arrives and
+   * the worker applies it in flat memory, so neither grows with this; it
+   * bounds the database and the time of one upload (docs/performance.md).
    */
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 * 1024),
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
   /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
   UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
   /** Bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */

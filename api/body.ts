@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import { problem } from './problems.ts';
+import { isProblem, problem } from './problems.ts';
 
 // Request bodies: the media type is checked first (415), a declared
 // Content-Length over the route's limit is refused before a byte is read
-// (413), and raw-body stops an undeclared (chunked) body at the limit.
+// (413), and an undeclared (chunked) body is stopped at the limit. JSON
+// bodies are small and read whole (raw-body); XML batch bodies are streamed.
 
 const XML_TYPES = ['application/xml', 'text/xml'];
 const JSON_TYPES = ['application/json', '+json'];
@@ -22,11 +24,36 @@ function unsupported(ctx: Context, expected: string): never {
   throw problem(415, 'UnsupportedMediaType', `expected ${expected}, got ${ctx.get('content-type') || 'no content type'}`);
 }
 
-/** Reads an XML request body within `limit` bytes. */
-export async function readXmlBody(ctx: Context, limit: number): Promise<Buffer> {
+/**
+ * An XML request body as it arrives, within `limit` bytes: the media type and
+ * a declared length are checked before a byte is read; the chunks then come
+ * as the client sends them (no more than the socket's buffers in memory), and
+ * the iteration throws 413 at the first byte over the limit and 400 when the
+ * client goes away before the end (as raw-body did for whole bodies).
+ */
+export function xmlBodyStream(ctx: Context, limit: number): AsyncIterable<Buffer> {
   if (!ctx.request.is(XML_TYPES)) unsupported(ctx, XML_TYPES.join(' or '));
   const declared = refuseDeclaredOverLimit(ctx, limit);
-  return getRawBody(ctx.req, { length: declared, limit });
+  return limitedChunks(ctx.req, limit, declared);
+}
+
+async function* limitedChunks(req: IncomingMessage, limit: number, declared: number | undefined): AsyncGenerator<Buffer> {
+  let received = 0;
+  try {
+    // Not destroyed when the reader stops early (413, a failure): the answer must still reach the client.
+    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+      received += (chunk as Buffer).length;
+      // Stops reading, as raw-body did: the rest stays unread and the answer closes the connection.
+      if (received > limit) throw problem(413, 'PayloadTooLarge', `body exceeds the limit of ${limit} bytes`);
+      yield chunk as Buffer;
+    }
+  } catch (error) {
+    if (isProblem(error)) throw error;
+    throw problem(400, 'BadRequest', 'request aborted: the body ended before it was complete');
+  }
+  if (!req.complete || (declared !== undefined && received !== declared)) {
+    throw problem(400, 'BadRequest', 'request aborted: the body ended before it was complete');
+  }
 }
 
 /** Reads and parses a JSON request body within `limit` bytes: 400 when absent or malformed. */

@@ -1,15 +1,16 @@
 import type { Config } from '../config.ts';
 
-// Batch uploads in flight per API process. Each one holds its body while it
-// is validated and stored, so many at once multiply the API's memory; the
-// excess waits here before a byte of its body is read (TCP holds the rest of
-// it back at the client), and runs in arrival order as others finish.
+// Batch uploads in flight per API process. Each one holds a slice of its body
+// (and libxml2's tree of it) while it is validated, and a database connection
+// with an open transaction while it is stored; the excess waits here before a
+// byte of its body is read (TCP holds the rest of it back at the client), and
+// runs in arrival order as others finish.
 
 // Small uploads (a declared Content-Length within SMALL_BATCH_MAX_BYTES: a
 // person's save) have slots of their own, so they never wait behind a large
 // one; a chunked upload declares nothing and waits with the large ones.
 
-/** Small uploads at once per process: each holds at most about 2.2 × 1 MiB (default), so these cost ~20 MB at most. */
+/** Small uploads at once per process: each holds at most its body (1 MiB by default) before it is stored. */
 const SMALL_UPLOADS_AT_ONCE = 8;
 
 const semaphores = new WeakMap<Config, { large: Semaphore; small: Semaphore }>();

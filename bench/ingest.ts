@@ -42,7 +42,7 @@ function timeCopy(sourceUrl: string, dir: string, entities: number): Promise<num
 }
 
 /** Every table a batch writes, emptied between the runs that share a stack. */
-const RESET_SQL = `truncate batch, batch_body, transaction, entity, revision, search_value, entity_participant, name_vocabulary, export_request restart identity;
+const RESET_SQL = `truncate batch, batch_body, batch_body_chunk, transaction, entity, revision, search_value, entity_participant, name_vocabulary, export_request restart identity;
   alter sequence entity_id_seq restart`;
 
 /**

@@ -4,7 +4,7 @@
 // markProcessing, applyBatchCommands → PlanWriter's COPY, finishBatch), one
 // PostgreSQL transaction per chunk as the batch activity does. What is left
 // out is Temporal, the HTTP submission, the XSD validation and the stored
-// body (batch_body holds an empty body under a stand-in digest).
+// body (batch_body holds an empty body, one empty chunk, under a stand-in digest).
 //
 // Two things make it faster than the service on a bulk load, neither of
 // which changes a row: the search_value indexes (a trigram GIN index among

@@ -3,5 +3,5 @@
 
 export { checkBatchXml, type BatchReport, type InvalidBatchReport, type ValidBatchReport } from './batch-report.ts';
 export { detectVersion } from './root.ts';
-export { validateBatchXml, validateDocument, type ValidatedBatch, type ValidateOptions } from './validate.ts';
+export { BatchValidator, validateBatchXml, validateDocument, type ValidatedBatch, type ValidateOptions } from './validate.ts';
 export type { SchemaVersion } from './versions.ts';

@@ -1,6 +1,7 @@
-// A fast pass over the raw bytes, before libxml2 sees them: it refuses DTDs
-// and deep nesting, finds the root element, and marks where the document can
-// be cut into slices of whole top-level elements. It relies on libxml2 for
+// A fast pass over the raw bytes, before libxml2 sees them (as they arrive):
+// the validator refuses DTDs and deep nesting with it, finds the root element,
+// and marks where the document can be cut into slices of whole top-level
+// elements. It relies on libxml2 for
 // everything else: each slice is still parsed and validated in full, so a
 // document the scan misreads is still rejected.
 
@@ -24,27 +25,44 @@ export interface TagVisitor {
 
 /** Calls the visitor for every tag in document order; stops at the first unterminated construct. */
 export function walkTags(bytes: Uint8Array, visitor: TagVisitor): void {
+  walkTagsFrom(bytes, 0, visitor, true);
+}
+
+/**
+ * walkTags from `from`, for bytes that are still arriving: unless `final`,
+ * a construct cut off by the end of `bytes` is left for the next call.
+ * Returns where to resume (the `<` of that construct, or the end), or -1
+ * when the visitor stopped the walk.
+ */
+export function walkTagsFrom(bytes: Uint8Array, from: number, visitor: TagVisitor, final: boolean): number {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = bytes.length;
-  let pos = 0;
+  let pos = from;
   for (;;) {
     const lt = bytes.indexOf(LT, pos);
-    if (lt < 0 || lt + 1 >= n) return;
+    if (lt < 0) return n;
+    if (lt + 1 >= n) return lt;
     const next = bytes[lt + 1];
     if (next === SLASH) {
       const gt = bytes.indexOf(GT, lt + 2);
-      if (gt < 0 || !visitor.endTag(lt, gt)) return;
+      if (gt < 0) return lt;
+      if (!visitor.endTag(lt, gt)) return -1;
       pos = gt + 1;
     } else if (next === QUESTION) {
       const end = text.indexOf('?>', lt + 2);
-      if (end < 0) return;
+      if (end < 0) return lt;
       pos = end + 2;
     } else if (next === BANG) {
+      // `<!` or `<!-` at the end may still become a comment.
+      if (!final && (lt + 2 >= n || (bytes[lt + 2] === DASH && lt + 3 >= n))) return lt;
       let end: number;
       if (bytes[lt + 2] === DASH && bytes[lt + 3] === DASH) end = text.indexOf('-->', lt + 4) + 3;
       else if (bytes[lt + 2] === LBRACKET) end = text.indexOf(']]>', lt + 3) + 3;
-      else return void visitor.declaration(lt);
-      if (end < 3) return;
+      else {
+        visitor.declaration(lt);
+        return -1;
+      }
+      if (end < 3) return lt;
       pos = end;
     } else {
       let i = lt + 1;
@@ -59,7 +77,8 @@ export function walkTags(bytes: Uint8Array, visitor: TagVisitor): void {
           quote = b;
         }
       }
-      if (i >= n || !visitor.startTag(lt, i, bytes[i - 1] === SLASH)) return;
+      if (i >= n) return lt;
+      if (!visitor.startTag(lt, i, bytes[i - 1] === SLASH)) return -1;
       pos = i + 1;
     }
   }
@@ -68,69 +87,6 @@ export function walkTags(bytes: Uint8Array, visitor: TagVisitor): void {
 export interface Span {
   start: number;
   end: number;
-}
-
-export interface Outline {
-  /** The root start tag. */
-  root?: Span;
-  /** The first child element of the root. */
-  firstChild?: Span;
-  /** The largest child element of the root. */
-  largestChild?: Span;
-  /** Offsets where a slice ends: each just after a top-level element, at least `sliceBytes` after the previous cut. */
-  cuts: number[];
-  /** Number of child elements of the root (a batch's header and its changes). */
-  childCount: number;
-  /** A construct that is refused outright (DTD, nesting), at a byte offset. */
-  refusal?: { offset: number; message: string };
-}
-
-export function outline(bytes: Uint8Array, maxDepth: number, sliceBytes: number): Outline {
-  const result: Outline = { cuts: [], childCount: 0 };
-  let depth = 0;
-  let rootClosed = false;
-  let firstChildStart = -1;
-  let childStart = -1;
-  let lastCut = 0;
-  const topLevelEnded = (end: number): void => {
-    result.childCount += 1;
-    if (result.firstChild === undefined) result.firstChild = { start: firstChildStart, end };
-    const largest = result.largestChild;
-    if (largest === undefined || end - childStart > largest.end - largest.start) result.largestChild = { start: childStart, end };
-    if (end - lastCut >= sliceBytes) {
-      result.cuts.push(end);
-      lastCut = end;
-    }
-  };
-  walkTags(bytes, {
-    startTag(lt, gt, selfClosing) {
-      if (depth + 1 > maxDepth) {
-        result.refusal = { offset: lt, message: `Elements are nested deeper than ${maxDepth} levels` };
-        return false;
-      }
-      if (result.root === undefined) {
-        result.root = { start: lt, end: gt + 1 };
-        rootClosed = selfClosing;
-      } else if (depth === 1 && !rootClosed) {
-        childStart = lt;
-        if (firstChildStart < 0) firstChildStart = lt;
-      }
-      if (!selfClosing) depth++;
-      else if (depth === 1 && !rootClosed) topLevelEnded(gt + 1);
-      return true;
-    },
-    endTag(_lt, gt) {
-      depth = Math.max(0, depth - 1);
-      if (depth === 1 && !rootClosed) topLevelEnded(gt + 1);
-      if (depth === 0) rootClosed = true;
-      return true;
-    },
-    declaration(lt) {
-      result.refusal = { offset: lt, message: 'DTDs are not allowed: the document must not contain <!DOCTYPE> or other DTD markup' };
-      return false;
-    },
-  });
-  return result;
 }
 
 /** Byte offsets of the start tags with the given document-order numbers (0 = root). */

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import type { BatchStatus } from '../../db/entities/batch.ts';
 import type { Queryable } from '../../db/sql.ts';
 import type { BatchResult, XmlVersion } from '../../domain/model.ts';
@@ -88,6 +89,12 @@ export async function findStaleProcessingBatches(db: Queryable, olderThanSeconds
   return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
 }
 
+/** A body already written by a BodyWriter in the caller's transaction. */
+export interface StoredBody {
+  uploadId: string;
+  bytes: number;
+}
+
 export interface NewBatch {
   id: string;
   sha256: string;
@@ -96,13 +103,15 @@ export interface NewBatch {
   force: boolean;
   offeredForceKey?: string;
   changesTotal: number;
-  body: Buffer;
+  /** The body, or its chunks already written in this transaction. */
+  body: Buffer | StoredBody;
 }
 
 /**
  * Inserts the batch, or revives a FAILED batch of the same id for another
- * attempt. Returns false when the id is taken by a batch that completed or is
- * still running: the caller answers 409.
+ * attempt, with its body. Returns false when the id is taken by a batch that
+ * completed or is still running: the caller answers 409 (and rolls back the
+ * chunks it wrote).
  */
 export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promise<boolean> {
   const inserted = await client.query(
@@ -117,46 +126,112 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
     [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal],
   );
   if (inserted.rowCount === 0) return false;
+  let body: StoredBody;
+  if (Buffer.isBuffer(batch.body)) {
+    const writer = new BodyWriter(async () => client);
+    await writer.write(batch.body);
+    body = await writer.finish();
+  } else {
+    body = batch.body;
+  }
+  // An earlier attempt's body goes, its chunks with it (cascade).
   await client.query('delete from batch_body where batch_id = $1', [batch.id]);
-  await copyBody(client, batch.id, batch.body);
+  await client.query('insert into batch_body (batch_id, upload_id, bytes) values ($1, $2, $3)', [batch.id, body.uploadId, body.bytes]);
   return true;
 }
 
-/** Body bytes hex-encoded per COPY chunk: the chunk, not the body, is what is copied in memory. */
-const COPY_BODY_CHUNK_BYTES = 1024 * 1024;
+/** Body bytes per batch_body_chunk row. */
+const BODY_CHUNK_BYTES = 1024 * 1024;
+
+// COPY's binary format: a signature, flags and header extension, then per row the field count and each field's length and bytes.
+const COPY_SIGNATURE = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /**
- * The body goes in by COPY, hex-encoded a chunk at a time with backpressure:
- * as a query parameter, pg would copy the whole body into one message buffer
- * (grown by doubling) beside the body itself.
+ * Writes a body into batch_body_chunk as it arrives, by binary COPY in rows
+ * of BODY_CHUNK_BYTES, in the transaction of the connection `connect` gives
+ * (asked for once the first row is full, or at `finish`: a small body holds
+ * no connection while it arrives). Memory holds one row, not the body. The
+ * chunks are the transaction's until storeBatch links them to their batch; a
+ * rollback, or the connection dropped while the COPY is open, leaves nothing.
  */
-async function copyBody(client: pg.PoolClient, batchId: string, body: Buffer): Promise<void> {
-  const stream = client.query(copyFrom('copy batch_body (batch_id, bytes, body) from stdin'));
-  const write = async (chunk: string | Buffer) => {
-    if (!stream.write(chunk)) await once(stream, 'drain');
-  };
-  // COPY's text format: \\x is the escaped form of bytea's \x hex prefix.
-  await write(`${batchId}\t${body.length}\t\\\\x`);
-  for (let offset = 0; offset < body.length; offset += COPY_BODY_CHUNK_BYTES) {
-    await write(Buffer.from(body.subarray(offset, offset + COPY_BODY_CHUNK_BYTES).toString('hex'), 'latin1'));
+export class BodyWriter {
+  readonly uploadId = randomUUID();
+  readonly #connect: () => Promise<pg.PoolClient>;
+  readonly #uuid: Buffer;
+  readonly #pending: Buffer[] = [];
+  #stream: CopyStreamQuery | undefined;
+  #pendingBytes = 0;
+  #seq = 0;
+  #bytes = 0;
+  #finished = false;
+
+  constructor(connect: () => Promise<pg.PoolClient>) {
+    this.#connect = connect;
+    this.#uuid = Buffer.from(this.uploadId.replaceAll('-', ''), 'hex');
   }
-  stream.end('\n');
-  await finished(stream);
+
+  /** Whether a COPY is open on the connection: then only dropping the connection ends its transaction. */
+  get copying(): boolean {
+    return this.#stream !== undefined && !this.#finished;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.#bytes += chunk.length;
+    let rest = chunk;
+    while (rest.length > 0) {
+      const take = Math.min(rest.length, BODY_CHUNK_BYTES - this.#pendingBytes);
+      this.#pending.push(Buffer.from(rest.buffer, rest.byteOffset, take));
+      this.#pendingBytes += take;
+      rest = rest.subarray(take);
+      if (this.#pendingBytes === BODY_CHUNK_BYTES) await this.#flush();
+    }
+  }
+
+  /** Writes the last row and ends the COPY; the body is then in the transaction. */
+  async finish(): Promise<StoredBody> {
+    if (this.#pendingBytes > 0 || this.#seq === 0) await this.#flush();
+    const stream = this.#stream as CopyStreamQuery;
+    stream.end(COPY_TRAILER);
+    await finished(stream);
+    this.#finished = true;
+    return { uploadId: this.uploadId, bytes: this.#bytes };
+  }
+
+  async #flush(): Promise<void> {
+    let stream = this.#stream;
+    const first = stream === undefined;
+    if (stream === undefined) {
+      const client = await this.#connect();
+      stream = this.#stream = client.query(copyFrom('copy batch_body_chunk (upload_id, seq, data) from stdin (format binary)'));
+      // A failed COPY rejects the write or finish that meets it; until then its error must not go unhandled.
+      stream.on('error', () => undefined);
+    }
+    const head = Buffer.alloc(2 + 4 + 16 + 4 + 4 + 4);
+    let at = head.writeInt16BE(3, 0);
+    at = head.writeInt32BE(16, at);
+    at += this.#uuid.copy(head, at);
+    at = head.writeInt32BE(4, at);
+    at = head.writeInt32BE(this.#seq, at);
+    head.writeInt32BE(this.#pendingBytes, at);
+    const row = Buffer.concat([...(first ? [COPY_SIGNATURE] : []), head, ...this.#pending]);
+    this.#seq += 1;
+    this.#pending.length = 0;
+    this.#pendingBytes = 0;
+    if (!stream.write(row)) await once(stream, 'drain');
+  }
 }
 
-const BODY_CHUNK_BYTES = 4 * 1024 * 1024;
-
-/** The stored body in chunks, so a 100 MB batch never needs one 100 MB (or hex-encoded 200 MB) value. */
+/** The stored body in its chunks, in order, one query a chunk: a batch of any size never needs one large value. */
 export async function* readBatchBody(db: Queryable, batchId: string): AsyncGenerator<Buffer> {
-  const { rows } = await db.query<{ bytes: string }>('select bytes from batch_body where batch_id = $1', [batchId]);
-  const total = Number(rows[0]?.bytes ?? 0);
-  for (let offset = 0; offset < total; offset += BODY_CHUNK_BYTES) {
-    const chunk = await db.query<{ part: Buffer }>(
-      'select substring(body from $2 for $3) as part from batch_body where batch_id = $1',
-      [batchId, offset + 1, BODY_CHUNK_BYTES],
-    );
-    const part = chunk.rows[0]?.part;
-    if (part) yield part;
+  const { rows } = await db.query<{ uploadId: string }>('select upload_id as "uploadId" from batch_body where batch_id = $1', [batchId]);
+  const uploadId = rows[0]?.uploadId;
+  if (uploadId === undefined) return;
+  for (let seq = 0; ; seq += 1) {
+    const chunk = await db.query<{ data: Buffer }>('select data from batch_body_chunk where upload_id = $1 and seq = $2', [uploadId, seq]);
+    const data = chunk.rows[0]?.data;
+    if (data === undefined) return;
+    if (data.length > 0) yield data;
   }
 }
 

@@ -2,16 +2,18 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import { inTransaction, type Queryable } from '../../db/sql.ts';
+import type pg from 'pg';
+import type { Queryable } from '../../db/sql.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
-import { validateBatchXml, type ValidatedBatch } from '../../domain/validation/index.ts';
-import { findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow } from './store.ts';
+import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
+import { BodyWriter, findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow, type StoredBody } from './store.ts';
 import { describeJobWorkflow } from '../../temporal/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
-  body: Buffer;
+  /** The body as it arrives: the request stream (its reader enforces the size limit), or one Buffer. */
+  body: AsyncIterable<Uint8Array>;
   apiVersion: XmlVersion;
   principal: string;
   force: boolean;
@@ -20,62 +22,136 @@ export interface BatchSubmission {
   forceKey?: string;
 }
 
-/**
- * Validates a batch body against the schema of the API version it was sent
- * to; the validator also counts the changes and reads the batch UUID, so the
- * body is parsed once here (the worker reads it again to apply it).
- */
-export async function validateSubmittedBatch(body: Buffer, apiVersion: XmlVersion): Promise<ValidatedBatch> {
-  const validated = await validateBatchXml(body);
-  if (validated.version !== apiVersion) {
-    throw new ServiceError('SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
-  }
-  return validated;
-}
-
 /** A body already in memory, as the streaming reader's source. */
-export async function* bodySource(body: Buffer): AsyncGenerator<Buffer> {
+export async function* bodySource(body: Uint8Array): AsyncGenerator<Uint8Array> {
   yield body;
 }
 
+/** What an upload turned out to be, once all of it has been read. */
+export interface ReceivedBatch {
+  validated: ValidatedBatch;
+  sha256: string;
+  bytes: number;
+}
+
 /**
- * Everything POST /batches does synchronously: validate, check the batch is
- * new, store it, start its workflow. The batch row exists before the
+ * Reads an upload to its end: every chunk is hashed, validated against the
+ * schema of the API version it was sent to (slice by slice, as it arrives)
+ * and handed to `sink` (which stores it) at the same time. Once the document
+ * is found invalid, nothing more is validated or stored, but the body is
+ * still read to its end, so that a body over the size limit is refused as
+ * such (413) whatever it holds, as when bodies were read whole first, and the
+ * client is answered after it has sent its body; then the validation error
+ * is thrown. `abandon` is called at once when that happens (the stored
+ * chunks can go).
+ */
+export async function receiveBatch(
+  body: AsyncIterable<Uint8Array>,
+  apiVersion: XmlVersion,
+  sink: (chunk: Uint8Array, changesSoFar: number) => Promise<void>,
+  abandon: () => Promise<void> = async () => undefined,
+): Promise<ReceivedBatch> {
+  const validator = new BatchValidator();
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let invalid: unknown;
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (invalid !== undefined) continue;
+      hash.update(chunk);
+      const [checked, stored] = await Promise.allSettled([validator.push(chunk), sink(chunk, validator.changesSoFar)]);
+      if (stored.status === 'rejected') throw stored.reason;
+      if (checked.status === 'rejected') {
+        invalid = checked.reason;
+        validator.close();
+        await abandon();
+      }
+    }
+    if (invalid !== undefined) throw invalid;
+    const validated = await validator.end();
+    if (validated.version !== apiVersion) {
+      throw new ServiceError('SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
+    }
+    return { validated, sha256: hash.digest('hex'), bytes };
+  } finally {
+    validator.close();
+  }
+}
+
+/**
+ * Everything POST /batches does synchronously: validate the body and store
+ * it as it arrives (services/batches/store.ts BodyWriter), check the batch
+ * is new, then start its workflow. The chunks, the batch row and its
+ * batch_body row are one transaction: a body that turns out invalid, too
+ * large or cut off leaves nothing behind. The batch row exists before the
  * workflow does, and PostgreSQL (not Temporal's retention) is the lasting
  * guard against duplicates.
  */
 export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
-  const validated = await validateSubmittedBatch(submission.body, submission.apiVersion);
-  const sha256 = createHash('sha256').update(submission.body).digest('hex');
-  const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
   const pool = await pgPool(deps.orm);
-  const resumed = await inTransaction(pool, async (client) => {
-    const twin = await findLiveBatchWithBody(client, sha256, batchId);
-    if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
-    const force = submission.force && submission.mayForce;
-    if (submission.force && !force && !(await offersIssuedForceKey(client, batchId, sha256, submission.forceKey))) {
-      throw new ServiceError('Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
-    }
-    const stored = await storeBatch(client, {
-      id: batchId,
-      sha256,
-      apiVersion: submission.apiVersion,
-      submittedBy: submission.principal,
-      force,
-      offeredForceKey: submission.forceKey,
-      changesTotal: validated.changes,
-      body: submission.body,
-    });
-    if (stored) return false;
-    // An API that died between this commit and the workflow start left the
-    // batch ACCEPTED with no workflow: the same submission sent again starts it.
-    const existing = await findBatch(client, batchId);
-    if (existing && isSameSubmission(existing, sha256, submission)) return true;
-    throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
+  let client: pg.PoolClient | undefined;
+  const writer = new BodyWriter(async () => {
+    client = await pool.connect();
+    await client.query('begin');
+    return client;
   });
-  const run = { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes: submission.body.length };
-  await startBatchWorkflow(deps, run, resumed);
-  return { batchId };
+  // Ends the transaction without its chunks: a COPY still open can only be ended with its connection.
+  const discard = async () => {
+    const held = client;
+    client = undefined;
+    if (held === undefined) return;
+    if (writer.copying) {
+      held.release(true);
+      return;
+    }
+    await held.query('rollback').catch(() => undefined);
+    held.release();
+  };
+  let outcome: { batchId: string; run: BatchRun; resumed: boolean };
+  try {
+    const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => writer.write(chunk), discard);
+    const body = await writer.finish();
+    const transaction = client as unknown as pg.PoolClient;
+    const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
+    const resumed = await recordBatch(transaction, submission, { id: batchId, sha256, changes: validated.changes, body });
+    // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
+    await transaction.query(resumed ? 'rollback' : 'commit');
+    transaction.release();
+    client = undefined;
+    outcome = { batchId, resumed, run: { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes } };
+  } finally {
+    await discard();
+  }
+  await startBatchWorkflow(deps, outcome.run, outcome.resumed);
+  return { batchId: outcome.batchId };
+}
+
+/** The duplicate checks and the batch row, in the upload's transaction; true when an ACCEPTED row of the same submission is resumed. */
+async function recordBatch(client: pg.PoolClient, submission: BatchSubmission, batch: { id: string; sha256: string; changes: number; body: StoredBody }): Promise<boolean> {
+  const { id: batchId, sha256 } = batch;
+  const twin = await findLiveBatchWithBody(client, sha256, batchId);
+  if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
+  const force = submission.force && submission.mayForce;
+  if (submission.force && !force && !(await offersIssuedForceKey(client, batchId, sha256, submission.forceKey))) {
+    throw new ServiceError('Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
+  }
+  const stored = await storeBatch(client, {
+    id: batchId,
+    sha256,
+    apiVersion: submission.apiVersion,
+    submittedBy: submission.principal,
+    force,
+    offeredForceKey: submission.forceKey,
+    changesTotal: batch.changes,
+    body: batch.body,
+  });
+  if (stored) return false;
+  // An API that died between this commit and the workflow start left the
+  // batch ACCEPTED with no workflow: the same submission sent again starts it.
+  const existing = await findBatch(client, batchId);
+  if (existing && isSameSubmission(existing, sha256, submission)) return true;
+  throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
 }
 
 /**

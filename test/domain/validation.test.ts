@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../domain/errors.ts';
-import { detectVersion, validateBatchXml, validateDocument, type SchemaVersion, type ValidateOptions } from '../../domain/validation/index.ts';
+import { BatchValidator, detectVersion, validateBatchXml, validateDocument, type SchemaVersion, type ValidateOptions } from '../../domain/validation/index.ts';
 
 const V2 = 'http://cam.tacr.cz/2025';
 const V1 = 'http://cam.tacr.cz/2019';
@@ -258,6 +258,69 @@ describe('slices', () => {
   it('rejects content after the root in the last slice', async () => {
     const xml = `${batchV2('<createEntity localId="n1" entityType="P"/>')}<x/>`;
     expect(await invalidXml(xml, sliced)).toEqual(await invalidXml(xml));
+  });
+});
+
+describe('streamed in chunks', () => {
+  /** The outcome of validating `xml` pushed `size` bytes at a time: the result, or the error's class and problems. */
+  async function streamed(xml: Uint8Array, size: number, options?: ValidateOptions): Promise<unknown> {
+    const validator = new BatchValidator(options);
+    try {
+      for (let offset = 0; offset < xml.length; offset += size) await validator.push(xml.subarray(offset, offset + size));
+      return await validator.end();
+    } catch (error) {
+      return { error: (error as Error).constructor.name, problems: (error as InvalidXmlError).problems };
+    } finally {
+      validator.close();
+    }
+  }
+
+  const documents: [string, string][] = [
+    ['a valid batch', batchV2(Array.from({ length: 40 }, (_, i) => `<createEntity localId="n${i}" entityType="P"/>`).join('\n'))],
+    ['schema errors', batchV2(`<createEntity localId="n1" entityType=""/>\n  <updateEntity><entityRef>n1</entityRef></updateEntity>\n<createEntity localId="n1" entityType="P"/>`)],
+    ['malformed XML late', batchV2(`${'<createEntity localId="a" entityType="P"/>\n'.repeat(20)}<createEntity localId="n3" entityType="P">\n</createEntiti>`)],
+    ['a DTD', `<?xml version="1.0"?>\n<!DOCTYPE batchUpdate>\n${batchV2('')}`],
+    ['a wrong root', `<entities xmlns="${V2}"><x/></entities>`],
+    ['no root', 'just text, no markup at all'],
+    ['content after the root', `${batchV2('<createEntity localId="n1" entityType="P"/>')}<x/>`],
+    ['a truncated document', batchV2('<createEntity localId="n1" entityType="P"/>').slice(0, -15)],
+  ];
+
+  it.each(documents)('judges %s the same in chunks of any size', async (_name, text) => {
+    const xml = bytes(text);
+    for (const options of [{}, { sliceBytes: 1 }, { sliceBytes: 200 }]) {
+      const whole = await streamed(xml, xml.length, options);
+      for (const size of [1, 3, 64, 1000]) expect(await streamed(xml, size, options)).toEqual(whole);
+    }
+  });
+
+  it('validates the fixtures in chunks, in slices', async () => {
+    const xml = await fixture('v2-all-changes.xml');
+    expect(await streamed(xml, 7, { sliceBytes: 1 })).toEqual(await validateBatchXml(xml));
+  });
+
+  it('counts the changes as they arrive', async () => {
+    const validator = new BatchValidator({ sliceBytes: 1 });
+    try {
+      const xml = batchV2(`${'<createEntity localId="n1" entityType="P"/>'.repeat(5)}<createEnt`);
+      await validator.push(bytes(xml.slice(0, xml.indexOf('<createEnt\n'))));
+      expect(validator.changesSoFar).toBe(5);
+    } finally {
+      validator.close();
+    }
+  });
+
+  it('refuses a top-level element over maxElementBytes before it has ended', async () => {
+    const validator = new BatchValidator({ maxElementBytes: 100 });
+    try {
+      const xml = batchV2('<createEntity localId="n1" entityType="P">');
+      await validator.push(bytes(xml.slice(0, xml.lastIndexOf('\n'))));
+      const error = await rejection(validator.push(bytes(' '.repeat(300))));
+      expect(error).toBeInstanceOf(InvalidXmlError);
+      expect((error as InvalidXmlError).problems[0]).toMatchObject({ line: 3, column: 1, message: expect.stringMatching(/larger than/) });
+    } finally {
+      validator.close();
+    }
   });
 });
 

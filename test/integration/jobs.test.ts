@@ -5,7 +5,7 @@ import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgPool } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
-import { submitBatch } from '../../services/batches/submission.ts';
+import { bodySource, submitBatch } from '../../services/batches/submission.ts';
 import { findBatch } from '../../services/batches/store.ts';
 import { startExport } from '../../services/exports/start.ts';
 import { findExport } from '../../services/exports/requests.ts';
@@ -55,7 +55,7 @@ describe('operator actions on running jobs', () => {
   async function submit(xml: string, held = false): Promise<string> {
     const id = /uuid="([^"]+)"/.exec(xml)?.[1] ?? randomUUID();
     if (held) gate.hold(id);
-    const { batchId } = await submitBatch(deps(), { body: Buffer.from(xml), apiVersion: 'v2', principal: 'test-admin', force: false, mayForce: false });
+    const { batchId } = await submitBatch(deps(), { body: bodySource(Buffer.from(xml)), apiVersion: 'v2', principal: 'test-admin', force: false, mayForce: false });
     expect(batchId).toBe(id);
     return batchId;
   }

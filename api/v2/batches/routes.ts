@@ -8,7 +8,7 @@ import { batchJobView, type JobViewOptions } from '../../../services/jobs/view.t
 import { findBatchResult } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
-import { readXmlBody } from '../../body.ts';
+import { xmlBodyStream } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { hasPermission, requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -28,7 +28,7 @@ export function batchesRouter(deps: AppDeps): Router {
     }
     const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
       submitBatch(deps, {
-        body: await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES),
+        body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES),
         apiVersion: 'v2',
         principal: ctx.state.principal.name,
         force: query.force,
@@ -45,7 +45,7 @@ export function batchesRouter(deps: AppDeps): Router {
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const result = await inUploadSlot(deps.config, ctx.request.length, async () =>
-      testBatch(deps, await readXmlBody(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
+      testBatch(deps, xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
     );
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(result, 'v2');
