@@ -1,6 +1,6 @@
 import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
-import { parseDateInterval, SEARCH_DATE_PATTERN, unitDateSearchText } from '../../domain/search-values.ts';
+import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord } from './name-words.ts';
 import { SEARCH_USER_ROLES, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from './query.ts';
 import { ENTITY_ID_PATTERN, UUID_PATTERN } from './schema.ts';
@@ -371,9 +371,9 @@ function userFilter(query: SearchQuery, params: Params): string | undefined {
 /** The search_user_role keys a user filter (other than `user` alone) asks for: '' when it names only a role. */
 export function userKeys(query: SearchQuery): string[] {
   const keys: string[] = [];
-  if (query.userUuid !== undefined) keys.push(`uuid:${query.userUuid}`);
-  if (query.userName !== undefined) keys.push(`name:${query.userName}`);
-  if (query.user !== undefined) keys.push(`id:${query.user}`);
+  if (query.userUuid !== undefined) keys.push(searchUserKey('uuid', query.userUuid));
+  if (query.userName !== undefined) keys.push(searchUserKey('name', query.userName));
+  if (query.user !== undefined) keys.push(searchUserKey('id', query.user));
   return keys.length === 0 ? [''] : keys;
 }
 
