@@ -51,6 +51,8 @@ const configSchema = z.object({
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** A search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(100_000),
+  /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
+  SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),

@@ -3,7 +3,7 @@ import { ServiceError } from '../errors.ts';
 import type { Condition, SearchQuery } from './query.ts';
 
 // Searches that would take seconds on a large database are refused before
-// they run, with a 400 that says how to narrow them. Two tests, both cheap:
+// they run, with a 400 that says how to narrow them. Three tests, each cheap:
 //  - a text condition that matches inside values (CT_CONTAINS, CT_ENDS_WITH)
 //    with fewer than MIN_INFIX_LENGTH characters, on records no type, code
 //    or user narrows: the trigram indexes cannot serve it (pg_trgm needs
@@ -14,7 +14,11 @@ import type { Condition, SearchQuery } from './query.ts';
 //    execution), when a full page shows that a total is needed: above
 //    SEARCH_MAX_COUNT_COST the conditions match too much of the search rows
 //    to be counted in about a second (a `part` condition alone, an order
-//    comparator on a common item type).
+//    comparator on a common item type);
+//  - FULLTEXT: a probe that stops after SEARCH_FULLTEXT_MAX_NAMES + 1 names
+//    similar to the text (search.ts): the page ranks every similar name, and
+//    the planner's estimates of trigram similarity are blind (a text similar
+//    to no name was priced twice one similar to 6,741).
 
 /** Fewest characters of a needle matched inside values: the trigram index needs three. */
 export const MIN_INFIX_LENGTH = 3;

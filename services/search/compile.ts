@@ -438,6 +438,18 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
 }
 
 /**
+ * How many names (at most `cap` + 1) a FULLTEXT text is similar to: a bounded
+ * probe of the rows the page must rank. It stops after cap + 1 similar names,
+ * so a common text costs what ranking `cap` names costs, not all of them.
+ */
+export function compileFulltextProbe(text: string, cap: number): SqlQuery {
+  return {
+    text: `select count(*) as names from (select 1 from search_value sv where sv.kind = 'name' and $1::text <% sv.value_norm limit $2::bigint) p`,
+    values: [normalizeForSearch(text), cap + 1],
+  };
+}
+
+/**
  * The best matched value of each listed entity: the rows meeting the first
  * matcher (in the order of the conditions) that any row meets, a preferred
  * name before other parts. onePart bindings are not repeated here: the

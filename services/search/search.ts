@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/sql.ts';
 import type { FoundEntity, PartType, QueryResult } from '../../domain/model.ts';
 import { ServiceError } from '../errors.ts';
 import { checkNotTooBroad, tooBroad } from './broad.ts';
-import { compileLookups, compileSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
+import { compileFulltextProbe, compileLookups, compileSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
 import { comparatorHighlights, wordHighlights } from './highlights.ts';
 import type { Paging, SearchQuery, SearchType } from './query.ts';
 
@@ -40,9 +40,11 @@ export interface SearchLimits {
   statementTimeoutMs: number;
   /** A search whose exact total the planner estimates above this cost is refused as too broad; 0: no limit. */
   maxCountCost: number;
+  /** A FULLTEXT text similar to more names than this is refused as too broad (every similar name is ranked); 0: no limit. */
+  maxFulltextNames?: number;
 }
 
-export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 100_000 };
+export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 100_000, maxFulltextNames: 10_000 };
 
 /** PostgreSQL's query_canceled: the statement timeout (or a cancel request) stopped the statement. */
 const QUERY_CANCELED = '57014';
@@ -76,6 +78,7 @@ async function runSearch(pool: pg.Pool, query: SearchQuery, paging: Paging, sear
     await client.query('set transaction isolation level repeatable read read only');
     // A setting of this transaction only: the pooled connection goes back without it.
     if (limits.statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(limits.statementTimeoutMs)}`);
+    if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(client, query.text, limits.maxFulltextNames ?? 0);
     const { rows } = await client.query<ResultRow>(compiled.page);
     let count = countFromPage(rows.length, paging);
     if (count === undefined) {
@@ -111,6 +114,15 @@ async function checkCountCost(client: pg.PoolClient, count: SqlQuery, maxCost: n
       `its conditions match too many records to count them exactly (estimated cost ${Math.round(cost)}, limit ${maxCost}); narrow it with entity types, states, a user, or a more specific condition`,
       { estimatedCost: Math.round(cost), maxCost },
     );
+  }
+}
+
+/** Refuses a FULLTEXT text similar to more than `maxNames` names, by a probe that stops after maxNames + 1. */
+async function checkFulltextNames(client: pg.PoolClient, text: string, maxNames: number): Promise<void> {
+  if (maxNames <= 0) return;
+  const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, maxNames));
+  if (Number(rows[0]?.names ?? 0) > maxNames) {
+    throw tooBroad(`the text "${text}" is similar to more than ${maxNames} names, and each would be ranked; give more of the name`, { maxNames });
   }
 }
 

@@ -15,7 +15,8 @@ import { startHarness, type Harness } from '../support/harness.ts';
 // a search statement that runs past SEARCH_STATEMENT_TIMEOUT_MS answers 503.
 // The harness refuses every exact total (SEARCH_MAX_COUNT_COST below any
 // plan's cost), so the tests that want an answer ask for pages the total
-// shows itself (a short last page).
+// shows itself (a short last page), and any FULLTEXT text similar to more
+// than two names.
 
 const run = randomUUID().slice(0, 8);
 const TYPE = `SL-${run}`;
@@ -40,7 +41,7 @@ describe('search limits and user filters', () => {
   }
 
   beforeAll(async () => {
-    harness = await startHarness({ env: { SEARCH_MAX_COUNT_COST: '0.001' } });
+    harness = await startHarness({ env: { SEARCH_MAX_COUNT_COST: '0.001', SEARCH_FULLTEXT_MAX_NAMES: '2' } });
     const send = async (sender: UserInfo, commands: Parameters<typeof serializeBatch>[1]) => (await applyBatch(harness, serializeBatch({ version: 'v2', batchUuid: randomUUID(), sender }, commands, 'v2'))).revisions;
     const created = await send(FIRST_SENDER, ['alpha', 'beta', 'gamma'].map((name) => create(name, '', { entityType: TYPE, parts: [namePart(`${name} ${run}`)] })));
     for (const [localId, revision] of created) ids[localId] = revision.entityId;
@@ -92,7 +93,7 @@ describe('search limits and user filters', () => {
       const response = await post('v2', { types: [TYPE] }, 'page=1&pageSize=1');
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
-      const problem = await response.json();
+      const problem = (await response.json()) as { detail: string };
       expect(problem).toMatchObject({ code: 'BadRequest', status: 400, properties: { reason: 'SearchTooBroad', maxCost: 0.001 } });
       expect(problem.detail).toMatch(/too broad: its conditions match too many records to count them exactly .*narrow it with entity types, states, a user/);
     });
@@ -111,13 +112,22 @@ describe('search limits and user filters', () => {
       ] as const) {
         const response = await post(version, { cond });
         expect(response.status, version).toBe(400);
-        const problem = await response.json();
+        const problem = (await response.json()) as { detail: string; properties: unknown };
         expect(problem.properties).toEqual({ reason: 'SearchTooBroad', minLength: 3 });
         expect(problem.detail).toContain('shorter than 3 characters');
       }
       expect((await found({ types: [TYPE], cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'ta' } })).ids).toEqual([ids.beta, ids.gamma]);
       expect((await found({ cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_STARTS_WITH', value: 'al' }, types: [TYPE] })).ids).toEqual([ids.alpha]);
     });
+  });
+
+  it('refuses a FULLTEXT text similar to more names than SEARCH_FULLTEXT_MAX_NAMES, counted by a bounded probe', async () => {
+    // Every name of this file holds the run's tag: four names are similar to it.
+    const response = await post('v2', { text: run }, 'page=1&pageSize=10&searchType=FULLTEXT');
+    expect(response.status).toBe(400);
+    const problem = (await response.json()) as { detail: string; properties: unknown };
+    expect(problem.properties).toEqual({ reason: 'SearchTooBroad', maxNames: 2 });
+    expect(problem.detail).toContain(`the text "${run}" is similar to more than 2 names`);
   });
 
   describe('statement timeout', () => {
