@@ -66,6 +66,8 @@ describe('search limits and user filters', () => {
       expect(await found({ userRoles: 'SENDER', userUuid: randomUUID() })).toEqual({ count: 0, ids: [] });
       expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: FIRST_SENDER.name })).toEqual({ count: 2, ids: [ids.alpha, ids.beta] });
       expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: SECOND_SENDER.name })).toEqual({ count: 0, ids: [] });
+      // A user alone in one role is counted from the user's index entries, which no cost estimate refuses.
+      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid }, 'page=1&pageSize=1')).toEqual({ count: 2, ids: [ids.alpha] });
     });
 
     it('finds participants in their role, and a user in any role without one', async () => {
