@@ -168,7 +168,7 @@ export async function loadGeneratedEntities(url: string, count: number, options:
     try {
       await client.query(`set maintenance_work_mem = '1GB'`);
       for (const index of indexes) await client.query(index.definition);
-      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant');
+      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role');
     } finally {
       client.release();
     }

@@ -436,11 +436,18 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const soleCount = searchType === 'EXACT' ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters)) : undefined;
   const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
+  const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
   return {
-    page: {
-      text: `${prefix}select ${columns} from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
-      values: params.values,
-    },
+    page: soleUser
+      ? // The user's entries are in entity order in the key: the page is read there, then its records.
+        {
+          text: `select ${columns} from (select ur.entity_id from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text order by ur.entity_id offset $3::bigint limit $4::bigint) u join entity e on e.id = u.entity_id order by e.id`,
+          values: [...soleUser.values, pageOffset(paging), paging.pageSize],
+        }
+      : {
+          text: `${prefix}select ${columns} from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
+          values: params.values,
+        },
     count: soleCount ?? { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
     countIsIndexOnly: soleCount !== undefined,
     matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,

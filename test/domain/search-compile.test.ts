@@ -54,9 +54,14 @@ describe('compileSearch', () => {
     expect(compiled.page.values).toEqual(expect.arrayContaining(['uuid:0e3c5a5e-1111-4222-8333-944455556666', `name:${hostile}`, 'EDITOR']));
   });
 
-  it('drives a user filter from the user’s entries, and counts a sole user filter from them alone', () => {
-    const compiled = compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, { page: 1, pageSize: 20 }, 'EXACT');
-    expect(compiled.page.text).toContain('e.id = any(array(select ur.entity_id from search_user_role ur where ur.user_key = $2::text and ur.role = $1::text))');
+  it('drives a user filter from the user’s entries, and pages and counts a sole user filter from them alone', () => {
+    const compiled = compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, { page: 2, pageSize: 20 }, 'EXACT');
+    // A user alone: the page is read from the user's entries (in entity order in the key), then its records.
+    expect(compiled.page.text).toContain('from (select ur.entity_id from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text order by ur.entity_id offset $3::bigint limit $4::bigint) u');
+    expect(compiled.page.values).toEqual(['uuid:0e3c5a5e-1111-4222-8333-944455556666', 'SENDER', 20, 20]);
+    expect(compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER', state: ['ERS_NEW'] }, { page: 1, pageSize: 20 }, 'EXACT').page.text).toContain(
+      'e.id = any(array(select ur.entity_id from search_user_role ur where ur.user_key = $3::text and ur.role = $2::text))',
+    );
     expect(compiled.count).toEqual({ text: 'select count(*) as total from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text', values: ['uuid:0e3c5a5e-1111-4222-8333-944455556666', 'SENDER'] });
     // With another filter, or without a role (a user may hold several roles in one record), the general count.
     expect(compileSearch({ userName: 'Eva', userRole: 'SENDER', types: ['PERSON'] }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
