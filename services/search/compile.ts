@@ -351,11 +351,12 @@ function rowTest(cond: Condition): RowTest | undefined {
  * search_user holds exactly those pairs, so this is one semi-join on its
  * primary key (see Migration20261124000070SearchRevisionUsers). Any other
  * combination (a role, a user's UUID or name) asks for a user of the record's
- * current revision: its participants, and its sender with role SENDER, one
- * row each in search_user_role (Migration20261124000080SearchUserRoles) under
- * a btree per field, so a page walks the user's entries in entity order and a
- * total counts them from the index. Without a role, a user matches as a
- * participant or as the sender.
+ * current revision: its participants, and its sender with role SENDER, keyed
+ * by each field that names them in search_user_role
+ * (Migration20261124000080SearchUserRoles). A user alone in one role is paged
+ * and counted from those entries (soleUserCount, compileSearch). Without a
+ * role, a user matches as a participant or as the sender; given by two
+ * fields, each must name a user in the role.
  */
 function userFilter(query: SearchQuery, params: Params): string | undefined {
   const { user, userUuid, userName, userRole } = query;
