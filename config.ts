@@ -50,7 +50,7 @@ const configSchema = z.object({
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** A search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
-  SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(100_000),
+  SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
   /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),

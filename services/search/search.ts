@@ -44,7 +44,7 @@ export interface SearchLimits {
   maxFulltextNames?: number;
 }
 
-export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 100_000, maxFulltextNames: 10_000 };
+export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
 
 /** PostgreSQL's query_canceled: the statement timeout (or a cancel request) stopped the statement. */
 const QUERY_CANCELED = '57014';
