@@ -82,7 +82,7 @@ async function runSearch(pool: pg.Pool, query: SearchQuery, paging: Paging, sear
     const { rows } = await client.query<ResultRow>(compiled.page);
     let count = countFromPage(rows.length, paging);
     if (count === undefined) {
-      if (!compiled.countIsIndexOnly) await checkCountCost(client, compiled.count, limits.maxCountCost);
+      if (!compiled.countFollowsMatches) await checkCountCost(client, compiled.count, limits.maxCountCost);
       count = Number((await client.query<{ total: string }>(compiled.count)).rows[0]?.total ?? 0);
     }
 

@@ -67,4 +67,16 @@ describe('compileSearch', () => {
     expect(compileSearch({ userName: 'Eva', userRole: 'SENDER', types: ['PERSON'] }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
     expect(compileSearch({ userName: 'Eva' }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
   });
+
+  it('marks the totals whose cost follows their matches (a name through its words, a user alone), which no cost estimate refuses', () => {
+    const paging = { page: 1, pageSize: 20 };
+    const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
+    expect(compileSearch({ cond: name }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ cond: name, types: ['PERSON'], state: ['ERS_NEW'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ cond: { ...name, value: 'Novák, Jan' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ cond: { condType: 'part', partType: 'PT_NAME' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ cond: name, userName: 'Eva' }, paging, 'EXACT').countFollowsMatches).toBe(false);
+  });
 });

@@ -100,6 +100,11 @@ describe('search limits and user filters', () => {
       expect(problem.detail).toMatch(/too broad: its conditions match too many records to count them exactly .*narrow it with entity types, states, a user/);
     });
 
+    it('but not a total that follows its matches: a name through its words, with types', async () => {
+      const name = { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: run };
+      expect(await found({ types: [TYPE], cond: name }, 'page=1&pageSize=1')).toEqual({ count: 3, ids: [ids.alpha] });
+    });
+
     it('the same on v1, in its error form', async () => {
       const response = await post('v1', { types: [TYPE] }, 'page=1&pageSize=1');
       expect(response.status).toBe(400);
