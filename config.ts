@@ -63,6 +63,12 @@ const configSchema = z.object({
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
+  /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
+  SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
+  /** A search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
+  SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
+  /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
+  SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),

@@ -110,3 +110,31 @@ export function searchValues(record: EntityRecord): SearchValue[] {
   }
   return values;
 }
+
+/** A field by which a user filter names a user: its CAM UUID, full name, or id. */
+export type SearchUserField = 'uuid' | 'name' | 'id';
+
+/** The search_user_role key of a user named by `field`; '' stands for "some user in the role". */
+export function searchUserKey(field: SearchUserField, value: string): string {
+  return `${field}:${value}`;
+}
+
+/**
+ * The (user key, role) pairs user filters find a record by: the sender of its
+ * current content (role SENDER) and each participant in its role, under each
+ * field that names the user, and '' for "some user in this role"; each pair
+ * once.
+ */
+export function searchUserRoles(record: EntityRecord): Array<{ userKey: string; role: string }> {
+  const revision = record.revision;
+  const users = [...(revision.user ? [{ role: 'SENDER', user: revision.user }] : []), ...revision.participants];
+  const pairs = new Map<string, { userKey: string; role: string }>();
+  for (const { role, user } of users) {
+    const keys = [''];
+    if (user.uuid !== undefined) keys.push(searchUserKey('uuid', user.uuid));
+    if (user.name !== undefined) keys.push(searchUserKey('name', user.name));
+    if (user.id !== undefined) keys.push(searchUserKey('id', user.id));
+    for (const userKey of keys) pairs.set(`${userKey}\u0000${role}`, { userKey, role });
+  }
+  return [...pairs.values()];
+}

@@ -51,6 +51,17 @@ const BENCH_PRINCIPAL = 'bench';
 const FORCE_KEY_SECRET = 'bench-force-key-secret-000000000000';
 const DEFERRED_INDEX_TABLES = ['search_value'];
 
+/**
+ * The sender of chunk `index`: one of BENCH_SENDERS in turn, each with a CAM
+ * UUID, as institutions send their records, so that user filters (userUuid,
+ * userName, role SENDER) find a tenth of the records each.
+ */
+export const BENCH_SENDERS = 10;
+export function benchSender(index: number): { id: string; name: string; uuid: string } {
+  const k = index % BENCH_SENDERS;
+  return { id: `bench-${k}`, name: `Benchmark ${k}`, uuid: `00000000-0000-4000-8000-${String(k).padStart(12, '0')}` };
+}
+
 /** Commands of each chunk read back from XML and compared with the generated ones (all of them for the first chunk). */
 const ROUND_TRIP_SAMPLE = 200;
 
@@ -70,7 +81,7 @@ export async function chunkCommands(index: number, size: number, options: Pick<L
       localIdPrefix: `c${index}-`,
     }),
   ];
-  const header: BatchHeader = { version: 'v2', batchUuid: randomUUID(), sender: { id: 'bench', name: 'Benchmark' } };
+  const header: BatchHeader = { version: 'v2', batchUuid: randomUUID(), sender: benchSender(index) };
   const sample = index === 0 ? commands : commands.slice(0, ROUND_TRIP_SAMPLE);
   const read: ChangeCommand[] = [];
   const summary = await readBatch(
@@ -157,7 +168,7 @@ export async function loadGeneratedEntities(url: string, count: number, options:
     try {
       await client.query(`set maintenance_work_mem = '1GB'`);
       for (const index of indexes) await client.query(index.definition);
-      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant');
+      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role');
     } finally {
       client.release();
     }

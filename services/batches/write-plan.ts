@@ -6,7 +6,7 @@ import { addNameWords } from '../../db/name-vocabulary.ts';
 import { toStoredChanges } from '../../db/revision-changes.ts';
 import type { PlannedRecord } from '../../domain/batch/index.ts';
 import type { EntityRecord } from '../../domain/model.ts';
-import { searchValues } from '../../domain/search-values.ts';
+import { searchUserRoles, searchValues } from '../../domain/search-values.ts';
 import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
 
 export interface WriteContext {
@@ -62,6 +62,8 @@ const PARTICIPANT_COLUMNS = [
   'last_change',
 ];
 
+const USER_ROLE_COLUMNS = ['user_key', 'role', 'entity_id'];
+
 /** Records encoded between two turns of the event loop, so the previous group's COPY keeps flowing meanwhile. */
 const RECORDS_PER_SLICE = 250;
 
@@ -74,6 +76,8 @@ export interface StepLoad {
   revisions: CopyLoad;
   searchValues: CopyLoad;
   participants: CopyLoad;
+  /** The users of each record's current revision, as user filters find them (search_user_role). */
+  userRoles: CopyLoad;
   /** The normalised names among the search rows: their words join the shared vocabulary outside the transaction. */
   namesNorm: string[];
 }
@@ -129,6 +133,7 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
   const revisionRows: unknown[][] = [];
   const searchRows: unknown[][] = [];
   const participantRows: unknown[][] = [];
+  const userRoleRows: unknown[][] = [];
   const namesNorm: string[] = [];
   for (let start = 0; start < step.length; start += RECORDS_PER_SLICE) {
     if (start > 0) await setImmediate();
@@ -140,6 +145,7 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
         if (value.kind === 'name') namesNorm.push(value.valueNorm);
       }
       participantRows.push(...participantRowsOf(record.after));
+      for (const pair of searchUserRoles(record.after)) userRoleRows.push([pair.userKey, pair.role, record.after.entityId]);
     }
   }
   return {
@@ -149,6 +155,7 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
     revisions: encodeCopyLoad('revision', REVISION_COLUMNS, revisionRows),
     searchValues: encodeCopyLoad('search_value', SEARCH_COLUMNS, searchRows),
     participants: encodeCopyLoad('entity_participant', PARTICIPANT_COLUMNS, participantRows),
+    userRoles: encodeCopyLoad('search_user_role', USER_ROLE_COLUMNS, userRoleRows),
     namesNorm,
   };
 }
@@ -161,9 +168,11 @@ async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
   if (load.existingIds.length > 0) {
     await client.query('delete from search_value where entity_id = any($1::bigint[])', [load.existingIds]);
     await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [load.existingIds]);
+    await client.query('delete from search_user_role where entity_id = any($1::bigint[])', [load.existingIds]);
   }
   await sendCopyLoad(client, load.searchValues);
   await sendCopyLoad(client, load.participants);
+  await sendCopyLoad(client, load.userRoles);
 }
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {

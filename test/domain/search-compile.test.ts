@@ -47,10 +47,36 @@ describe('compileSearch', () => {
     expect(compileSearch({}, { page: 4, pageSize: 25 }, 'EXACT').page.values.slice(-2)).toEqual([75, 25]);
   });
 
-  it('passes user names and UUIDs as one JSON parameter, never as SQL', () => {
+  it('passes user names and UUIDs as parameters (search_user_role keys), never as SQL', () => {
     const hostile = "x'; drop table entity; --";
     const compiled = compileSearch({ userName: hostile, userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'EDITOR' }, { page: 1, pageSize: 1 }, 'EXACT');
     expect(compiled.page.text).not.toContain('drop table');
-    expect(compiled.page.values).toContain(JSON.stringify([{ user: { uuid: '0e3c5a5e-1111-4222-8333-944455556666', name: hostile }, role: 'EDITOR' }]));
+    expect(compiled.page.values).toEqual(expect.arrayContaining(['uuid:0e3c5a5e-1111-4222-8333-944455556666', `name:${hostile}`, 'EDITOR']));
+  });
+
+  it('drives a user filter from the user’s entries, and pages and counts a sole user filter from them alone', () => {
+    const compiled = compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, { page: 2, pageSize: 20 }, 'EXACT');
+    // A user alone: the page is read from the user's entries (in entity order in the key), then its records.
+    expect(compiled.page.text).toContain('from (select ur.entity_id from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text order by ur.entity_id offset $3::bigint limit $4::bigint) u');
+    expect(compiled.page.values).toEqual(['uuid:0e3c5a5e-1111-4222-8333-944455556666', 'SENDER', 20, 20]);
+    expect(compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER', state: ['ERS_NEW'] }, { page: 1, pageSize: 20 }, 'EXACT').page.text).toContain(
+      'e.id = any(array(select ur.entity_id from search_user_role ur where ur.user_key = $3::text and ur.role = $2::text))',
+    );
+    expect(compiled.count).toEqual({ text: 'select count(*) as total from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text', values: ['uuid:0e3c5a5e-1111-4222-8333-944455556666', 'SENDER'] });
+    // With another filter, or without a role (a user may hold several roles in one record), the general count.
+    expect(compileSearch({ userName: 'Eva', userRole: 'SENDER', types: ['PERSON'] }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
+    expect(compileSearch({ userName: 'Eva' }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
+  });
+
+  it('marks the totals whose cost follows their matches (a name through its words, a user alone), which no cost estimate refuses', () => {
+    const paging = { page: 1, pageSize: 20 };
+    const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
+    expect(compileSearch({ cond: name }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ cond: name, types: ['PERSON'], state: ['ERS_NEW'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ cond: { ...name, value: 'Novák, Jan' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ cond: { condType: 'part', partType: 'PT_NAME' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ cond: name, userName: 'Eva' }, paging, 'EXACT').countFollowsMatches).toBe(false);
   });
 });
