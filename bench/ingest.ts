@@ -12,7 +12,7 @@ import { writeGeneratedBatch } from './lib/generate.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 
-const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'entity_participant', 'name_vocabulary'];
+const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'search_user_role', 'entity_participant', 'name_vocabulary'];
 /** What is copied out of a table: a freshly migrated database already holds the genesis transaction (seq 0). */
 const COPIED_ROWS: Record<string, string> = { transaction: '(select * from transaction where seq <> 0)' };
 
@@ -42,7 +42,7 @@ function timeCopy(sourceUrl: string, dir: string, entities: number): Promise<num
 }
 
 /** Every table a batch writes, emptied between the runs that share a stack. */
-const RESET_SQL = `truncate batch, batch_body, batch_body_chunk, transaction, entity, revision, search_value, entity_participant, name_vocabulary, export_request restart identity;
+const RESET_SQL = `truncate batch, batch_body, batch_body_chunk, transaction, entity, revision, search_value, search_user_role, entity_participant, name_vocabulary, export_request restart identity;
   alter sequence entity_id_seq restart`;
 
 /**
