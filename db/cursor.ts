@@ -10,6 +10,14 @@ const ROWS_PER_READ = 500;
  * returns the connection.
  */
 export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ): AsyncGenerator<T> {
+  for await (const page of streamPages<T>(pool, sql, params, rowsPerRead)) yield* page;
+}
+
+/**
+ * The same stream one cursor read (one page of rows) at a time, for callers
+ * that handle a page in one go: one await per page instead of one per row.
+ */
+export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ): AsyncGenerator<T[]> {
   const client = await pool.connect();
   // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
   await client.query('begin isolation level repeatable read read only');
@@ -19,7 +27,7 @@ export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown
     for (;;) {
       const rows = await cursor.read(rowsPerRead);
       if (rows.length === 0) return;
-      yield* rows;
+      yield rows;
     }
   } catch (error) {
     broken = true;

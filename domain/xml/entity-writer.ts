@@ -1,14 +1,19 @@
 // Entity records: one `entity` document, or a stream of them under
-// `entities` (the snapshot export), one chunk per record.
+// `entities` (the snapshot export), one chunk per record. The stream is
+// written by the compiled writer (compiled-entity-writer.ts), held byte for
+// byte to the Markup writer here.
 
-import type { EntityRecord, Part, XmlVersion } from '../model.ts';
+import type { EntityRecord, XmlVersion } from '../model.ts';
 import { xmlDateTime } from './date-time.ts';
+import { entityElementWriter, partsInOutputOrder } from './compiled-entity-writer.ts';
 import { Markup } from './markup.ts';
 import { vocabularyFor, type Vocabulary } from './vocabulary.ts';
 import { V1_ONLY } from './vocabulary-v1.ts';
 import { V2_META } from './vocabulary-v2.ts';
 import { entityRefAttributes, writeParts } from './write-items.ts';
 import { writeIssue, writeParticipant, writeUser } from './write-metadata.ts';
+
+export { partsInOutputOrder };
 
 export function serializeEntity(record: EntityRecord, version: XmlVersion): string {
   const vocab = vocabularyFor(version);
@@ -17,30 +22,31 @@ export function serializeEntity(record: EntityRecord, version: XmlVersion): stri
   return out.take();
 }
 
-export async function* writeEntities(records: AsyncIterable<EntityRecord>, version: XmlVersion): AsyncGenerator<string> {
-  const vocab = vocabularyFor(version);
+/**
+ * One entity element (no declaration) by the Markup writer: the reference the
+ * compiled writer of the export streams is held to.
+ */
+export function serializeEntityElement(record: EntityRecord, version: XmlVersion): string {
   const out = new Markup();
-  yield out.openDocument(vocab.root.entities, vocab).take();
-  for await (const record of records) {
-    writeEntity(out, record, vocab, false);
-    yield out.take();
-  }
-  yield out.close(vocab.root.entities).take();
+  writeEntity(out, record, vocabularyFor(version), false);
+  return out.take();
 }
 
-/**
- * The formats have no field for the preferred name: a reader takes the first
- * PT_NAME part. So the preferred part is moved ahead of the other names.
- */
-export function partsInOutputOrder(record: EntityRecord): readonly Part[] {
-  const { parts, preferredNamePart } = record;
-  if (preferredNamePart === undefined) return parts;
-  const preferred = parts.findIndex((part) => part.type === 'PT_NAME' && part.partUuid === preferredNamePart);
-  const firstName = parts.findIndex((part) => part.type === 'PT_NAME');
-  if (preferred <= firstName) return parts;
-  const ordered = parts.filter((_, index) => index !== preferred);
-  ordered.splice(firstName, 0, parts[preferred] as Part);
-  return ordered;
+export async function* writeEntities(records: AsyncIterable<EntityRecord>, version: XmlVersion): AsyncGenerator<string> {
+  const { opening, element, closing } = entitiesDocument(version);
+  yield opening;
+  for await (const record of records) yield element(record);
+  yield closing;
+}
+
+/** The parts of writeEntities for a caller that drives the loop itself. */
+export function entitiesDocument(version: XmlVersion): { opening: string; element: (record: EntityRecord) => string; closing: string } {
+  const vocab = vocabularyFor(version);
+  return {
+    opening: new Markup().openDocument(vocab.root.entities, vocab).take(),
+    element: entityElementWriter(version),
+    closing: `</${vocab.root.entities}>`,
+  };
 }
 
 function writeEntity(out: Markup, record: EntityRecord, vocab: Vocabulary, asDocument: boolean): void {

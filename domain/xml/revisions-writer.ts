@@ -16,6 +16,21 @@ export async function* writeRevisions(revisions: AsyncIterable<RevisionChanges>,
   yield out.close(vocab.root.revisions).take();
 }
 
+/** The parts of writeRevisions for a caller that drives the loop itself. */
+export function revisionsDocument(version: XmlVersion): {
+  opening: string;
+  element: (revision: RevisionChanges) => string | undefined;
+  closing: string;
+} {
+  const vocab = vocabularyFor(version);
+  const out = new Markup();
+  return {
+    opening: out.openDocument(vocab.root.revisions, vocab).take(),
+    element: (revision) => (writeRevision(out, revision, vocab) ? out.take() : undefined),
+    closing: `</${vocab.root.revisions}>`,
+  };
+}
+
 /**
  * False when nothing of the revision can be said in this version (a v1
  * reader never hears of metadata-only revisions, nobody of issue-only ones),

@@ -1,29 +1,35 @@
 import type pg from 'pg';
-import { streamRows } from '../../db/cursor.ts';
+import { streamPages } from '../../db/cursor.ts';
 import { splitRefs } from '../../db/entity-refs.ts';
 import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from '../../db/revision-changes.ts';
 import type { EntityRecord, EntityRef, Part, RevisionChanges } from '../../domain/model.ts';
 
 // The two export streams (snapshot and revisions), read through a cursor so
 // memory stays flat whatever the number of records. The v1 API streams them
-// straight into its response; a Temporal export can stream them into a file.
+// record by record straight into its response; a Temporal export writes them
+// into a file a page (one cursor read) at a time.
 
 /**
  * The current form of the named records that exist (every record when `refs`
  * is empty), in entityId order, each once; refs that name nothing are skipped.
  */
 export async function* streamCurrentRecords(pool: pg.Pool, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord> {
+  for await (const page of streamCurrentRecordPages(pool, refs, rowsPerRead)) yield* page;
+}
+
+/** streamCurrentRecords a page at a time. */
+export async function* streamCurrentRecordPages(pool: pg.Pool, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]> {
   const { ids, uuids } = splitRefs(refs);
-  const rows =
+  const pages =
     refs.length === 0
-      ? streamRows<{ record: EntityRecord }>(pool, 'select record from entity order by id', [], rowsPerRead)
-      : streamRows<{ record: EntityRecord }>(
+      ? streamPages<{ record: EntityRecord }>(pool, 'select record from entity order by id', [], rowsPerRead)
+      : streamPages<{ record: EntityRecord }>(
           pool,
           'select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
           [ids, uuids],
           rowsPerRead,
         );
-  for await (const row of rows) yield row.record;
+  for await (const rows of pages) yield rows.map((row) => row.record);
 }
 
 interface RevisionRow {
@@ -40,10 +46,20 @@ interface RevisionRow {
  * streamCurrentRecords.
  */
 export async function* streamRevisionChanges(pool: pg.Pool, fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges> {
+  for await (const page of streamRevisionChangePages(pool, fromCommitSeq, refs, rowsPerRead)) yield* page;
+}
+
+/** streamRevisionChanges a page at a time. */
+export async function* streamRevisionChangePages(
+  pool: pg.Pool,
+  fromCommitSeq: string,
+  refs: readonly EntityRef[],
+  rowsPerRead?: number,
+): AsyncGenerator<RevisionChanges[]> {
   const { ids, uuids } = splitRefs(refs);
   const filter =
     refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
-  const rows = streamRows<RevisionRow>(
+  const pages = streamPages<RevisionRow>(
     pool,
     `select r.uuid, r.batch_id, r.changes, ${OMITTED_CREATED_PARTS_SQL} as omitted_parts
        from transaction t join revision r on r.seq = t.seq join entity e on e.id = r.entity_id
@@ -51,8 +67,10 @@ export async function* streamRevisionChanges(pool: pg.Pool, fromCommitSeq: strin
     refs.length === 0 ? [fromCommitSeq] : [fromCommitSeq, ids, uuids],
     rowsPerRead,
   );
-  for await (const row of rows) {
-    const changes = fromStoredChanges(row.changes, row.omitted_parts);
-    yield { ...changes, batchId: changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
+  for await (const rows of pages) {
+    yield rows.map((row) => {
+      const changes = fromStoredChanges(row.changes, row.omitted_parts);
+      return { ...changes, batchId: changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
+    });
   }
 }
