@@ -3,7 +3,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 type Status = { updateRequestId: string; state: string; progress: number; status: string; changesTotal: number; changesApplied: number; submittedAt: string; finishedAt: string | null };
 
@@ -36,11 +37,10 @@ describe('v2 batches', () => {
     return (await response.json()) as string;
   }
 
+  /** The detail resource once the batch has ended. */
   async function finished(batchId: string): Promise<Status> {
-    return eventually(async () => {
-      const status = (await (await harness.api(`/api/v2/batches/${batchId}/detail`)).json()) as Status;
-      return status.state === 'FINISHED' || status.state === 'ERROR' ? status : undefined;
-    });
+    await batchEnded(harness, batchId);
+    return (await (await harness.api(`/api/v2/batches/${batchId}/detail`)).json()) as Status;
   }
 
   async function result(batchId: string): Promise<string> {

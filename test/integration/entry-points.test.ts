@@ -6,7 +6,8 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 // The other tests build the app and the worker in-process, as vitest loads
 // modules. `npm run api` and `npm run worker` load them with Node's own ESM

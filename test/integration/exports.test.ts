@@ -9,7 +9,8 @@ import { validateDocument } from '../../domain/validation/index.ts';
 import type { ExportStatusView } from '../../services/exports/status.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { expiryScheduleId } from '../../temporal/names.ts';
 import { ensureExpirySchedule } from '../../temporal/schedules.ts';
 

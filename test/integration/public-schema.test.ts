@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand, Part, XmlVersion } from '../../domain/model.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, namePart, SENDER, update } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
+import { eventually } from '../support/poll.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
 const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
@@ -101,12 +103,12 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
 
     const failing = randomUUID();
     await post('/api/v2/batches', batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: failing }), 'application/xml');
-    await eventually(async () => ((await (await harness.api(`/api/v2/batches/${failing}/status`)).json()) as { state: string }).state === 'FINISHED' || undefined);
+    await batchEnded(harness, failing);
     await expectValid(await get(`/api/v2/batches/${failing}/result`), 'v2', 'batchChangeFailure (errors)');
 
     const warned = randomUUID();
     await post('/api/v2/batches', batchXml([create('w', 'Úspěšný Záznam', { entityType })], { uuid: warned }), 'application/xml');
-    await eventually(async () => ((await (await harness.api(`/api/v2/batches/${warned}/status`)).json()) as { state: string }).state === 'FINISHED' || undefined);
+    await batchEnded(harness, warned);
     const failure = await get(`/api/v2/batches/${warned}/result`);
     expect(failure).toContain('<forceKey>');
     await expectValid(failure, 'v2', 'batchChangeFailure (warnings)');

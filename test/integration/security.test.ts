@@ -13,7 +13,8 @@ import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { ensureDatabase, openOrm } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 type Token = keyof typeof TEST_TOKENS;
 const V2 = '/api/v2';
@@ -98,10 +99,7 @@ describe('security', () => {
     const entityType = `T-${randomUUID()}`;
     const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
     const updateRequestId = (await response.json()) as string;
-    await eventually(async () => {
-      const status = (await (await harness.api(`${V2}/batches/${updateRequestId}/detail`)).json()) as { status: string };
-      return status.status === 'COMPLETED' ? true : undefined;
-    });
+    expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
     const connection = harness.orm.em.getConnection();
     const [batch] = await connection.execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [updateRequestId]);
     expect(batch!.submitted_by).toBe('test-writer');

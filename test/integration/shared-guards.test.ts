@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 
 const SUBMISSIONS_PER_WINDOW = 3;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 // The legacy interface (spec §4.2) over real HTTP: the cam-2019 documents,
 // the synchronous batch and its answer when the wait runs out, the final 102
@@ -170,10 +171,7 @@ describe('v1 legacy interface', () => {
       });
       expect(submitted.status).toBe(200);
       const updateRequestId = (await submitted.json()) as string;
-      await eventually(async () => {
-        const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { state: string };
-        return status.state === 'FINISHED' ? true : undefined;
-      });
+      expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
       const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
       const v1read = await harness.api(`/api/v1/entities/${attribute(result, 'entityUuid')}`);
       expect(v1read.status).toBe(200);

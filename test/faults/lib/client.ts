@@ -2,7 +2,7 @@
 // admin token, every request bounded by a timeout.
 import type { Stack } from '../../../bench/lib/stack.ts';
 import { BENCH_TOKEN } from '../../../bench/lib/stack.ts';
-import { every, pollUntil } from './wait.ts';
+import { every, pollUntil } from '../../support/poll.ts';
 
 export interface Answer {
   /** HTTP status, or 0 when no answer came (refused, reset, timed out). */

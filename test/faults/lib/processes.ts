@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { Stack } from '../../../bench/lib/stack.ts';
 import { projectRoot } from '../../../scripts/lib/temporal-binary.ts';
 import { stopProcess } from '../../../scripts/lib/temporal-server.ts';
+import { GiveUp, pollUntil } from '../../support/poll.ts';
 
 export interface ExtraProcess {
   process: ChildProcess;
@@ -25,21 +26,21 @@ export function startExtraWorker(stack: Pick<Stack, 'env' | 'scratch'>, name = '
 export async function startExtraApi(stack: Pick<Stack, 'env' | 'scratch'>, port: number, name = 'api-2'): Promise<ExtraProcess & { url: string }> {
   const api = spawnChild(stack, 'api', name, { ...stack.env, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const crashed = api.crashed();
-    if (crashed) throw new Error(crashed);
-    try {
-      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })).ok) return { ...api, url };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await api.stop();
-      throw new Error(`${name} did not become healthy within 60 s`);
-    }
-    await new Promise((done) => setTimeout(done, 200));
+  try {
+    await pollUntil(
+      async () => {
+        const crashed = api.crashed();
+        if (crashed) throw new GiveUp(crashed);
+        // An error here is "not listening yet", retried.
+        return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })).ok ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${name} to become healthy` },
+    );
+  } catch (error) {
+    await api.stop();
+    throw error;
   }
+  return { ...api, url };
 }
 
 function spawnChild(stack: Pick<Stack, 'scratch'>, entry: 'worker' | 'api', name: string, env: NodeJS.ProcessEnv): ExtraProcess {

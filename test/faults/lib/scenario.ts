@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { dropDatabase, startStack, type Stack } from '../../../bench/lib/stack.ts';
 import { ServiceClient } from './client.ts';
 import { Inspector } from './db.ts';
-import { GiveUp } from './wait.ts';
+import { GiveUp } from '../../support/poll.ts';
 import { WorkflowInspector } from './workflows.ts';
 
 export interface ScenarioContext {

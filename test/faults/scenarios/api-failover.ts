@@ -8,7 +8,7 @@ import { ServiceClient, type Answer } from '../lib/client.ts';
 import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { startExtraApi } from '../lib/processes.ts';
-import { pollUntil, sleep } from '../lib/wait.ts';
+import { pollUntil, sleep } from '../../support/poll.ts';
 
 const SMALL = 120;
 const SMALL_SIZE = 20;

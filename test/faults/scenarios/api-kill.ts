@@ -14,7 +14,7 @@ import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
 import { check, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import type { Answer } from '../lib/client.ts';
-import { pollUntil, sleep } from '../lib/wait.ts';
+import { pollUntil, sleep } from '../../support/poll.ts';
 
 const SEED = 3_000;
 const ACKNOWLEDGED = 3;

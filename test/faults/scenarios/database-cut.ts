@@ -7,7 +7,7 @@ import { generatedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
-import { GiveUp, pollUntil, sleep } from '../lib/wait.ts';
+import { GiveUp, pollUntil, sleep } from '../../support/poll.ts';
 
 const ENTITIES = 10_000;
 

@@ -7,7 +7,7 @@ import { generatedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
-import { GiveUp, pollUntil } from '../lib/wait.ts';
+import { GiveUp, pollUntil } from '../../support/poll.ts';
 import { loadAverage } from '../lib/load.ts';
 import { killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
 import { FAILOVER_WITHIN_S, TAKEOVER_WITHIN_S } from './worker-kill.ts';

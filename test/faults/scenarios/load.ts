@@ -7,7 +7,7 @@ import type { Answer } from '../lib/client.ts';
 import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
-import { percentile, sleep } from '../lib/wait.ts';
+import { percentile, sleep } from '../../support/poll.ts';
 
 const SUBMITTERS = 8;
 const READERS = 32;

@@ -8,7 +8,7 @@ import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
-import { GiveUp, pollUntil, sleep } from '../lib/wait.ts';
+import { GiveUp, pollUntil, sleep } from '../../support/poll.ts';
 
 const ENTITIES = 10_000;
 /** An activity learns of a terminate at its next heartbeat (every second), or once a CPU-bound step lets its timer run: room for a loaded machine. */

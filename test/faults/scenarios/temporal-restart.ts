@@ -7,7 +7,7 @@ import { generatedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
-import { GiveUp, pollUntil, sleep } from '../lib/wait.ts';
+import { GiveUp, pollUntil, sleep } from '../../support/poll.ts';
 
 const EXPORTED = 5_000;
 const ENTITIES = 20_000;

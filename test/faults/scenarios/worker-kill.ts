@@ -10,7 +10,7 @@ import { generatedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
-import { every, GiveUp, pollUntil } from '../lib/wait.ts';
+import { every, GiveUp, pollUntil } from '../../support/poll.ts';
 import { loadAverage } from '../lib/load.ts';
 import { killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
 
