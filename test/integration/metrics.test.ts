@@ -69,7 +69,10 @@ describe('metrics', () => {
     const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
     expect(submitted.status, await submitted.clone().text()).toBe(200);
     const updateRequestId = (await submitted.json()) as string;
-    return (await batchEnded(harness, updateRequestId)).status;
+    const { status } = await batchEnded(harness, updateRequestId);
+    // Read once as a client does: the route histogram below counts it.
+    expect((await harness.api(`/api/v2/batches/${updateRequestId}/status`)).status).toBe(200);
+    return status;
   }
 
   it('counts finished batches and their changes from the database, and times requests by route pattern', async () => {
