@@ -79,17 +79,6 @@ export class ServiceClient {
     return JSON.parse(answer.body) as BatchStatus;
   }
 
-  /** Polls the status until COMPLETED or FAILED. */
-  waitBatch(id: string, timeoutMs: number): Promise<BatchStatus> {
-    return pollUntil(
-      async () => {
-        const status = await this.batchStatus(id);
-        return status.status === 'COMPLETED' || status.status === 'FAILED' ? status : undefined;
-      },
-      { timeoutMs, intervalMs: 250, what: `batch ${id} to finish` },
-    );
-  }
-
   async batchResult(id: string): Promise<string> {
     const answer = await this.request(`/api/v2/batches/${id}/result`);
     if (answer.status !== 200) throw new Error(`GET result of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);

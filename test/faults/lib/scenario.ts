@@ -55,6 +55,31 @@ export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionFailed(message);
 }
 
+/** The job ended before the scenario could inject its fault: too small for this machine. */
+export class EndedTooSoon extends GiveUp {}
+
+/** How many times larger than its base size a scenario's jobs may grow. */
+const MAX_SCALE = 4;
+
+/**
+ * Runs a scenario with its jobs at their base size (scale 1), and while a job
+ * ended before its fault was injected (EndedTooSoon), again with jobs twice
+ * as large, up to MAX_SCALE: on a fast machine the job grows until the fault
+ * lands inside it, rather than the scenario passing without its fault.
+ */
+export async function withJobsBigEnough(context: Pick<ScenarioContext, 'log' | 'figures'>, run: (scale: number) => Promise<void>): Promise<void> {
+  for (let scale = 1; ; scale *= 2) {
+    try {
+      await run(scale);
+      return;
+    } catch (error) {
+      if (!(error instanceof EndedTooSoon) || scale * 2 > MAX_SCALE) throw error;
+      context.log(`${error.message}: again with jobs ${scale * 2}× as large`);
+      context.figures['jobs scaled'] = `${scale * 2}×`;
+    }
+  }
+}
+
 export async function runScenario(scenario: Scenario, index: number): Promise<ScenarioOutcome> {
   const started = performance.now();
   const tag = randomBytes(3).toString('hex');
