@@ -15,6 +15,7 @@ import { loadavg } from 'node:os';
 import { writeGeneratedBatch } from './lib/generate.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, startStack } from './lib/stack.ts';
+import { pollUntil } from '../test/support/poll.ts';
 
 const MB = 2 ** 20;
 
@@ -42,11 +43,11 @@ export async function uploadFigures(uploads: number, entities: number, acceptOnl
           body: readFileSync(file),
         });
         const text = await response.text();
-        return { status: response.status, id: response.status === 202 ? (JSON.parse(text) as { updateRequestId: string }).updateRequestId : text };
+        return { status: response.status, id: response.status === 200 ? (JSON.parse(text) as string) : text };
       }),
     );
     const acceptedSeconds = (performance.now() - started) / 1000;
-    const accepted = submitted.filter((s) => s.status === 202);
+    const accepted = submitted.filter((s) => s.status === 200);
     const apiPeak = peakRss(stack.api.pid!);
     const settings = `UPLOAD_MAX_CONCURRENT ${stack.env.UPLOAD_MAX_CONCURRENT ?? 'default'}, WORKER_MAX_CONCURRENT_ACTIVITIES ${stack.env.WORKER_MAX_CONCURRENT_ACTIVITIES ?? 'default'}; load average ${load.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
     const acceptance: Figure[] = [
@@ -56,21 +57,24 @@ export async function uploadFigures(uploads: number, entities: number, acceptOnl
         unit: '',
         target: `all ${uploads}`,
         met: accepted.length === uploads,
-        note: `all answered after ${acceptedSeconds.toFixed(1)} s; ${submitted.filter((s) => s.status !== 202).map((s) => `${s.status} ${String(s.id).slice(0, 80)}`).join('; ')}`,
+        note: `all answered after ${acceptedSeconds.toFixed(1)} s; ${submitted.filter((s) => s.status !== 200).map((s) => `${s.status} ${String(s.id).slice(0, 80)}`).join('; ')}`,
       },
       { figure: 'API peak RSS during the uploads', value: apiPeak / MB, unit: 'MB', target: '≤ 400 MB', met: apiPeak <= 400 * MB, note: `VmHWM ${(apiBefore / MB).toFixed(0)} MB before; ${settings}` },
     ];
     // --accept-only: the API's side alone (the batches are still applied while the stack stops).
     if (acceptOnly) return acceptance;
     const outcomes = new Map<string, string>();
-    while (outcomes.size < accepted.length) {
-      for (const { id } of accepted) {
-        if (outcomes.has(id)) continue;
-        const status = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/status`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
-        if (status.status === 'COMPLETED' || status.status === 'FAILED') outcomes.set(id, status.status);
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await pollUntil(
+      async () => {
+        for (const { id } of accepted) {
+          if (outcomes.has(id)) continue;
+          const detail = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
+          if (detail.status === 'COMPLETED' || detail.status === 'FAILED') outcomes.set(id, detail.status);
+        }
+        return outcomes.size === accepted.length ? true : undefined;
+      },
+      { timeoutMs: 30 * 60_000, intervalMs: 500, what: `the ${accepted.length} uploaded batches to finish`, retryErrors: false },
+    );
     const completedSeconds = (performance.now() - started) / 1000;
     const workerPeak = peakRss(stack.worker.pid!);
     const completed = [...outcomes.values()].filter((s) => s === 'COMPLETED').length;
