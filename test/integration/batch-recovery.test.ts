@@ -39,7 +39,7 @@ describe('batches left ACCEPTED without a workflow', () => {
   it('starts the workflow of a stranded batch, which then completes once', async () => {
     const id = await storeWithoutWorkflow('Prokop Holý');
     const fresh = await storeWithoutWorkflow('Jan Roháč z Dubé');
-    await (await pgPool(harness.orm)).query(`update batch set submitted_at = now() where id = $1`, [fresh]);
+    await harness.sql(`update batch set submitted_at = now() where id = $1`, [fresh]);
 
     const { started } = await repairStrandedJobs(harness);
     expect(started).toContain(id);
@@ -47,7 +47,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     expect(started).not.toContain(fresh);
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     expect(await statusOf(fresh)).toBe('ACCEPTED');
-    const [{ n }] = (await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])).rows as [{ n: string }];
+    const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])) as [{ n: string }];
     expect(Number(n)).toBe(1);
     expect((await repairStrandedJobs(harness)).started).not.toContain(id);
   });
@@ -76,7 +76,7 @@ describe('batches left ACCEPTED without a workflow', () => {
 
   it('starts a batch again whose workflow Temporal no longer knows while its row says PROCESSING', async () => {
     const id = await storeWithoutWorkflow('Mikuláš z Husi');
-    await (await pgPool(harness.orm)).query(`update batch set status = 'PROCESSING' where id = $1`, [id]);
+    await harness.sql(`update batch set status = 'PROCESSING' where id = $1`, [id]);
     expect((await repairStrandedJobs(harness)).started).toContain(id);
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
   });

@@ -158,7 +158,7 @@ describe('job status against the real service', () => {
     });
     const seed = await submit(batchXml([create('a', 'Jan Amos Komenský', { entityType }), create('b', 'Jan Hus', { entityType })]));
     expect((await batchEnded(harness, seed)).status).toBe('COMPLETED');
-    const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
     seedIds = rows.map((row) => Number(row.id));
   });
   afterAll(async () => {

@@ -36,7 +36,7 @@ describe('operator actions on running jobs', () => {
     });
     const seed = await submitAndWait(batchXml([create('a', 'Bohuslav Balbín', { entityType }), create('b', 'Gelasius Dobner', { entityType })]));
     expect(seed.status).toBe('COMPLETED');
-    const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
     seedIds = rows.map((row) => Number(row.id));
   });
   afterAll(async () => {
@@ -67,9 +67,9 @@ describe('operator actions on running jobs', () => {
 
   const batchXmlOf = (...names: string[]) => batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: randomUUID() });
   const written = async (batchId: string) =>
-    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId])).rows[0]!.n);
+    Number((await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId]))[0]!.n);
   const transactions = async (batchId: string) =>
-    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from transaction where batch_id = $1', [batchId])).rows[0]!.n);
+    Number((await harness.sql<{ n: string }>('select count(*) as n from transaction where batch_id = $1', [batchId]))[0]!.n);
   /**
    * Every activity of the worker has ended. A stopped job's row and workflow
    * say so before its attempt has ended: the attempt waits for its heartbeat's

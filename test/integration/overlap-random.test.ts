@@ -5,7 +5,6 @@
 // FEED_SEED=<n> replays a run.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { seededRandom } from '../../bench/lib/generate.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -25,7 +24,7 @@ describe('overlapping batches on two workers, followed through the change feed',
   });
 
   async function records(entityType: string): Promise<EntityRecord[]> {
-    const { rows } = await (await pgPool(harness.orm)).query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
     return rows.map((row) => row.record);
   }
 

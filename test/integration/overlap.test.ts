@@ -59,7 +59,7 @@ describe('overlapping batches', () => {
   }
 
   async function records(entityType: string): Promise<EntityRecord[]> {
-    const { rows } = await (await pgPool(harness.orm)).query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
     return rows.map((row) => row.record);
   }
 
@@ -118,7 +118,7 @@ describe('overlapping batches', () => {
     }
     expect((await batchEnded(harness, long)).status).toBe('COMPLETED');
     // The word index holds the word once, for all three entities.
-    const { rows } = await (await pgPool(harness.orm)).query<{ vocabulary: string; holders: string }>(
+    const rows = await harness.sql<{ vocabulary: string; holders: string }>(
       `select (select count(*) from name_vocabulary where word = $1) as vocabulary, (select count(distinct entity_id) from name_word where word = $1) as holders`,
       [normalizeForSearch(word)],
     );
@@ -147,7 +147,7 @@ describe('overlapping batches', () => {
     for (const record of await records(entityType)) {
       expect(record.revision.participants.map((p) => p.user.id).sort()).toEqual(['editor-a', 'editor-b']);
       // B's revision follows A's: the history is one chain, as one batch after the other would write it.
-      const { rows } = await (await pgPool(harness.orm)).query<{ batch_id: string; metadata_rev: string }>(
+      const rows = await harness.sql<{ batch_id: string; metadata_rev: string }>(
         'select batch_id, metadata_rev from revision where entity_id = $1 order by seq',
         [record.entityId],
       );

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand, Part, XmlVersion } from '../../domain/model.ts';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, namePart, SENDER, update } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -11,7 +12,6 @@ import { batchEnded } from '../support/batch-ended.ts';
 import { eventually } from '../support/poll.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
-const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
 
 /** A record with every item kind, extension items, a relation to another new record, and a second name. */
 function richParts(): Part[] {
@@ -94,7 +94,7 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     await expectValid(await get(`/api/v2/entities/${person.entityUuid}/revision/${person.rev}`), 'v2', 'entity revision');
     await expectValid(await get(`/api/v2/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`), 'v2', 'updates');
     await expectValid(await get(`/api/v2/updates/from/${firstTransaction}`), 'v2', 'updatesFrom');
-    await expectValid(await get(`/api/v2/updates/from/${GENESIS}`), 'v2', 'updatesFrom genesis');
+    await expectValid(await get(`/api/v2/updates/from/${GENESIS_TRANSACTION_ID}`), 'v2', 'updatesFrom genesis');
   });
 
   it('v2 batch results: success, failure with errors, failure with warnings and forceKey, test batch', async () => {
@@ -117,7 +117,7 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
   });
 
   it('v2 exports: snapshot and revisions files', async () => {
-    for (const [kind, query] of [['snapshots', ''], ['revisions', `?fromTransId=${GENESIS}`]] as const) {
+    for (const [kind, query] of [['snapshots', ''], ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`]] as const) {
       const id = await post(`/api/v2/export/${kind}${query}`, JSON.stringify([String(person.entityId)]), 'application/json', 'export');
       await eventually(async () => ((await (await harness.api(`/api/v2/export/status/${id}`)).json()) as { state: string }).state === 'FINISHED' || undefined);
       const file = await (await harness.api(`/api/v2/export/download/${id}`, { as: 'export', headers: { 'accept-encoding': 'identity' } })).text();

@@ -100,10 +100,9 @@ describe('security', () => {
     const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
     const updateRequestId = (await response.json()) as string;
     expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
-    const connection = harness.orm.em.getConnection();
-    const [batch] = await connection.execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [updateRequestId]);
+    const [batch] = await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [updateRequestId]);
     expect(batch!.submitted_by).toBe('test-writer');
-    const revisions = await connection.execute<{ principal: string; user_name: string }[]>('select principal, user_name from revision where batch_id = ?', [updateRequestId]);
+    const revisions = await harness.sql<{ principal: string; user_name: string }>('select principal, user_name from revision where batch_id = $1', [updateRequestId]);
     expect(revisions).toHaveLength(2);
     for (const revision of revisions) expect(revision).toEqual({ principal: 'test-writer', user_name: 'Jana Nováková' });
   });

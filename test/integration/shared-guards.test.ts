@@ -85,7 +85,7 @@ describe('two API processes on one database', () => {
     const texts = await Promise.all(answers.map((answer) => answer.text()));
     expect(answers.map((answer) => answer.status), `${texts.join('\n')}\n${childOutput.join('')}`).toEqual([200, 200, 200]);
     expect(new Set(texts).size).toBe(1);
-    const rows = await harness.orm.em.getConnection().execute<{ id: string }[]>('select id from export_request where requested_by = ?', [EXPORTER.name]);
+    const rows = await harness.sql<{ id: string }>('select id from export_request where requested_by = $1', [EXPORTER.name]);
     expect(rows.map((row) => row.id)).toEqual([texts[0]]);
   });
 
