@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { dropDatabase, startStack, type Stack } from '../../../bench/lib/stack.ts';
 import { ServiceClient } from './client.ts';
 import { Inspector } from './db.ts';
-import { GiveUp } from '../../support/poll.ts';
+import { GiveUp, pollUntil } from '../../support/poll.ts';
 import { WorkflowInspector } from './workflows.ts';
 
 export interface ScenarioContext {
@@ -57,6 +57,34 @@ export function check(condition: unknown, message: string): asserts condition {
 
 /** The job ended before the scenario could inject its fault: too small for this machine. */
 export class EndedTooSoon extends GiveUp {}
+
+/**
+ * Polls until the batch is PROCESSING with changes written, the moment a
+ * scenario injects its fault (`fault` says which, for the message);
+ * EndedTooSoon when the batch ended first.
+ */
+export function batchWriting(db: Inspector, batchId: string, fault: string, timeoutMs: number) {
+  return pollUntil(
+    async () => {
+      const row = await db.batch(batchId);
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before ${fault}`);
+      return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
+    },
+    { timeoutMs, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
+  );
+}
+
+/** As batchWriting, for an export: RUNNING with entities written. */
+export function exportWriting(db: Inspector, exportId: string, fault: string, timeoutMs: number) {
+  return pollUntil(
+    async () => {
+      const row = await db.exportRow(exportId);
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the export finished (${row.status}) before ${fault}`);
+      return row?.status === 'RUNNING' && row.entitiesWritten > 0 ? row : undefined;
+    },
+    { timeoutMs, intervalMs: 20, what: 'the export to be RUNNING with entitiesWritten > 0' },
+  );
+}
 
 /** How many times larger than its base size a scenario's jobs may grow. */
 const MAX_SCALE = 4;

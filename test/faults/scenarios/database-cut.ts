@@ -4,7 +4,7 @@
 // reader ever sees part of it.
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
-import { check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
@@ -32,14 +32,7 @@ async function runAtScale({ client, db, log, figures, workflows, ...context }: S
   try {
     await client.submitBatchOk(batch.body);
     // First cut: in the middle of the writes (the transaction is open, some steps are written).
-    const caught = await pollUntil(
-      async () => {
-        const row = await db.batch(batch.batchId);
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before the cut`);
-        return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
-      },
-      { timeoutMs: 4 * 60_000, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
-    );
+    const caught = await batchWriting(db, batch.batchId, 'the cut', 4 * 60_000);
     const firstCut = await db.terminateOthers();
     log(`cut ${firstCut} connection(s) at changesApplied ${caught.changesApplied}/${caught.changesTotal}`);
     check((await db.countOfType(batch.entityType)) === 0, 'entities of the batch are visible after its transaction was cut');

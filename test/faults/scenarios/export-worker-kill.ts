@@ -5,13 +5,13 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { generatedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
-import { check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { exportWriting, check, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil } from '../../support/poll.ts';
 import { loadAverage } from '../lib/load.ts';
-import { killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
-import { FAILOVER_WITHIN_S, TAKEOVER_WITHIN_S } from './worker-kill.ts';
+import { checkTakeover, killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
+import { FAILOVER_WITHIN_S } from './worker-kill.ts';
 
 const ENTITIES = 20_000;
 
@@ -39,14 +39,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     // The second worker polls before the export starts, so either may take it.
     await pollUntil(async () => (second.process.pid !== undefined ? true : undefined), { timeoutMs: 5000, intervalMs: 50, what: 'the second worker' });
     const exportId = await client.startExportOk('snapshots', []);
-    const caught = await pollUntil(
-      async () => {
-        const row = await db.exportRow(exportId);
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the export finished (${row.status}) before the worker could be killed`);
-        return row?.status === 'RUNNING' && row.entitiesWritten > 0 ? row : undefined;
-      },
-      { timeoutMs: 2 * 60_000, intervalMs: 20, what: 'the export to be RUNNING with entitiesWritten > 0' },
-    );
+    const caught = await exportWriting(db, exportId, 'the worker could be killed', 2 * 60_000);
     const holder = await pollUntil(async () => await workflows.holder(exportId), { timeoutMs: 10_000, intervalMs: 20, what: 'the worker holding the export' });
     const killed = await killHolder(stack, second, pidOfIdentity(holder)!);
     const killedAt = performance.now();
@@ -56,19 +49,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     check(partial.length === 1 && partialBytes[0]! > 0, 'no partial file of the running attempt was found: the kill was not mid-file');
     check(readdirSync(stack.exportDir).every((name) => name !== `${exportId}.xml`), 'a finished file was published by a killed attempt');
 
-    const takeover = await pollUntil(
-      async () => {
-        const started = await workflows.startedActivity(exportId);
-        if (started && started.attempt >= 2) return started;
-        const row = await db.exportRow(exportId);
-        return row?.status === 'COMPLETED' ? { worker: 'finished before it was seen', attempt: 0 } : undefined;
-      },
-      { timeoutMs: 2 * 60_000, intervalMs: 100, what: 'the other worker to take the export over' },
-    );
-    const takenOver = (performance.now() - killedAt) / 1000;
-    figures['kill→taken over'] = `${takenOver.toFixed(0)} s`;
-    log(`taken over by ${takeover.worker} (attempt ${takeover.attempt}) ${takenOver.toFixed(1)} s after the kill`);
-    check(takenOver <= TAKEOVER_WITHIN_S, `the other worker took the export over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`);
+    await checkTakeover({ workflows, figures, log }, 'export', exportId, async () => (await db.exportRow(exportId))?.status === 'COMPLETED', killedAt);
     const final = await client.waitExport(exportId, 3 * 60_000);
     const recovery = (performance.now() - killedAt) / 1000;
     figures['kill→COMPLETED'] = `${recovery.toFixed(0)} s`;

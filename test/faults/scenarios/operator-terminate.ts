@@ -6,7 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
-import { check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, exportWriting, check, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil, sleep } from '../../support/poll.ts';
@@ -33,14 +33,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   check((await batchEnded(db.pool, seed.batchId, 5 * 60_000)).status === 'COMPLETED', 'the seed batch did not complete');
 
   const exportId = await client.startExportOk('snapshots', []);
-  await pollUntil(
-    async () => {
-      const row = await db.exportRow(exportId);
-      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the export finished (${row.status}) before it could be terminated`);
-      return row?.status === 'RUNNING' && row.entitiesWritten > 0 ? row : undefined;
-    },
-    { timeoutMs: 2 * 60_000, intervalMs: 20, what: 'the export to be RUNNING with entitiesWritten > 0' },
-  );
+  await exportWriting(db, exportId, 'it could be terminated', 2 * 60_000);
   await workflows.terminate(exportId, 'fault suite: an operator stops the export');
   const exportTerminatedAt = performance.now();
   const exportRow = await pollUntil(
@@ -64,14 +57,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const statusWatch = watchBatchStatus(client, batch.batchId, 200);
   try {
     await client.submitBatchOk(batch.body);
-    const caught = await pollUntil(
-      async () => {
-        const row = await db.batch(batch.batchId);
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before it could be terminated`);
-        return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
-      },
-      { timeoutMs: 5 * 60_000, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
-    );
+    const caught = await batchWriting(db, batch.batchId, 'it could be terminated', 5 * 60_000);
     await workflows.terminate(batch.batchId, 'fault suite: an operator stops the batch');
     const terminatedAt = performance.now();
     log(`batch workflow terminated at changesApplied ${caught.changesApplied}/${caught.changesTotal}`);

@@ -5,7 +5,7 @@
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
-import { check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil, sleep } from '../../support/poll.ts';
@@ -40,14 +40,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   let stoppedAt: number;
   try {
     await client.submitBatchOk(batch.body);
-    await pollUntil(
-      async () => {
-        const row = await db.batch(batch.batchId);
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before Temporal could be stopped`);
-        return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
-      },
-      { timeoutMs: 4 * 60_000, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
-    );
+    await batchWriting(db, batch.batchId, 'Temporal could be stopped', 4 * 60_000);
     exportId = await client.startExportOk('snapshots', seedIds);
     // Stop as soon as the export is being written, or after 5 s whatever its state.
     const exportState = await pollUntil(
