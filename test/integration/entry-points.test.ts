@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { openOrm } from '../../db/orm.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -50,12 +51,19 @@ describe('the api and worker entry points as processes', () => {
       return health?.status === 200 ? true : undefined;
     }, 60_000);
 
-    const remote = {
-      api: (path: string, init: RequestInit = {}) =>
-        fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
-    } as Harness;
-    const applied = await applyBatch(remote, batchXml([create('a', 'Karel Hynek Mácha', { entityType: `ENTRY-${randomUUID()}` })]));
-    expect(applied.revisions.get('a')?.entityId).toBeGreaterThan(0);
+    // The batch goes through the processes' API; the wait for it reads the run's database, as every test's does.
+    const orm = await openOrm(inject('databaseUrl'));
+    try {
+      const remote = {
+        api: (path: string, init: RequestInit = {}) =>
+          fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
+        orm,
+      } as Harness;
+      const applied = await applyBatch(remote, batchXml([create('a', 'Karel Hynek Mácha', { entityType: `ENTRY-${randomUUID()}` })]));
+      expect(applied.revisions.get('a')?.entityId).toBeGreaterThan(0);
+    } finally {
+      await orm.close();
+    }
 
     const exits = [api, worker].map((child) => once(child, 'exit'));
     api.kill('SIGTERM');
