@@ -4,7 +4,7 @@
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
 //   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed)
-//   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (213 s measured on 2 cores at load average 14)
+//   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
 // (max - min) / median), except the longest ones of the full run (ingest of
@@ -138,7 +138,7 @@ async function section(name: string, figures: Figure[], ran: Ran[], work: () => 
   process.stderr.write(`== bench: ${name} took ${seconds.toFixed(0)} s\n`);
 }
 
-/** The smoke run's report: one line per benchmark, then `bench smoke: 8/8 ran in 213 s`. */
+/** The smoke run's report: one line per benchmark, then `bench smoke: 8/8 ran in 75 s`. */
 function printSmoke(ran: Ran[], elapsed: number): void {
   const width = Math.max(...ran.map((r) => r.name.length));
   for (const r of ran) {
