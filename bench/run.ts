@@ -16,7 +16,7 @@
 // --smoke (what CI runs, before the tests) runs all eight benchmarks, uploads
 // and feed included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
-// with the error, and last `bench smoke: 8/8 ran in 213 s`. Exits 1 when any
+// with the error, and last `bench smoke: 8/8 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
 // time is the start-up of each benchmark's own stack, not the work.
 
