@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
+import { GENESIS_TRANSACTION_ID } from '../migrations/Migration20261123000005Genesis.ts';
 import { applyBatchCommands } from '../services/batches/apply.ts';
 import { finishBatch, markProcessing, storeBatch } from '../services/batches/store.ts';
 import { countChangedRecords, findTransaction, latestTransaction, streamChangedRecords } from '../services/reads/updates.ts';
@@ -25,7 +26,6 @@ import { loadGeneratedEntities } from './lib/load.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { dropDatabase, recreateDatabase } from './lib/stack.ts';
 
-const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
 const PAGE = 50_000;
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -76,7 +76,7 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
     const without = await smallBatches(pool, batches);
     await pool.query('alter table transaction enable always trigger transaction_commit_order');
 
-    const from = (await findTransaction(pool, GENESIS))!;
+    const from = (await findTransaction(pool, GENESIS_TRANSACTION_ID))!;
     const to = (await latestTransaction(pool))!;
     const counts: number[] = [];
     const countMs: number[] = [];

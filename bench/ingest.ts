@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { writeGeneratedBatch } from './lib/generate.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
+import { pollUntil } from '../test/support/poll.ts';
 
 const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'search_user_role', 'entity_participant', 'name_vocabulary'];
 /** What is copied out of a table: a freshly migrated database already holds the genesis transaction (seq 0). */
@@ -84,14 +85,16 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
   });
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   const updateRequestId = (await response.json()) as string;
-  for (;;) {
-    const status = (await (
-      await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
-    ).json()) as { status: string };
-    if (status.status === 'COMPLETED') break;
-    if (status.status === 'FAILED') throw new Error(`batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await pollUntil(
+    async () => {
+      const status = (await (
+        await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
+      ).json()) as { status: string };
+      if (status.status === 'FAILED') throw new Error(`batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`);
+      return status.status === 'COMPLETED' ? true : undefined;
+    },
+    { timeoutMs: 60 * 60_000, intervalMs: 100, what: `batch ${updateRequestId} to complete`, retryErrors: false },
+  );
   return (performance.now() - started) / 1000;
 }
 

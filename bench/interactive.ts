@@ -17,6 +17,7 @@ import { serializeBatch } from '../domain/xml/index.ts';
 import { generateCreates, writeGeneratedBatch } from './lib/generate.ts';
 import { median, printTable, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, startStack, type Stack } from './lib/stack.ts';
+import { pollUntil } from '../test/support/poll.ts';
 
 const TARGET_P95_SECONDS = 2;
 const POLL_MS = 20;
@@ -52,12 +53,26 @@ async function detail(stack: Stack, id: string): Promise<string> {
 }
 
 /** Polls the real client's status resource until FINISHED (or ERROR); returns the state. */
-async function untilFinished(stack: Stack, id: string): Promise<string> {
-  for (;;) {
-    const { state } = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/status`, { headers })).json()) as { state: string };
-    if (state === 'FINISHED' || state === 'ERROR') return state;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+function untilFinished(stack: Stack, id: string): Promise<string> {
+  return pollUntil(
+    async () => {
+      const { state } = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/status`, { headers })).json()) as { state: string };
+      return state === 'FINISHED' || state === 'ERROR' ? state : undefined;
+    },
+    { timeoutMs: 5 * 60_000, intervalMs: POLL_MS, what: `batch ${id} to finish`, retryErrors: false },
+  );
+}
+
+/** Polls the service's own state of the import until it has left ACCEPTED (`begun`) or COMPLETED; throws if it FAILED. */
+function untilImport(stack: Stack, id: string, until: 'begun' | 'COMPLETED'): Promise<string> {
+  return pollUntil(
+    async () => {
+      const status = await detail(stack, id);
+      if (status === 'FAILED') throw new Error('the import FAILED');
+      return (until === 'begun' ? status !== 'ACCEPTED' : status === 'COMPLETED') ? status : undefined;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: until === 'begun' ? 100 : 250, what: `the import ${until === 'begun' ? 'to begin' : 'to complete'}`, retryErrors: false },
+  );
 }
 
 export async function interactiveRun(options: InteractiveOptions): Promise<InteractiveRun> {
@@ -72,7 +87,7 @@ export async function interactiveRun(options: InteractiveOptions): Promise<Inter
     const importStarted = performance.now();
     const importId = await post(stack, readFileSync(file));
     // The import's apply has begun (it holds a bulk slot) before the first save.
-    while ((await detail(stack, importId)) === 'ACCEPTED') await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilImport(stack, importId, 'begun');
     process.stderr.write(`interactive: import of ${options.entities} (${(importBytes / MB).toFixed(0)} MB) applying after ${((performance.now() - importStarted) / 1000).toFixed(1)} s\n`);
 
     const saves: number[] = [];
@@ -91,12 +106,7 @@ export async function interactiveRun(options: InteractiveOptions): Promise<Inter
       importRunning.push(status !== 'COMPLETED');
     }
 
-    for (;;) {
-      const status = await detail(stack, importId);
-      if (status === 'COMPLETED') break;
-      if (status === 'FAILED') throw new Error('the import FAILED');
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await untilImport(stack, importId, 'COMPLETED');
     const importSeconds = (performance.now() - importStarted) / 1000;
     if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
     return { importBytes, saves, importRunning, importSeconds };

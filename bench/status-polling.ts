@@ -30,6 +30,7 @@ import autocannon from 'autocannon';
 import { writeGeneratedBatch } from './lib/generate.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, startStack, type Stack } from './lib/stack.ts';
+import { pollUntil } from '../test/support/poll.ts';
 
 const AUTH = { authorization: `Bearer ${BENCH_TOKEN}` };
 /** The API's default (config.ts); set here too, so that the figure names the interval it was measured with. */
@@ -107,11 +108,12 @@ async function detail(stack: Stack, id: string): Promise<{ state: string; source
 }
 
 async function waitFinished(stack: Stack, id: string, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while ((await detail(stack, id)).state !== 'FINISHED') {
-    if (Date.now() > deadline) throw new Error(`batch ${id} did not finish within 60 s ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await pollUntil(async () => ((await detail(stack, id)).state === 'FINISHED' ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: `batch ${id} to finish ${what}`,
+    retryErrors: false,
+  });
 }
 
 export async function statusPollingFigures(options: StatusPollingOptions): Promise<Figure[]> {

@@ -24,6 +24,7 @@ import { writeBatch } from '../domain/xml/index.ts';
 import { generateCreates, writeGeneratedBatch } from './lib/generate.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, startStack } from './lib/stack.ts';
+import { pollUntil } from '../test/support/poll.ts';
 
 const MB = 2 ** 20;
 
@@ -72,14 +73,17 @@ export async function uploadFigures(uploads: number, entities: number, acceptOnl
     // --accept-only: the API's side alone (the batches are still applied while the stack stops).
     if (acceptOnly) return acceptance;
     const outcomes = new Map<string, string>();
-    while (outcomes.size < accepted.length) {
-      for (const { id } of accepted) {
-        if (outcomes.has(id)) continue;
-        const detail = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
-        if (detail.status === 'COMPLETED' || detail.status === 'FAILED') outcomes.set(id, detail.status);
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await pollUntil(
+      async () => {
+        for (const { id } of accepted) {
+          if (outcomes.has(id)) continue;
+          const detail = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
+          if (detail.status === 'COMPLETED' || detail.status === 'FAILED') outcomes.set(id, detail.status);
+        }
+        return outcomes.size === accepted.length ? true : undefined;
+      },
+      { timeoutMs: 30 * 60_000, intervalMs: 500, what: `the ${accepted.length} uploaded batches to finish`, retryErrors: false },
+    );
     const completedSeconds = (performance.now() - started) / 1000;
     const workerPeak = peakRss(stack.worker.pid!);
     const completed = [...outcomes.values()].filter((s) => s === 'COMPLETED').length;

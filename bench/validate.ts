@@ -8,8 +8,9 @@
 // that its peak RSS is its own) and with `xmllint --noout --schema`, each
 // `--runs` times, alternated, and prints the medians (bench/lib/report.ts).
 // Targets: at most twice xmllint's time, peak RSS at most four times the
-// file size. Exits 1 when a target is missed. validationFigures() is what
-// `npm run bench` calls.
+// file size, and every hostile document (entity bomb, XXE, deep nesting,
+// invalid UTF-8, truncation) refused within 300 ms. Exits 1 when a target is
+// missed. validationFigures() is what `npm run bench` calls.
 
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -83,6 +84,55 @@ function hasXmllint(): boolean {
   return spawnSync('xmllint', ['--version']).status === 0;
 }
 
+// ---- refusals ----
+
+const V2 = 'http://cam.tacr.cz/2025';
+const REFUSAL_TARGET_MS = 300;
+
+/** The hostile documents test/domain/validation.test.ts checks the errors of; here, how fast each is refused. */
+function hostileDocuments(): [string, Uint8Array][] {
+  const utf8 = (text: string) => Buffer.from(text);
+  const minimal = `<batchUpdate xmlns="${V2}"><info><sender><id>u</id><name>Jana</name></sender></info></batchUpdate>`;
+  const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('\n');
+  const [head, tail] = minimal.split('Jana') as [string, string];
+  return [
+    ['entity bomb', utf8(`<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 "lol">\n${laughs}\n]>\n${minimal.replace('<id>u</id>', '<id>&lol9;</id>')}`)],
+    ['external entity', utf8(`<?xml version="1.0"?>\n<!DOCTYPE batchUpdate [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n${minimal.replace('<id>u</id>', '<id>&xxe;</id>')}`)],
+    ['10,000 levels of nesting', utf8(`<batchUpdate xmlns="${V2}">${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}</batchUpdate>`)],
+    ['invalid UTF-8', Buffer.concat([utf8(head), Buffer.from([0xc3, 0x28]), utf8(tail)])],
+    ['truncated', utf8(minimal.slice(0, -20))],
+  ];
+}
+
+/** The slowest refusal of a hostile document (median of `runs` each), in this process after a warm-up. */
+export async function refusalFigure(runs: number): Promise<Figure> {
+  const { validateBatchXml } = await import('../domain/validation/index.ts');
+  await validateBatchXml(Buffer.from(`<batchUpdate xmlns="${V2}"><info><sender><id>u</id><name>n</name></sender></info></batchUpdate>`));
+  const medians: [string, number][] = [];
+  for (const [name, document] of hostileDocuments()) {
+    const times: number[] = [];
+    for (let run = 0; run < runs; run += 1) {
+      const started = performance.now();
+      const refused = await validateBatchXml(document).then(
+        () => false,
+        () => true,
+      );
+      times.push(performance.now() - started);
+      if (!refused) throw new Error(`validate: the hostile document "${name}" was accepted`);
+    }
+    medians.push([name, median(times)]);
+  }
+  const [slowestName, slowest] = medians.reduce((a, b) => (b[1] > a[1] ? b : a));
+  return {
+    figure: `hostile documents refused (slowest of ${medians.length})`,
+    value: slowest,
+    unit: 'ms',
+    target: `≤ ${REFUSAL_TARGET_MS} ms each`,
+    met: slowest <= REFUSAL_TARGET_MS,
+    note: `${slowestName}; ${medians.map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ')} ms (median of ${runs})`,
+  };
+}
+
 /**
  * Validation + reading of a generated batch of about `mb` MB, `runs` times,
  * beside `xmllint --schema` (and --stream, for the note): median time, peak
@@ -114,6 +164,7 @@ export async function validationFigures(mb: number, runs: number): Promise<Figur
     const lintPeaks = lint.map((m) => m.peakRssBytes).filter((value): value is number => value !== undefined);
     const label = `${(size / MB).toFixed(0)} MB batch (${entities.toLocaleString('en')} entities)`;
     return [
+      await refusalFigure(runs),
       {
         figure: `XSD validation + reading, ${label}`,
         value: seconds,

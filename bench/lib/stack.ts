@@ -12,6 +12,7 @@ import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { ensureTemporalBinary, projectRoot } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess, type DevServer } from '../../scripts/lib/temporal-server.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
+import { GiveUp, pollUntil } from '../../test/support/poll.ts';
 import { WORKER_NODE_FLAGS } from '../../worker/node-flags.ts';
 
 export const BENCH_TOKEN = 'bench-admin-token-000000000000';
@@ -240,17 +241,14 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
 
 /** Waits until GET /health answers 200; fails at once when the process exits first. */
 async function waitForHealth(apiUrl: string, api: ChildProcess, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (api.exitCode !== null || api.signalCode !== null) throw new Error(`API exited during start-up (${api.signalCode ?? `code ${api.exitCode}`})`);
-    try {
-      if ((await fetch(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) })).ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`API did not become healthy within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await pollUntil(
+    async () => {
+      if (api.exitCode !== null || api.signalCode !== null) throw new GiveUp(`API exited during start-up (${api.signalCode ?? `code ${api.exitCode}`})`);
+      // An error here is "not listening yet", retried.
+      return (await fetch(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) })).ok ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 200, what: 'the API to become healthy' },
+  );
 }
 
 function logTail(scratch: string, lines: number): string {

@@ -16,7 +16,8 @@ import { restartDelay } from '../../api/cluster.ts';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, TEST_TOKENS } from '../support/harness.ts';
+import { TEST_TOKENS } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 
 const SUBMISSIONS_PER_WINDOW = 3;

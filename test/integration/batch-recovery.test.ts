@@ -6,7 +6,8 @@ import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
 import { startBatchRun } from '../../services/batches/workflow.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 // An API that stops between storing a batch and starting its workflow leaves
 // the batch ACCEPTED with no workflow. The sweep of every API starts it.
@@ -34,20 +35,19 @@ describe('batches left ACCEPTED without a workflow', () => {
   }
 
   const statusOf = async (id: string) => (await findBatch(await pgPool(harness.orm), id))?.status;
-  const completed = (id: string) => eventually(async () => ((await statusOf(id)) === 'COMPLETED' ? true : undefined));
 
   it('starts the workflow of a stranded batch, which then completes once', async () => {
     const id = await storeWithoutWorkflow('Prokop Holý');
     const fresh = await storeWithoutWorkflow('Jan Roháč z Dubé');
-    await (await pgPool(harness.orm)).query(`update batch set submitted_at = now() where id = $1`, [fresh]);
+    await harness.sql(`update batch set submitted_at = now() where id = $1`, [fresh]);
 
     const { started } = await repairStrandedJobs(harness);
     expect(started).toContain(id);
     // One stored a moment ago may still be on its way to its own start.
     expect(started).not.toContain(fresh);
-    await completed(id);
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     expect(await statusOf(fresh)).toBe('ACCEPTED');
-    const [{ n }] = (await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])).rows as [{ n: string }];
+    const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [id])) as [{ n: string }];
     expect(Number(n)).toBe(1);
     expect((await repairStrandedJobs(harness)).started).not.toContain(id);
   });
@@ -76,8 +76,8 @@ describe('batches left ACCEPTED without a workflow', () => {
 
   it('starts a batch again whose workflow Temporal no longer knows while its row says PROCESSING', async () => {
     const id = await storeWithoutWorkflow('Mikuláš z Husi');
-    await (await pgPool(harness.orm)).query(`update batch set status = 'PROCESSING' where id = $1`, [id]);
+    await harness.sql(`update batch set status = 'PROCESSING' where id = $1`, [id]);
     expect((await repairStrandedJobs(harness)).started).toContain(id);
-    await completed(id);
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
   });
 });

@@ -11,6 +11,7 @@ import { validateDocument } from '../../domain/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 const CLI = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/validation/', import.meta.url));
@@ -84,13 +85,12 @@ describe('entity-records CLI', () => {
     expect(submitted.code, submitted.stderr).toBe(0);
     const id = submitted.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    let status: { status: string } = { status: 'ACCEPTED' };
-    for (let i = 0; i < 100 && status.status !== 'COMPLETED'; i += 1) {
+    const status = await eventually(async () => {
       const run = await cli(['batch', 'status', id]);
       expect(run.code, run.stderr).toBe(0);
-      status = JSON.parse(run.stdout) as { status: string };
-      if (status.status !== 'COMPLETED') await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      const read = JSON.parse(run.stdout) as { status: string };
+      return read.status === 'COMPLETED' || read.status === 'FAILED' ? read : undefined;
+    }, 60_000);
     expect(status.status).toBe('COMPLETED');
     const result = await cli(['batch', 'result', id]);
     expect(result.code, result.stderr).toBe(0);

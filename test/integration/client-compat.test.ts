@@ -5,13 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand } from '../../domain/model.ts';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { batchXml, create, namePart, SENDER } from '../support/batches.ts';
-import { eventually, startHarness, temporalCoreWarnings, TEST_KEYS, type Harness } from '../support/harness.ts';
+import { startHarness, temporalCoreWarnings, TEST_KEYS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { elzaHeaders } from '../support/nda-signer.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 import { REAL_OPENAPI_PRESENT, realModelErrors } from '../support/real-client.ts';
 
-const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
 type Principal = keyof typeof TEST_KEYS;
 
 describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real client, unchanged', () => {
@@ -144,13 +145,13 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     expect(attribute(page1, 'entityId')).not.toBe(attribute(page2, 'entityId'));
 
     // 5. Sync from the beginning of history.
-    const from = await xml(await call('GET', `/updates/from/${GENESIS}`), 'updatesFrom');
+    const from = await xml(await call('GET', `/updates/from/${GENESIS_TRANSACTION_ID}`), 'updatesFrom');
     const to = element(from, 'to');
-    const updates = await xml(await call('GET', `/updates?fromTransId=${GENESIS}&toTransId=${to}&page=1&pageSize=50000`), 'updates');
+    const updates = await xml(await call('GET', `/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${to}&page=1&pageSize=50000`), 'updates');
     expect(updates).toContain(`entityUuid="${entityUuid}"`);
 
     // 6. Exports: start with a bare array of refs, poll, download.
-    for (const [kind, suffix, root] of [['snapshots', '', 'entities'], ['revisions', `?fromTransId=${GENESIS}`, 'entityRecordRevisions']] as const) {
+    for (const [kind, suffix, root] of [['snapshots', '', 'entities'], ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`, 'entityRecordRevisions']] as const) {
       const started = await call('POST', `/export/${kind}${suffix}`, { body: JSON.stringify([String(entityId), entityUuid]), type: 'application/json', as: 'export' });
       expect(started.status).toBe(200);
       expect(started.headers.get('content-type')).toContain('text/plain');

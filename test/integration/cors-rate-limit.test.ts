@@ -14,7 +14,7 @@ describe('browser clients and submission limits', () => {
       env: { CORS_ORIGINS: `${ALLOWED_ORIGIN}, http://localhost:3000`, SUBMISSION_RATE_LIMIT: String(SUBMISSIONS_PER_WINDOW), SUBMISSION_RATE_WINDOW_SECONDS: '600' },
     });
     // The counters live in the run's one database: start from none, whatever another file counted.
-    await harness.orm.em.getConnection().execute(`delete from submission_rate where principal in ('test-writer', 'test-forcer', 'test-exporter', 'test-reader')`);
+    await harness.sql(`delete from submission_rate where principal in ('test-writer', 'test-forcer', 'test-exporter', 'test-reader')`);
   });
   afterAll(async () => {
     await harness?.close();

@@ -4,10 +4,12 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { openOrm, type Orm } from '../../db/orm.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 // The other tests build the app and the worker in-process, as vitest loads
 // modules. `npm run api` and `npm run worker` load them with Node's own ESM
@@ -16,8 +18,11 @@ import { eventually, TEST_TOKENS, type Harness } from '../support/harness.ts';
 describe('the api and worker entry points as processes', () => {
   const children: ChildProcess[] = [];
   const output: string[] = [];
-  afterAll(() => {
+  let orm: Orm | undefined;
+  const database = async () => (orm ??= await openOrm(inject('databaseUrl')));
+  afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await orm?.close();
   });
 
   function start(entry: 'api/main.ts' | 'worker/main.ts', env: NodeJS.ProcessEnv): ChildProcess {
@@ -53,6 +58,8 @@ describe('the api and worker entry points as processes', () => {
     return {
       api: (path: string, init: RequestInit = {}) =>
         fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
+      // The batch goes through the processes' API; the wait for it reads the run's database, as every test's does.
+      orm: await database(),
     } as Harness;
   }
 

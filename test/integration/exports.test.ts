@@ -9,7 +9,8 @@ import { validateDocument } from '../../domain/validation/index.ts';
 import type { ExportStatusView } from '../../services/exports/status.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { expiryScheduleId } from '../../temporal/names.ts';
 import { ensureExpirySchedule } from '../../temporal/schedules.ts';
 
@@ -127,10 +128,6 @@ describe('v2 exports', () => {
     await harness?.close();
   });
 
-  async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return harness.orm.em.getConnection().execute<T[]>(query, params);
-  }
-
   it('exports a snapshot of the named records (numbers and UUIDs mixed) and lists the identifiers that match nothing', async () => {
     const a = entity('a');
     const b = entity('b');
@@ -162,7 +159,7 @@ describe('v2 exports', () => {
   });
 
   it('exports a snapshot of every record for an empty list', async () => {
-    const [{ n }] = (await sql<{ n: string }>('select count(*) as n from entity')) as [{ n: string }];
+    const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from entity')) as [{ n: string }];
     const id = await api.start('snapshots', []);
     const status = await api.finished(id);
     expect(status).toMatchObject({ status: 'COMPLETED', entitiesWritten: Number(n), missing: [] });
@@ -194,12 +191,12 @@ describe('v2 exports', () => {
     expect(xml).toContain('spisovatel');
     expect(xml).toContain(`${type}-2`);
     // The revision UUIDs are those of the stored revisions.
-    const stored = await sql<{ uuid: string }>('select uuid from revision where entity_id = ? and seq > (select seq from transaction where uuid = ?)', [a.entityId, first.transaction]);
+    const stored = await harness.sql<{ uuid: string }>('select uuid from revision where entity_id = $1 and seq > (select seq from transaction where uuid = $2)', [a.entityId, first.transaction]);
     expect(xml).toContain(`revisionUuid="${stored[0]!.uuid}"`);
   });
 
   it('exports every revision after a transaction for an empty list', async () => {
-    const [{ n }] = (await sql<{ n: string }>('select count(*) as n from revision where seq > (select seq from transaction where uuid = ?)', [second.transaction])) as [{ n: string }];
+    const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from revision where seq > (select seq from transaction where uuid = $1)', [second.transaction])) as [{ n: string }];
     const id = await api.start('revisions', [], `?fromTransId=${second.transaction}`);
     const status = await api.finished(id);
     expect(status).toMatchObject({ status: 'COMPLETED', entitiesWritten: Number(n), missing: [] });
@@ -399,7 +396,7 @@ describe('v2 exports', () => {
       expect(await shortApi.status(id)).toMatchObject({ status: 'EXPIRED', entitiesWritten: 1 });
       await handle.trigger();
       const expired = await eventually(async () => {
-        const [row] = await shortLived.orm.em.getConnection().execute<{ status: string }[]>('select status from export_request where id = ?', [id]);
+        const [row] = await shortLived.sql<{ status: string }>('select status from export_request where id = $1', [id]);
         return row?.status === 'EXPIRED' ? row : undefined;
       }, 15_000);
       expect(expired.status).toBe('EXPIRED');

@@ -5,7 +5,8 @@ import { buildApp } from '../../api/app.ts';
 import { createLogger } from '../../logger.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 describe('foundation: API → Temporal → worker → PostgreSQL', () => {
   let harness: Harness;
@@ -36,11 +37,7 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
     expect(description.workflowId).toBe(updateRequestId);
     expect(description.taskQueue).toBe(harness.config.TEMPORAL_TASK_QUEUE);
 
-    const status = await eventually(async () => {
-      const rows = await harness.orm.em.getConnection().execute<{ status: string }[]>('select status from batch where id = ?', [updateRequestId]);
-      return rows[0]?.status === 'COMPLETED' ? rows[0].status : undefined;
-    });
-    expect(status).toBe('COMPLETED');
+    expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
   });
 
   it('answers 503 naming Temporal when it does not answer', async () => {

@@ -117,7 +117,7 @@ describe('HMAC API keys', () => {
       const answer = await signed(harness, TEST_KEYS.write, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: XML, body: batchXml([create('a', `Klíč ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]) });
       expect(answer.status, answer.text).toBeLessThan(300);
       const batchId = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(answer.text)![0];
-      const [batch] = await harness.orm.em.getConnection().execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [batchId]);
+      const [batch] = await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [batchId]);
       expect(batch!.submitted_by).toBe('key-writer');
     });
 
@@ -233,7 +233,7 @@ describe('HMAC API keys', () => {
     });
     const fresh = (version: 'v1' | 'v2') => batchXml([create('a', `Souběh ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })], { version });
     const exportRows = async (requestedBy = 'key-exporter') => {
-      const [row] = await harness.orm.em.getConnection().execute<{ count: string }[]>('select count(*) from export_request where requested_by = ?', [requestedBy]);
+      const [row] = await harness.sql<{ count: string }>('select count(*) from export_request where requested_by = $1', [requestedBy]);
       return Number(row!.count);
     };
 
@@ -318,9 +318,16 @@ describe('HMAC API keys', () => {
       }
     });
 
-    it('the admin key holds every permission', async () => {
-      const answer = await signed(harness, TEST_KEYS.admin, { method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers: JSON_BODY, body: JSON.stringify([entityId]) });
-      expect(answer.status, answer.text).toBeLessThan(300);
+    it('the admin key holds every permission: read, write and export', async () => {
+      const cases = [
+        { method: 'GET', pathAndQuery: `/api/v2/entities/${entityId}` },
+        { method: 'POST', pathAndQuery: '/api/v2/batches/test', headers: XML, body: batchXml([create('a', `Správce ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]) },
+        { method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers: JSON_BODY, body: JSON.stringify([entityId]) },
+      ];
+      for (const one of cases) {
+        const answer = await signed(harness, TEST_KEYS.admin, one);
+        expect(answer.status, `${one.method} ${one.pathAndQuery}: ${answer.text}`).toBe(200);
+      }
     });
   });
 
@@ -393,7 +400,7 @@ describe('HMAC API keys', () => {
       writeFileSync(file, batchXml([create('a', `CLI klíč ${randomUUID()}`, { entityType: `HMAC-${randomUUID()}` })]));
       const submitted = await cli(['batch', 'submit', file], { ENTITY_RECORDS_KEY_ID: TEST_KEYS.write.keyId, ENTITY_RECORDS_KEY_SECRET: TEST_KEYS.write.secret });
       expect(submitted.code, submitted.stderr).toBe(0);
-      const [batch] = await harness.orm.em.getConnection().execute<{ submitted_by: string }[]>('select submitted_by from batch where id = ?', [submitted.stdout.trim()]);
+      const [batch] = await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [submitted.stdout.trim()]);
       expect(batch!.submitted_by).toBe('key-writer');
     });
 

@@ -64,7 +64,7 @@ describe('job activities under MockActivityEnvironment', () => {
   }
 
   const revisionsOf = async (batchId: string) =>
-    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId])).rows[0]!.n);
+    Number((await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId]))[0]!.n);
 
   const batchActivities = (checkAttempt: CheckAttempt, afterWriteStep?: () => void | Promise<void>) =>
     createBatchActivities({ orm: harness.orm, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt, afterWriteStep });
@@ -145,7 +145,7 @@ describe('job activities under MockActivityEnvironment', () => {
       exportDir = harness.config.exportDir;
       const id = await storedBatch(['Galileo Galilei', 'Nicolaus Copernicus', 'Giordano Bruno']);
       expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
-      const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+      const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
       ids = rows.map((row) => Number(row.id)).slice(-3);
     });
 

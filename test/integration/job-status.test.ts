@@ -8,7 +8,9 @@ import { WorkflowReads, workflowReads } from '../../services/jobs/workflow-reads
 import type { JobWorkflowState } from '../../temporal/job-workflow.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { Gate } from '../support/gate.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
+import { eventually } from '../support/poll.ts';
 
 // Status reads of running jobs are cheap (one describe shared by the reads of
 // a moment), a result is there as soon as the status says so, and a job's
@@ -155,8 +157,8 @@ describe('job status against the real service', () => {
       },
     });
     const seed = await submit(batchXml([create('a', 'Jan Amos Komenský', { entityType }), create('b', 'Jan Hus', { entityType })]));
-    expect((await batchEnded(seed)).status).toBe('COMPLETED');
-    const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+    expect((await batchEnded(harness, seed)).status).toBe('COMPLETED');
+    const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
     seedIds = rows.map((row) => Number(row.id));
   });
   afterAll(async () => {
@@ -182,11 +184,6 @@ describe('job status against the real service', () => {
     return (await response.json()) as Record<string, unknown>;
   };
 
-  const batchEnded = (id: string) =>
-    eventually(async () => {
-      const row = await findBatch(await pgPool(harness.orm), id);
-      return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
-    });
 
   it('answers 50 concurrent status reads of a running batch with one describe, and a finished batch with none', async () => {
     const id = await submit(batchOf('Tomáš Štítný ze Štítného'), { hold: true });
@@ -208,7 +205,7 @@ describe('job status against the real service', () => {
     } finally {
       release();
     }
-    expect((await batchEnded(id)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     const before = reads().counts.describe;
     for (let index = 0; index < 20; index += 1) expect(await json(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
     expect((await harness.api(`/api/v2/batches/${id}/result`, { as: 'read' })).status).toBe(200);
@@ -273,7 +270,7 @@ describe('job status against the real service', () => {
     } finally {
       release();
     }
-    expect((await batchEnded(id)).status).toBe('FAILED');
+    expect((await batchEnded(harness, id)).status).toBe('FAILED');
   });
 
   it('answers the download of an export whose status says ERROR as FAILED, not as still running', async () => {
@@ -307,7 +304,7 @@ describe('job status against the real service', () => {
     } finally {
       release();
     }
-    expect((await batchEnded(id)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     expect(await json(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'COMPLETED', source: 'database', attempt: 2, submissions: 1, workflow: { attempt: null } });
     // The workflow closes a moment after the row: the detail then shows it, not a kept answer that it runs.
     await eventually(async () => ((await json(`/api/v2/batches/${id}/detail`)).workflow as { status: string }).status === 'COMPLETED' || undefined);
@@ -315,7 +312,7 @@ describe('job status against the real service', () => {
 
   it('a batch that succeeded at once says attempt 1; an export whose first attempt failed says attempt 2', async () => {
     const batchId = await submit(batchOf('Karel IV.'));
-    expect((await batchEnded(batchId)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, batchId)).status).toBe('COMPLETED');
     expect(await json(`/api/v2/batches/${batchId}/detail`)).toMatchObject({ attempt: 1, submissions: 1 });
 
     const exportId = await startExport({ failFirst: true });

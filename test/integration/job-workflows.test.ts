@@ -10,7 +10,7 @@ import type { ExportActivities } from '../../activities/exports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import { batchPhaseQuery } from '../../workflows/batch.ts';
-import { eventually } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 // The workflows alone, with their activities played by the test, on
 // @temporalio/testing's local environment started from the pinned `temporal`

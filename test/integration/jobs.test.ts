@@ -6,14 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgPool } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { bodySource, submitBatch } from '../../services/batches/submission.ts';
-import { findBatch } from '../../services/batches/store.ts';
 import { startExport } from '../../services/exports/start.ts';
 import { findExport } from '../../services/exports/requests.ts';
 import { batchJobDetail, batchJobStatus, exportJobDetail, exportJobStatus } from '../../services/jobs/presenters.ts';
 import { batchJobView, exportJobView } from '../../services/jobs/view.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { Gate } from '../support/gate.ts';
-import { eventually, startHarness, temporalCoreWarnings, type Harness } from '../support/harness.ts';
+import { startHarness, temporalCoreWarnings, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
+import { eventually } from '../support/poll.ts';
 
 // What an operator's actions in the Temporal UI do to a running batch or
 // export, against the real dev server: cancel and terminate stop it with
@@ -35,7 +36,7 @@ describe('operator actions on running jobs', () => {
     });
     const seed = await submitAndWait(batchXml([create('a', 'Bohuslav Balbín', { entityType }), create('b', 'Gelasius Dobner', { entityType })]));
     expect(seed.status).toBe('COMPLETED');
-    const { rows } = await (await pgPool(harness.orm)).query<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
     seedIds = rows.map((row) => Number(row.id));
   });
   afterAll(async () => {
@@ -61,23 +62,14 @@ describe('operator actions on running jobs', () => {
   }
 
   async function submitAndWait(xml: string) {
-    const id = await submit(xml);
-    return eventually(async () => {
-      const row = await findBatch(await pgPool(harness.orm), id);
-      return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
-    });
+    return batchEnded(harness, await submit(xml));
   }
 
   const batchXmlOf = (...names: string[]) => batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: randomUUID() });
   const written = async (batchId: string) =>
-    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId])).rows[0]!.n);
+    Number((await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId]))[0]!.n);
   const transactions = async (batchId: string) =>
-    Number((await (await pgPool(harness.orm)).query<{ n: string }>('select count(*) as n from transaction where batch_id = $1', [batchId])).rows[0]!.n);
-  const ended = (batchId: string) =>
-    eventually(async () => {
-      const row = await findBatch(await pgPool(harness.orm), batchId);
-      return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
-    });
+    Number((await harness.sql<{ n: string }>('select count(*) as n from transaction where batch_id = $1', [batchId]))[0]!.n);
   /**
    * Every activity of the worker has ended. A stopped job's row and workflow
    * say so before its attempt has ended: the attempt waits for its heartbeat's
@@ -104,7 +96,7 @@ describe('operator actions on running jobs', () => {
     expect((detail.workflow as { temporalUiUrl: string }).temporalUiUrl).toBe(`${harness.config.temporalUiUrl}/namespaces/default/workflows/${id}/${runId}/history`);
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
     release();
-    expect((await ended(id)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     // The row is the answer from the commit on, even in the moment before the workflow records the activity's end.
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
     expect(await closed(id)).toBe('COMPLETED');
@@ -118,7 +110,7 @@ describe('operator actions on running jobs', () => {
     // The heartbeat brings the cancel within a second or so; the check before the commit catches it either way.
     await eventually(async () => ((await harness.temporal.workflow.getHandle(id).describe()).raw.pendingActivities?.[0]?.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED ? true : undefined));
     release();
-    const row = await ended(id);
+    const row = await batchEnded(harness, id);
     expect(row).toMatchObject({ status: 'FAILED', result: null });
     expect(row.error).toContain('cancelled by an operator');
     expect(await written(id)).toBe(0);
@@ -139,7 +131,7 @@ describe('operator actions on running jobs', () => {
     expect(meanwhile.error).toContain('terminated');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
     release();
-    const row = await ended(id);
+    const row = await batchEnded(harness, id);
     expect(row).toMatchObject({ status: 'FAILED', result: null });
     expect(row.error).toContain('terminated by an operator');
     expect(await written(id)).toBe(0);
@@ -155,7 +147,7 @@ describe('operator actions on running jobs', () => {
     const before = await handle.describe();
     const reset = await resetToFirstTask(id, before.runId);
     release();
-    const row = await ended(id);
+    const row = await batchEnded(harness, id);
     expect(row.status).toBe('COMPLETED');
     expect(await written(id)).toBe(1);
     expect(await transactions(id)).toBe(1);
@@ -167,7 +159,7 @@ describe('operator actions on running jobs', () => {
 
   it('reset after the batch completed: the new run finds it applied and writes nothing again', async () => {
     const id = await submit(batchXmlOf('Jan Dismas Zelenka'));
-    expect((await ended(id)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     expect(await closed(id)).toBe('COMPLETED');
     const first = await harness.temporal.workflow.getHandle(id).describe();
     const reset = await resetToFirstTask(id, first.runId);
@@ -233,7 +225,7 @@ describe('operator actions on running jobs', () => {
       releaseExport();
       await unreachable.connection.close().catch(() => undefined);
     }
-    expect((await ended(id)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     expect((await exportEnded(exportId)).status).toBe('COMPLETED');
   });
 

@@ -11,7 +11,8 @@ import { batchLane } from '../../services/batches/workflow.ts';
 import { laneTaskQueue } from '../../temporal/names.ts';
 import { activitySlots } from '../../worker/create-worker.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 // Small work has its own lane (DESIGN §11): a small batch's activities run on
 // a task queue of their own, with slots of their own in every worker, so a
@@ -99,10 +100,7 @@ describe('the interactive lane', () => {
       queuedId = await submit(batchXml(namesOf('Čekající', 20)));
 
       saveId = await submit(batchXml([create('a', 'Jednotlivý Záznam', { entityType })]));
-      const saved = await eventually(async () => {
-        const status = await statusOf(saveId);
-        return status === 'COMPLETED' || status === 'FAILED' ? status : undefined;
-      }, 20_000);
+      const { status: saved } = await batchEnded(harness, saveId, 20_000);
       expect(saved).toBe('COMPLETED');
       // It finished while the import was still held mid-transaction and the other still waited for the slot.
       expect(await statusOf(importId)).toBe('PROCESSING');
@@ -110,7 +108,7 @@ describe('the interactive lane', () => {
     } finally {
       hold.releaseAll();
     }
-    for (const id of [importId, queuedId]) expect(await eventually(async () => ((await statusOf(id)) === 'COMPLETED' ? 'COMPLETED' : undefined))).toBe('COMPLETED');
+    for (const id of [importId, queuedId]) expect((await batchEnded(harness, id)).status, id).toBe('COMPLETED');
     expect(await activityQueues(saveId)).toEqual([laneTaskQueue(harness.config.TEMPORAL_TASK_QUEUE, 'interactive')]);
     expect(await activityQueues(importId)).toEqual([harness.config.TEMPORAL_TASK_QUEUE]);
   });
@@ -126,7 +124,7 @@ describe('the interactive lane', () => {
 
     const expected = { [atLimit]: 'interactive', [overChanges]: 'bulk', [overBytes]: 'bulk' } as const;
     for (const [id, lane] of Object.entries(expected)) {
-      expect(await eventually(async () => ((await statusOf(id)) === 'COMPLETED' ? 'COMPLETED' : undefined)), id).toBe('COMPLETED');
+      expect((await batchEnded(harness, id)).status, id).toBe('COMPLETED');
       const described = await harness.temporal.workflow.getHandle(id).describe();
       expect(((await described.memo) as { lane: string }).lane, id).toBe(lane);
       expect(await activityQueues(id), id).toEqual([laneTaskQueue(harness.config.TEMPORAL_TASK_QUEUE, lane)]);
@@ -150,7 +148,7 @@ describe('the interactive lane', () => {
     const large = await stranded(SMALL_CHANGES + 1);
     const { started } = await repairStrandedJobs(harness);
     expect(started).toEqual(expect.arrayContaining([small, large]));
-    for (const id of [small, large]) await eventually(async () => ((await statusOf(id)) === 'COMPLETED' ? true : undefined));
+    for (const id of [small, large]) expect((await batchEnded(harness, id)).status, id).toBe('COMPLETED');
     expect(await activityQueues(small)).toEqual([laneTaskQueue(harness.config.TEMPORAL_TASK_QUEUE, 'interactive')]);
     expect(await activityQueues(large)).toEqual([harness.config.TEMPORAL_TASK_QUEUE]);
   });
@@ -180,7 +178,7 @@ describe('the interactive lane', () => {
       });
       expect(saved.status, await saved.clone().text()).toBe(200);
       const saveId = (await saved.json()) as string;
-      expect(await eventually(async () => ((await statusOf(saveId)) === 'COMPLETED' ? 'COMPLETED' : undefined), 20_000)).toBe('COMPLETED');
+      expect((await batchEnded(harness, saveId, 20_000)).status).toBe('COMPLETED');
       // Meanwhile the large one is still being read: it has had no answer.
       const answered = await Promise.race([largeAnswer.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 100))]);
       expect(answered).toBe(false);

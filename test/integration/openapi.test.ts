@@ -13,7 +13,8 @@ import { PROBLEM_CODES } from '../../api/problems.ts';
 import { createLogger } from '../../logger.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { documentOperations, type DocumentOperation } from '../support/openapi-operations.ts';
-import { eventually, startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 type TokenName = keyof typeof TEST_TOKENS;
 

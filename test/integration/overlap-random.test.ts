@@ -5,13 +5,13 @@
 // FEED_SEED=<n> replays a run.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { seededRandom } from '../../bench/lib/generate.ts';
-import { findBatch } from '../../services/batches/store.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { FeedFollower } from '../support/feed-follower.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
+import { every } from '../support/poll.ts';
 
 describe('overlapping batches on two workers, followed through the change feed', () => {
   let harness: Harness;
@@ -24,7 +24,7 @@ describe('overlapping batches on two workers, followed through the change feed',
   });
 
   async function records(entityType: string): Promise<EntityRecord[]> {
-    const { rows } = await (await pgPool(harness.orm)).query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
     return rows.map((row) => row.record);
   }
 
@@ -42,7 +42,7 @@ describe('overlapping batches on two workers, followed through the change feed',
 
     // Records every batch may add metadata to: revisions of one record from overlapping batches.
     const shared = await submit(Array.from({ length: 20 }, (_, index) => create(`s${index}`, `Sdílený ${index}`, { entityType })));
-    await eventually(async () => ((await findBatch(await pgPool(harness.orm), shared))?.status === 'COMPLETED' ? true : undefined));
+    expect((await batchEnded(harness, shared)).status).toBe('COMPLETED');
     const sharedRecords = await records(entityType);
 
     const feed = new FeedFollower(async (path) => {
@@ -51,13 +51,7 @@ describe('overlapping batches on two workers, followed through the change feed',
       if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${body}`);
       return body;
     });
-    let following = true;
-    const follow = (async () => {
-      while (following) {
-        await feed.sync();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    })();
+    const following = every(100, () => feed.sync());
 
     const batches: string[] = [];
     for (let batch = 0; batch < 10; batch += 1) {
@@ -73,14 +67,9 @@ describe('overlapping batches on two workers, followed through the change feed',
       await new Promise((resolve) => setTimeout(resolve, random() * 400));
     }
     for (const batchId of batches) {
-      const status = await eventually(async () => {
-        const row = await findBatch(await pgPool(harness.orm), batchId);
-        return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row.status : undefined;
-      }, 150_000);
-      expect(status, `batch ${batchId}`).toBe('COMPLETED');
+      expect((await batchEnded(harness, batchId, 150_000)).status, `batch ${batchId}`).toBe('COMPLETED');
     }
-    following = false;
-    await follow;
+    await following.stop();
     await feed.sync();
 
     const stored = await records(entityType);

@@ -6,13 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgPool } from '../../db/orm.ts';
-import type { BatchResult, ChangeCommand, EntityRecord } from '../../domain/model.ts';
+import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
 import { findBatch } from '../../services/batches/store.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
 import { FeedFollower } from '../support/feed-follower.ts';
 import { Gate } from '../support/gate.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 describe('overlapping batches', () => {
   const gate = new Gate();
@@ -43,13 +44,6 @@ describe('overlapping batches', () => {
     return id;
   }
 
-  async function ended(batchId: string, timeoutMs = 30_000): Promise<{ status: string; result: BatchResult | null }> {
-    return eventually(async () => {
-      const row = await findBatch(await pgPool(harness.orm), batchId);
-      return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
-    }, timeoutMs);
-  }
-
   /** The attempt of the batch's apply activity that completed, as Temporal's history records it. */
   async function appliedOnAttempt(batchId: string): Promise<number> {
     const handle = harness.temporal.workflow.getHandle(batchId);
@@ -65,7 +59,7 @@ describe('overlapping batches', () => {
   }
 
   async function records(entityType: string): Promise<EntityRecord[]> {
-    const { rows } = await (await pgPool(harness.orm)).query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
+    const rows = await harness.sql<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
     return rows.map((row) => row.record);
   }
 
@@ -79,12 +73,12 @@ describe('overlapping batches', () => {
     const long = await submit(creates(entityType, ['Dlouhý První', 'Dlouhý Druhý', 'Dlouhý Třetí']), true);
     const releaseLong = await gate.reached(long);
     const short = await submit(creates(entityType, ['Krátký Jediný']));
-    expect((await ended(short)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, short)).status).toBe('COMPLETED');
     expect(await statusOf(long)).toBe('PROCESSING');
     await feed.sync();
 
     releaseLong();
-    expect((await ended(long)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, long)).status).toBe('COMPLETED');
     await feed.sync();
 
     const stored = await records(entityType);
@@ -103,8 +97,8 @@ describe('overlapping batches', () => {
     const [releaseA, releaseB] = await Promise.all([gate.reached(a), gate.reached(b)]);
     releaseA();
     releaseB();
-    expect((await ended(a, 60_000)).status).toBe('COMPLETED');
-    expect((await ended(b, 60_000)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, a, 60_000)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, b, 60_000)).status).toBe('COMPLETED');
     expect(await appliedOnAttempt(a)).toBe(1);
     expect(await appliedOnAttempt(b)).toBe(1);
     expect(await records(entityType)).toHaveLength(7_200);
@@ -117,14 +111,14 @@ describe('overlapping batches', () => {
     const releaseLong = await gate.reached(long);
     try {
       const small = await submit([create('s', `${word} Malý`, { entityType })]);
-      expect((await ended(small, 20_000)).status).toBe('COMPLETED');
+      expect((await batchEnded(harness, small, 20_000)).status).toBe('COMPLETED');
       expect(await statusOf(long)).toBe('PROCESSING');
     } finally {
       releaseLong();
     }
-    expect((await ended(long)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, long)).status).toBe('COMPLETED');
     // The word index holds the word once, for all three entities.
-    const { rows } = await (await pgPool(harness.orm)).query<{ vocabulary: string; holders: string }>(
+    const rows = await harness.sql<{ vocabulary: string; holders: string }>(
       `select (select count(*) from name_vocabulary where word = $1) as vocabulary, (select count(distinct entity_id) from name_word where word = $1) as holders`,
       [normalizeForSearch(word)],
     );
@@ -134,7 +128,7 @@ describe('overlapping batches', () => {
   it('batch A updating {X, Y} and batch B updating {Y, X} at once: no deadlock, both changes kept', async () => {
     const entityType = `OVERLAP-XY-${randomUUID()}`;
     const seed = await submit(creates(entityType, ['Xaver První', 'Ypsilon Druhý']));
-    expect((await ended(seed)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, seed)).status).toBe('COMPLETED');
     const [x, y] = await records(entityType);
     const participant = (name: string) => ({ op: 'addParticipant' as const, participant: { role: 'EDITOR' as const, lastChange: new Date().toISOString(), user: { id: name, name } } });
 
@@ -145,15 +139,15 @@ describe('overlapping batches', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await statusOf(b)).toBe('PROCESSING');
     releaseA();
-    expect((await ended(a)).status).toBe('COMPLETED');
-    expect((await ended(b)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, a)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, b)).status).toBe('COMPLETED');
     expect(await appliedOnAttempt(a)).toBe(1);
     expect(await appliedOnAttempt(b)).toBe(1);
 
     for (const record of await records(entityType)) {
       expect(record.revision.participants.map((p) => p.user.id).sort()).toEqual(['editor-a', 'editor-b']);
       // B's revision follows A's: the history is one chain, as one batch after the other would write it.
-      const { rows } = await (await pgPool(harness.orm)).query<{ batch_id: string; metadata_rev: string }>(
+      const rows = await harness.sql<{ batch_id: string; metadata_rev: string }>(
         'select batch_id, metadata_rev from revision where entity_id = $1 order by seq',
         [record.entityId],
       );
@@ -169,9 +163,9 @@ describe('overlapping batches', () => {
     const releaseFirst = await gate.reached(first);
     const second = await submit([create('b', name, { entityType })]);
     // The second writes its record, reads the holders (the first is not committed) and commits.
-    expect((await ended(second)).status).toBe('COMPLETED');
+    expect((await batchEnded(harness, second)).status).toBe('COMPLETED');
     releaseFirst();
-    const outcome = await ended(first);
+    const outcome = await batchEnded(harness, first);
     expect(outcome.status).toBe('FAILED');
     expect(JSON.stringify(outcome.result)).toContain('PreferredNameExists');
     expect(await records(entityType)).toHaveLength(1);
@@ -186,8 +180,8 @@ describe('overlapping batches', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await statusOf(second)).toBe('PROCESSING');
     releaseFirst();
-    expect((await ended(first)).status).toBe('COMPLETED');
-    const outcome = await ended(second);
+    expect((await batchEnded(harness, first)).status).toBe('COMPLETED');
+    const outcome = await batchEnded(harness, second);
     expect(outcome.status).toBe('FAILED');
     expect(JSON.stringify(outcome.result)).toContain('DuplicateEntityUuid');
     expect(await appliedOnAttempt(second)).toBe(1);

@@ -4,12 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand, Part, XmlVersion } from '../../domain/model.ts';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, namePart, SENDER, update } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
+import { eventually } from '../support/poll.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
-const GENESIS = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
 
 /** A record with every item kind, extension items, a relation to another new record, and a second name. */
 function richParts(): Part[] {
@@ -92,7 +94,7 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     await expectValid(await get(`/api/v2/entities/${person.entityUuid}/revision/${person.rev}`), 'v2', 'entity revision');
     await expectValid(await get(`/api/v2/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`), 'v2', 'updates');
     await expectValid(await get(`/api/v2/updates/from/${firstTransaction}`), 'v2', 'updatesFrom');
-    await expectValid(await get(`/api/v2/updates/from/${GENESIS}`), 'v2', 'updatesFrom genesis');
+    await expectValid(await get(`/api/v2/updates/from/${GENESIS_TRANSACTION_ID}`), 'v2', 'updatesFrom genesis');
   });
 
   it('v2 batch results: success, failure with errors, failure with warnings and forceKey, test batch', async () => {
@@ -101,12 +103,12 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
 
     const failing = randomUUID();
     await post('/api/v2/batches', batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: failing }), 'application/xml');
-    await eventually(async () => ((await (await harness.api(`/api/v2/batches/${failing}/status`)).json()) as { state: string }).state === 'FINISHED' || undefined);
+    await batchEnded(harness, failing);
     await expectValid(await get(`/api/v2/batches/${failing}/result`), 'v2', 'batchChangeFailure (errors)');
 
     const warned = randomUUID();
     await post('/api/v2/batches', batchXml([create('w', 'Úspěšný Záznam', { entityType })], { uuid: warned }), 'application/xml');
-    await eventually(async () => ((await (await harness.api(`/api/v2/batches/${warned}/status`)).json()) as { state: string }).state === 'FINISHED' || undefined);
+    await batchEnded(harness, warned);
     const failure = await get(`/api/v2/batches/${warned}/result`);
     expect(failure).toContain('<forceKey>');
     await expectValid(failure, 'v2', 'batchChangeFailure (warnings)');
@@ -115,7 +117,7 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
   });
 
   it('v2 exports: snapshot and revisions files', async () => {
-    for (const [kind, query] of [['snapshots', ''], ['revisions', `?fromTransId=${GENESIS}`]] as const) {
+    for (const [kind, query] of [['snapshots', ''], ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`]] as const) {
       const id = await post(`/api/v2/export/${kind}${query}`, JSON.stringify([String(person.entityId)]), 'application/json', 'export');
       await eventually(async () => ((await (await harness.api(`/api/v2/export/status/${id}`)).json()) as { state: string }).state === 'FINISHED' || undefined);
       const file = await (await harness.api(`/api/v2/export/download/${id}`, { as: 'export', headers: { 'accept-encoding': 'identity' } })).text();

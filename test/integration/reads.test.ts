@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { applyBatch } from '../support/apply.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -147,17 +148,16 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound' });
   });
 
-  it('starts history at the genesis transaction the real client syncs from, on any database', async () => {
-    const genesis = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
+  it('starts history at the genesis transaction the real client syncs from (v2 from, v2 pages, v1 from)', async () => {
     const entityType = `T-${randomUUID()}`;
     const applied = await apply(batchXml([create('g', 'Od Počátku', { entityType })]));
-    const from = await harness.api(`/api/v2/updates/from/${genesis}`);
+    const from = await harness.api(`/api/v2/updates/from/${GENESIS_TRANSACTION_ID}`);
     expect(from.status).toBe(200);
     expect(await from.text()).toMatch(/<updatesFrom /);
-    const paged = await harness.api(`/api/v2/updates?fromTransId=${genesis}&toTransId=${applied.transaction}&page=1&pageSize=50000`);
+    const paged = await harness.api(`/api/v2/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${applied.transaction}&page=1&pageSize=50000`);
     expect(paged.status).toBe(200);
     expect(await paged.text()).toContain(`entityId="${applied.revisions.get('g')!.entityId}"`);
-    const v1 = await harness.api(`/api/v1/updates/from/${genesis}`);
+    const v1 = await harness.api(`/api/v1/updates/from/${GENESIS_TRANSACTION_ID}`);
     expect(v1.status).toBe(200);
   });
 

@@ -26,7 +26,7 @@ describe('stored change sets of revisions', () => {
   }
 
   async function changesOf(entityId: number): Promise<RevisionChanges[]> {
-    const [{ seq }] = (await (await pgPool(harness.orm)).query<{ seq: string }>('select min(seq) - 1 as seq from transaction')).rows as [{ seq: string }];
+    const [{ seq }] = (await harness.sql<{ seq: string }>('select min(seq) - 1 as seq from transaction')) as [{ seq: string }];
     const all: RevisionChanges[] = [];
     for await (const changes of streamRevisionChanges(await pgPool(harness.orm), seq, [{ entityId }])) all.push(changes);
     return all;
@@ -38,7 +38,7 @@ describe('stored change sets of revisions', () => {
   it('gives a plain create its parts from the record, while current and after the record changed', async () => {
     const parts: Part[] = [namePart('Božena Němcová'), { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka' }] }];
     const created = await apply(batchXml([create('a', '', { parts, entityType })]));
-    const [stored] = (await (await pgPool(harness.orm)).query<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [created.entityId])).rows;
+    const [stored] = (await harness.sql<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [created.entityId]));
     expect(stored!.changes.created).toEqual({ entityType });
 
     const current = await changesOf(created.entityId);

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 
 const SUBMISSIONS_PER_WINDOW = 3;
@@ -84,7 +85,7 @@ describe('two API processes on one database', () => {
     const texts = await Promise.all(answers.map((answer) => answer.text()));
     expect(answers.map((answer) => answer.status), `${texts.join('\n')}\n${childOutput.join('')}`).toEqual([200, 200, 200]);
     expect(new Set(texts).size).toBe(1);
-    const rows = await harness.orm.em.getConnection().execute<{ id: string }[]>('select id from export_request where requested_by = ?', [EXPORTER.name]);
+    const rows = await harness.sql<{ id: string }>('select id from export_request where requested_by = $1', [EXPORTER.name]);
     expect(rows.map((row) => row.id)).toEqual([texts[0]]);
   });
 

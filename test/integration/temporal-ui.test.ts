@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchXml, create } from '../support/batches.ts';
-import { eventually, startHarness, type Harness } from '../support/harness.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 // What an operator finds in the Temporal UI: a memo on every batch and export
 // workflow, and search attributes to list them by submitter, kind and outcome.

@@ -10,7 +10,8 @@ import { writeBatch } from '../../domain/xml/index.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { readBatchBody } from '../../services/batches/store.ts';
 import { pgPool } from '../../db/orm.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 const MIB = 1024 * 1024;
 /** About 3.3 MB: two validation slices, four stored chunks. */

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { eventually, startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { batchEnded } from '../support/batch-ended.ts';
 
 // The legacy interface (spec §4.2) over real HTTP: the cam-2019 documents,
 // the synchronous batch and its answer when the wait runs out, the final 102
@@ -72,10 +73,6 @@ describe('v1 legacy interface', () => {
     return { entityId: attribute(bus, 'eid')!, entityUuid: attribute(bus, 'euid')!, rev: attribute(bus, 'rev')!, trns: attribute(bus, 'trns')! };
   }
 
-  async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
-    return harness.orm.em.getConnection().execute<T[]>(query, params);
-  }
-
   const postJson = (path: string, body: unknown, as: keyof typeof TEST_TOKENS = 'admin') =>
     harness.api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), as });
 
@@ -118,9 +115,9 @@ describe('v1 legacy interface', () => {
       expect(bus).toContain('lid="osoba1"');
       const entityId = attribute(bus, 'eid')!;
       const rev = attribute(bus, 'rev')!;
-      const [transaction] = await sql<{ uuid: string }>('select uuid from transaction where batch_id = ?', [bid]);
+      const [transaction] = await harness.sql<{ uuid: string }>('select uuid from transaction where batch_id = $1', [bid]);
       expect(attribute(bus, 'trns')).toBe(transaction!.uuid);
-      const [batch] = await sql<{ api_version: string; force: boolean; status: string }>('select api_version, force, status from batch where id = ?', [bid]);
+      const [batch] = await harness.sql<{ api_version: string; force: boolean; status: string }>('select api_version, force, status from batch where id = $1', [bid]);
       expect(batch).toMatchObject({ api_version: 'v1', force: false, status: 'COMPLETED' });
 
       const read = await harness.api(`/api/v1/entities/${entityId}`);
@@ -170,10 +167,7 @@ describe('v1 legacy interface', () => {
       });
       expect(submitted.status).toBe(200);
       const updateRequestId = (await submitted.json()) as string;
-      await eventually(async () => {
-        const status = (await (await harness.api(`/api/v2/batches/${updateRequestId}/status`)).json()) as { state: string };
-        return status.state === 'FINISHED' ? true : undefined;
-      });
+      expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
       const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
       const v1read = await harness.api(`/api/v1/entities/${attribute(result, 'entityUuid')}`);
       expect(v1read.status).toBe(200);
@@ -213,7 +207,7 @@ describe('v1 legacy interface', () => {
       const denied = await postBatch(batchXml([create('a', 'Nepovolený')], { uuid: bid, version: 'v1' }), 'read');
       expect(denied.status).toBe(403);
       expect(await denied.json()).toMatchObject({ code: 'Forbidden' });
-      expect(await sql('select 1 from batch where id = ?', [bid])).toHaveLength(0);
+      expect(await harness.sql('select 1 from batch where id = $1', [bid])).toHaveLength(0);
     });
 
     it('answers 409 BatchAlreadyExists to a batch sent again', async () => {
@@ -265,8 +259,8 @@ describe('v1 legacy interface', () => {
       const bid = randomUUID();
       const bue = await expectFailure(batchXml([create('again', 'Josef Lada', { entityType })], { uuid: bid, version: 'v1' }), 'ET_PREF_NAME_EXIST');
       expect(bue).toContain('lid="again"');
-      expect(await sql('select 1 from entity where entity_type = ?', [entityType])).toHaveLength(1);
-      expect(await sql('select 1 from transaction where batch_id = ?', [bid])).toHaveLength(0);
+      expect(await harness.sql('select 1 from entity where entity_type = $1', [entityType])).toHaveLength(1);
+      expect(await harness.sql('select 1 from transaction where batch_id = $1', [bid])).toHaveLength(0);
       // GET /response repeats the stored outcome.
       const response = await harness.api(`/api/v1/batches/${bid}/response`);
       expect(response.status).toBe(200);
@@ -416,8 +410,8 @@ describe('v1 legacy interface', () => {
       await expectValidV1(errs);
       expect(errs).toContain('<errs xmlns="http://cam.tacr.cz/2019"');
       expect(count(errs, 'rev')).toBe(2);
-      const [revision] = await sql<{ uuid: string }>(
-        'select r.uuid from revision r join transaction t on t.seq = r.seq where t.uuid = ?',
+      const [revision] = await harness.sql<{ uuid: string }>(
+        'select r.uuid from revision r join transaction t on t.seq = r.seq where t.uuid = $1',
         [attribute(updated, 'trns')],
       );
       expect(errs).toContain(`rev="${revision!.uuid}"`);

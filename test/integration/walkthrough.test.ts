@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
-import { eventually } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { PASTED_SECTIONS, readmeSection, recordingScript, shellCommands, type ReadmeCommand } from '../support/readme-commands.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,5 +1,6 @@
 // Submits a v2 batch through the API and waits until it has been applied.
-import { eventually, type Harness } from './harness.ts';
+import type { Harness } from './harness.ts';
+import { batchEnded } from './batch-ended.ts';
 
 export interface AppliedRevision {
   entityId: number;
@@ -21,10 +22,7 @@ export async function applyBatch(harness: Harness, xml: string): Promise<Applied
   const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
   if (submitted.status !== 200) throw new Error(`batch answered ${submitted.status}: ${await submitted.text()}`);
   const updateRequestId = (await submitted.json()) as string;
-  const status = await eventually(async () => {
-    const body = (await (await harness.api(`/api/v2/batches/${updateRequestId}/detail`)).json()) as { status: string; state: string };
-    return body.state === 'FINISHED' || body.state === 'ERROR' ? body.status : undefined;
-  });
+  const { status } = await batchEnded(harness, updateRequestId);
   const result = await (await harness.api(`/api/v2/batches/${updateRequestId}/result`)).text();
   if (status !== 'COMPLETED') throw new Error(`batch ${updateRequestId} ${status}: ${result}`);
   const revisions = new Map<string, AppliedRevision>();

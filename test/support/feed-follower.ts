@@ -4,7 +4,7 @@
 // new mark. What it has seen is each record's latest metadataRev (which
 // changes with every revision, content or metadata).
 
-export const GENESIS_TRANSACTION = '91812cb8-3519-4f78-b0ec-df6e951e2c7c';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 
 /** GETs a path of the v2 API (from /api/v2 on) and returns the body; throws on any status but 200. */
 export type FeedGet = (path: string) => Promise<string>;
@@ -18,7 +18,7 @@ export class FeedFollower {
   syncs = 0;
   readonly #get: FeedGet;
 
-  constructor(get: FeedGet, mark = GENESIS_TRANSACTION) {
+  constructor(get: FeedGet, mark = GENESIS_TRANSACTION_ID) {
     this.#get = get;
     this.mark = mark;
   }

@@ -7,11 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { SdkComponent, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
 import { NativeConnection, Runtime } from '@temporalio/worker';
+import type pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import { loadConfig, type Config } from '../../config.ts';
-import { openOrm, type Orm } from '../../db/orm.ts';
+import { openOrm, pgPool, type Orm } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
 
@@ -53,6 +54,8 @@ export interface Harness {
   worker: ServiceWorker | undefined;
   /** fetch against the app, as the admin unless `as` names another token. */
   api(path: string, init?: RequestInit & { as?: keyof typeof TEST_TOKENS | null }): Promise<Response>;
+  /** A query on the run's database, with $1 parameters as the service's own SQL; the rows. */
+  sql<T extends pg.QueryResultRow = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -166,6 +169,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (as !== null) headers.set('authorization', `Bearer ${TEST_TOKENS[as]}`);
       return fetch(`http://127.0.0.1:${port}${path}`, { ...rest, headers });
     },
+    async sql<T extends pg.QueryResultRow>(query: string, params: unknown[] = []) {
+      return (await (await pgPool(orm)).query<T>(query, params)).rows;
+    },
     async close() {
       server.close();
       server.closeAllConnections();
@@ -176,15 +182,4 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await orm.close();
     },
   };
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

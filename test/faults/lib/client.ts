@@ -2,7 +2,7 @@
 // admin token, every request bounded by a timeout.
 import type { Stack } from '../../../bench/lib/stack.ts';
 import { BENCH_TOKEN } from '../../../bench/lib/stack.ts';
-import { every, pollUntil } from './wait.ts';
+import { every, pollUntil } from '../../support/poll.ts';
 
 export interface Answer {
   /** HTTP status, or 0 when no answer came (refused, reset, timed out). */
@@ -77,17 +77,6 @@ export class ServiceClient {
     const answer = await this.request(`/api/v2/batches/${id}/detail`);
     if (answer.status !== 200) throw new Error(`GET status of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as BatchStatus;
-  }
-
-  /** Polls the status until COMPLETED or FAILED. */
-  waitBatch(id: string, timeoutMs: number): Promise<BatchStatus> {
-    return pollUntil(
-      async () => {
-        const status = await this.batchStatus(id);
-        return status.status === 'COMPLETED' || status.status === 'FAILED' ? status : undefined;
-      },
-      { timeoutMs, intervalMs: 250, what: `batch ${id} to finish` },
-    );
   }
 
   async batchResult(id: string): Promise<string> {

@@ -3,26 +3,27 @@
 import pg from 'pg';
 
 export class Inspector {
-  private readonly client: pg.Client;
+  /** One connection, as a pool: what the service's own queries (findBatch, …) take. */
+  readonly pool: pg.Pool;
 
-  private constructor(client: pg.Client) {
-    this.client = client;
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
   }
 
   static async connect(databaseUrl: string): Promise<Inspector> {
-    const client = new pg.Client({ connectionString: databaseUrl, statement_timeout: 60_000, application_name: 'faults-inspector' });
+    const pool = new pg.Pool({ connectionString: databaseUrl, statement_timeout: 60_000, application_name: 'faults-inspector', max: 1 });
     // Our own backend is spared by pg_terminate_backend(… pid <> pg_backend_pid()), but be safe.
-    client.on('error', () => undefined);
-    await client.connect();
-    return new Inspector(client);
+    pool.on('error', () => undefined);
+    await pool.query('select 1');
+    return new Inspector(pool);
   }
 
   async close(): Promise<void> {
-    await this.client.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
   }
 
   async query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.client.query<T>(sql, params)).rows;
+    return (await this.pool.query<T>(sql, params)).rows;
   }
 
   async one<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T> {

@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
 import type { Stack } from '../../../bench/lib/stack.ts';
 import { projectRoot } from '../../../scripts/lib/temporal-binary.ts';
 import { stopProcess } from '../../../scripts/lib/temporal-server.ts';
+import { GiveUp, pollUntil } from '../../support/poll.ts';
+import { check, type ScenarioContext } from './scenario.ts';
 
 export interface ExtraProcess {
   process: ChildProcess;
@@ -26,21 +28,21 @@ export function startExtraWorker(stack: Pick<Stack, 'env' | 'scratch'>, name = '
 export async function startExtraApi(stack: Pick<Stack, 'env' | 'scratch'>, port: number, name = 'api-2'): Promise<ExtraProcess & { url: string }> {
   const api = spawnChild(stack, 'api', name, { ...stack.env, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const crashed = api.crashed();
-    if (crashed) throw new Error(crashed);
-    try {
-      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })).ok) return { ...api, url };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await api.stop();
-      throw new Error(`${name} did not become healthy within 60 s`);
-    }
-    await new Promise((done) => setTimeout(done, 200));
+  try {
+    await pollUntil(
+      async () => {
+        const crashed = api.crashed();
+        if (crashed) throw new GiveUp(crashed);
+        // An error here is "not listening yet", retried.
+        return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) })).ok ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${name} to become healthy` },
+    );
+  } catch (error) {
+    await api.stop();
+    throw error;
   }
+  return { ...api, url };
 }
 
 function spawnChild(stack: Pick<Stack, 'scratch'>, entry: 'worker' | 'api', name: string, env: NodeJS.ProcessEnv): ExtraProcess {
@@ -82,4 +84,33 @@ export async function killHolder(stack: Pick<Stack, 'worker' | 'killWorker'>, ex
     return 'second';
   }
   throw new Error(`the job is held by pid ${holderPid}, neither worker (${stack.worker.pid}, ${extra.process.pid})`);
+}
+
+/** The heartbeat timeout (15 s) and the retry's backoff bound when the other worker takes a job over. */
+export const TAKEOVER_WITHIN_S = 30;
+
+/**
+ * After the worker running job `jobId` was killed at `killedAt`: waits until
+ * the other worker runs its activity again (attempt 2 or later, or the job
+ * `completed` before that was seen), and checks it did within TAKEOVER_WITHIN_S.
+ */
+export async function checkTakeover(
+  { workflows, figures, log }: Pick<ScenarioContext, 'workflows' | 'figures' | 'log'>,
+  job: 'batch' | 'export',
+  jobId: string,
+  completed: () => Promise<boolean>,
+  killedAt: number,
+): Promise<void> {
+  const takeover = await pollUntil(
+    async () => {
+      const started = await workflows.startedActivity(jobId);
+      if (started && started.attempt >= 2) return started;
+      return (await completed()) ? { worker: 'finished before it was seen', attempt: 0 } : undefined;
+    },
+    { timeoutMs: 2 * 60_000, intervalMs: 100, what: `the other worker to take the ${job} over` },
+  );
+  const takenOver = (performance.now() - killedAt) / 1000;
+  figures['kill→taken over'] = `${takenOver.toFixed(0)} s`;
+  log(`taken over by ${takeover.worker} (attempt ${takeover.attempt}) ${takenOver.toFixed(1)} s after the kill`);
+  check(takenOver <= TAKEOVER_WITHIN_S, `the other worker took the ${job} over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`);
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { dropDatabase, startStack, type Stack } from '../../../bench/lib/stack.ts';
 import { ServiceClient } from './client.ts';
 import { Inspector } from './db.ts';
-import { GiveUp } from './wait.ts';
+import { GiveUp, pollUntil } from '../../support/poll.ts';
 import { WorkflowInspector } from './workflows.ts';
 
 export interface ScenarioContext {
@@ -53,6 +53,59 @@ export class AssertionFailed extends GiveUp {}
 
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionFailed(message);
+}
+
+/** The job ended before the scenario could inject its fault: too small for this machine. */
+export class EndedTooSoon extends GiveUp {}
+
+/**
+ * Polls until the batch is PROCESSING with changes written, the moment a
+ * scenario injects its fault (`fault` says which, for the message);
+ * EndedTooSoon when the batch ended first.
+ */
+export function batchWriting(db: Inspector, batchId: string, fault: string, timeoutMs: number) {
+  return pollUntil(
+    async () => {
+      const row = await db.batch(batchId);
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before ${fault}`);
+      return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
+    },
+    { timeoutMs, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
+  );
+}
+
+/** As batchWriting, for an export: RUNNING with entities written. */
+export function exportWriting(db: Inspector, exportId: string, fault: string, timeoutMs: number) {
+  return pollUntil(
+    async () => {
+      const row = await db.exportRow(exportId);
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the export finished (${row.status}) before ${fault}`);
+      return row?.status === 'RUNNING' && row.entitiesWritten > 0 ? row : undefined;
+    },
+    { timeoutMs, intervalMs: 20, what: 'the export to be RUNNING with entitiesWritten > 0' },
+  );
+}
+
+/** How many times larger than its base size a scenario's jobs may grow. */
+const MAX_SCALE = 4;
+
+/**
+ * Runs a scenario with its jobs at their base size (scale 1), and while a job
+ * ended before its fault was injected (EndedTooSoon), again with jobs twice
+ * as large, up to MAX_SCALE: on a fast machine the job grows until the fault
+ * lands inside it, rather than the scenario passing without its fault.
+ */
+export async function withJobsBigEnough(context: Pick<ScenarioContext, 'log' | 'figures'>, run: (scale: number) => Promise<void>): Promise<void> {
+  for (let scale = 1; ; scale *= 2) {
+    try {
+      await run(scale);
+      return;
+    } catch (error) {
+      if (!(error instanceof EndedTooSoon) || scale * 2 > MAX_SCALE) throw error;
+      context.log(`${error.message}: again with jobs ${scale * 2}× as large`);
+      context.figures['jobs scaled'] = `${scale * 2}×`;
+    }
+  }
 }
 
 export async function runScenario(scenario: Scenario, index: number): Promise<ScenarioOutcome> {

@@ -2,7 +2,7 @@
 // and over while a batch of `total` of them is applied; every count must be
 // 0 or the whole batch.
 import type { Inspector } from './db.ts';
-import { every } from './wait.ts';
+import { every } from '../../support/poll.ts';
 
 export function watchAllOrNothing(db: Inspector, entityType: string, total: number, intervalMs = 100) {
   const partial: number[] = [];

@@ -8,7 +8,8 @@ import { ServiceClient, type Answer } from '../lib/client.ts';
 import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { startExtraApi } from '../lib/processes.ts';
-import { pollUntil, sleep } from '../lib/wait.ts';
+import { batchEnded } from '../../support/batch-ended.ts';
+import { pollUntil, sleep } from '../../support/poll.ts';
 
 const SMALL = 120;
 const SMALL_SIZE = 20;
@@ -81,13 +82,7 @@ export const apiFailover: Scenario = {
 
       // Every batch completes, exactly once, and nothing stays ACCEPTED or PROCESSING.
       for (const { batch } of uploads) {
-        const row = await pollUntil(
-          async () => {
-            const found = await db.batch(batch.batchId);
-            return found?.status === 'COMPLETED' || found?.status === 'FAILED' ? found : undefined;
-          },
-          { timeoutMs: 3 * 60_000, intervalMs: 250, what: `batch ${batch.batchId} to finish` },
-        );
+        const row = await batchEnded(db.pool, batch.batchId, 3 * 60_000);
         check(row.status === 'COMPLETED', `batch ${batch.batchId} ended ${row.status}: ${row.error}`);
         const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, batch.count);
         check(violations.length === 0, `batch ${batch.batchId} not applied exactly once: ${violations.join('; ')}`);

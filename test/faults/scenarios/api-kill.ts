@@ -14,7 +14,8 @@ import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
 import { check, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
 import type { Answer } from '../lib/client.ts';
-import { pollUntil, sleep } from '../lib/wait.ts';
+import { batchEnded } from '../../support/batch-ended.ts';
+import { pollUntil, sleep } from '../../support/poll.ts';
 
 const SEED = 3_000;
 const ACKNOWLEDGED = 3;
@@ -34,10 +35,10 @@ export const apiKill: Scenario = {
     // Before: a transaction to export revisions from, then the records both exports cover.
     const before = await generatedBatch(context, 'ak_before', 10);
     await client.submitBatchOk(before.body);
-    check((await client.waitBatch(before.batchId, 2 * 60_000)).status === 'COMPLETED', 'the first seed batch did not complete');
+    check((await batchEnded(db.pool, before.batchId, 2 * 60_000)).status === 'COMPLETED', 'the first seed batch did not complete');
     const seed = await generatedBatch(context, 'ak_seed', SEED);
     await client.submitBatchOk(seed.body);
-    check((await client.waitBatch(seed.batchId, 3 * 60_000)).status === 'COMPLETED', 'the second seed batch did not complete');
+    check((await batchEnded(db.pool, seed.batchId, 3 * 60_000)).status === 'COMPLETED', 'the second seed batch did not complete');
     const fromTransId = /transaction="([^"]+)"/.exec(await client.batchResult(before.batchId))?.[1];
     check(fromTransId, 'the result of the first seed batch names no transaction');
     const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map((row) => Number(row.id));

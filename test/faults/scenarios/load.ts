@@ -7,7 +7,8 @@ import type { Answer } from '../lib/client.ts';
 import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { check, type Scenario } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
-import { percentile, sleep } from '../lib/wait.ts';
+import { batchEnded } from '../../support/batch-ended.ts';
+import { percentile, sleep } from '../../support/poll.ts';
 
 const SUBMITTERS = 8;
 const READERS = 32;
@@ -30,7 +31,7 @@ export const load: Scenario = {
     const later = await generatedBatch(context, 'ld_later', 100, { entityType: seedType });
     for (const batch of [seed, later]) {
       await client.submitBatchOk(batch.body);
-      check((await client.waitBatch(batch.batchId, 2 * 60_000)).status === 'COMPLETED', `seed batch ${batch.batchId} did not complete`);
+      check((await batchEnded(db.pool, batch.batchId, 2 * 60_000)).status === 'COMPLETED', `seed batch ${batch.batchId} did not complete`);
     }
     const transaction = async (batchId: string) => (await db.one<{ uuid: string }>('select uuid from transaction where batch_id = $1', [batchId])).uuid;
     const [fromTransId, toTransId] = [await transaction(seed.batchId), await transaction(later.batchId)];

@@ -1,5 +1,7 @@
-// Bounded waiting: every loop of the fault suite ends by a deadline and an
-// iteration cap, and says what it was waiting for when it gives up.
+// Bounded waiting, the one poll loop of the vitest tests and the fault
+// suite: every loop ends by a deadline and an iteration cap, and says what
+// it was waiting for when it gives up. Imports nothing of vitest, so the
+// fault suite (plain node) uses it too.
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -11,6 +13,12 @@ export interface PollOptions {
   intervalMs?: number;
   /** Says what did not happen, for the error. */
   what: string;
+  /**
+   * Whether an error of the probe is retried until the deadline (the fault
+   * suite's default: a service restarting under a fault) or thrown at once
+   * (a vitest test: a failed expect() is the failure to report).
+   */
+  retryErrors?: boolean;
 }
 
 /** Calls `probe` until it returns something other than undefined; throws after the deadline. */
@@ -25,13 +33,18 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, options:
       if (value !== undefined) return value;
       lastError = undefined;
     } catch (error) {
-      if (error instanceof GiveUp) throw error;
+      if (error instanceof GiveUp || options.retryErrors === false) throw error;
       lastError = error;
     }
     await sleep(interval);
   }
   const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
   throw new Error(`timed out after ${(options.timeoutMs / 1000).toFixed(0)} s waiting for ${options.what}${cause}`);
+}
+
+/** pollUntil as the vitest tests use it: every 100 ms, an error of `check` fails at once. */
+export function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'the condition'): Promise<T> {
+  return pollUntil(check, { timeoutMs, intervalMs: 100, what, retryErrors: false });
 }
 
 /**
