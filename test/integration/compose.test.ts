@@ -57,7 +57,7 @@ const hostPath = (volume: string) => (volume.startsWith('./') ? volume.split(':'
 describe('docker-compose.yml', () => {
   it('has the whole stack: PostgreSQL, Temporal (schema job, server, namespace job, UI), migrations, workers, APIs and their load balancer', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'load-balancer', 'migrate', 'postgres', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker'].sort(),
+      ['api', 'load-balancer', 'migrate', 'postgres', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker', 'worker-interactive'].sort(),
     );
   });
 
@@ -134,6 +134,15 @@ describe('docker-compose.yml', () => {
     expect(service('worker').command).toEqual(['node', ...WORKER_NODE_FLAGS, 'worker/main.ts']);
     const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts.worker).toBe(['node', ...WORKER_NODE_FLAGS, 'worker/main.ts'].join(' '));
+  });
+
+  it('runs a worker service per lane, as npm start runs a process per lane, alike but for the lane', () => {
+    const [bulk, interactive] = [service('worker'), service('worker-interactive')];
+    expect([loadConfig({ ...bulk.environment }).WORKER_LANES, loadConfig({ ...interactive.environment }).WORKER_LANES]).toEqual([['bulk'], ['interactive']]);
+    expect(interactive.command).toEqual(bulk.command);
+    expect(interactive.volumes).toEqual(bulk.volumes);
+    expect(interactive.healthcheck).toEqual(bulk.healthcheck);
+    expect({ ...interactive.environment, WORKER_LANES: 'bulk' }).toEqual(bulk.environment);
   });
 
   it('gives API and workers one configuration: the same database, Temporal, queue, force-key secret and shared export volume', () => {
