@@ -1,3 +1,4 @@
+import type { BatchActivities, BatchHeartbeat, BatchOutcomeStatus } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { pgPool, type Orm } from '../db/orm.ts';
 import { inTransaction } from '../db/sql.ts';
@@ -17,15 +18,7 @@ export interface BatchActivityDeps {
   afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
 }
 
-export type BatchOutcomeStatus = 'COMPLETED' | 'FAILED';
-
-/** What the batch activity heartbeats: where it is, and the share of changes written (0..1). */
-export interface BatchHeartbeat {
-  phase: 'read' | 'plan' | 'write' | 'commit';
-  done: number;
-}
-
-export function createBatchActivities(deps: BatchActivityDeps) {
+export function createBatchActivities(deps: BatchActivityDeps): BatchActivities {
   return {
     /**
      * Applies a stored batch in one PostgreSQL transaction. At-least-once safe:
@@ -123,4 +116,3 @@ function stoppedMessage(ending: 'cancelled' | 'terminated' | 'closed'): string {
   return { cancelled: 'cancelled by an operator', terminated: 'terminated by an operator', closed: 'stopped' }[ending];
 }
 
-export type BatchActivities = ReturnType<typeof createBatchActivities>;

@@ -1,3 +1,4 @@
+import type { ExportActivities, ExportHeartbeat, ExportOutcome } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { pgPool, type Orm } from '../db/orm.ts';
 import type { Logger } from '../logger.ts';
@@ -20,21 +21,10 @@ export interface ExportActivityDeps {
   afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
 }
 
-export type ExportOutcome =
-  | { status: 'COMPLETED'; entitiesWritten: number; bytes: number; sha256: string; expiresAt: string }
-  | { status: 'FAILED' | 'EXPIRED' };
-
-/** What the export activity heartbeats: what the file holds so far. */
-export interface ExportHeartbeat {
-  phase: 'write' | 'publish';
-  entitiesWritten: number;
-  bytes: number;
-}
-
 /** Exports whose files one run of the expiry workflow removes at most (the schedule comes again). */
 const EXPIRED_PER_RUN = 1000;
 
-export function createExportActivities(deps: ExportActivityDeps) {
+export function createExportActivities(deps: ExportActivityDeps): ExportActivities {
   const store = directoryExportStore(deps.exportDir);
   return {
     /**
@@ -134,4 +124,3 @@ export function createExportActivities(deps: ExportActivityDeps) {
   }
 }
 
-export type ExportActivities = ReturnType<typeof createExportActivities>;

@@ -10,24 +10,9 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { BatchActivities } from '../activities/batches.ts';
+import type { BatchActivities, BatchWorkflowInput, BatchWorkflowOutcome } from '../temporal/contracts.ts';
 import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES, type Lane } from '../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
-
-export interface BatchWorkflowInput {
-  batchId: string;
-  /**
-   * Where its activities run, chosen from its size when it was submitted
-   * (services/batches/workflow.ts). Absent in runs started before lanes
-   * existed: bulk, the workflow's own task queue, as then.
-   */
-  lane?: Lane;
-}
-
-export interface BatchWorkflowOutcome {
-  batchId: string;
-  status: 'COMPLETED' | 'FAILED';
-}
 
 export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 export const batchPhaseQuery = defineQuery<BatchPhase>(QUERIES.batchPhase);

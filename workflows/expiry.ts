@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ExportActivities } from '../activities/exports.ts';
+import type { ExportActivities } from '../temporal/contracts.ts';
 
 const { expireExports } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '10 minutes',

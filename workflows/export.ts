@@ -6,21 +6,9 @@ import {
   proxyActivities,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { ExportActivities } from '../activities/exports.ts';
+import type { ExportActivities, ExportWorkflowInput, ExportWorkflowOutcome } from '../temporal/contracts.ts';
 import { JOB_HEARTBEAT_TIMEOUT } from '../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
-
-export interface ExportWorkflowInput {
-  exportId: string;
-  /** How long the finished file is kept (config EXPORT_RETENTION_HOURS, fixed when the export is requested). */
-  retentionMs: number;
-}
-
-export interface ExportWorkflowOutcome {
-  exportId: string;
-  status: 'COMPLETED' | 'FAILED' | 'EXPIRED';
-  entitiesWritten?: number;
-}
 
 const { runExport } = proxyActivities<ExportActivities>({
   // One activity streams the whole file; a million records take about a

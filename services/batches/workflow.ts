@@ -4,7 +4,8 @@ import type { Config } from '../../config.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { WORKFLOW_TYPES, type Lane } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
-import type { BatchWorkflowInput } from '../../workflows/batch.ts';
+import type { BatchWorkflowInput } from '../../temporal/contracts.ts';
+import type { batchWorkflow } from '../../workflows/batch.ts';
 
 /** A stored batch, as the Temporal UI shows its workflow. */
 export interface BatchRun {
@@ -34,7 +35,8 @@ export function batchLane(config: Pick<Config, 'SMALL_BATCH_MAX_CHANGES' | 'SMAL
 export async function startBatchRun(deps: Pick<ServiceDeps, 'config' | 'temporal'>, run: BatchRun, onConflict: WorkflowIdConflictPolicy): Promise<void> {
   const lane = batchLane(deps.config, run);
   const input: BatchWorkflowInput = { batchId: run.batchId, lane };
-  await deps.temporal.workflow.start(WORKFLOW_TYPES.batch, {
+  // Typed by the workflow function (imported as a type only): its arguments are checked.
+  await deps.temporal.workflow.start<typeof batchWorkflow>(WORKFLOW_TYPES.batch, {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     workflowId: run.batchId,
     args: [input],

@@ -7,7 +7,8 @@ import { claimSignedRequest, releaseSignedRequest, type SignedRequest } from '..
 import { inTransaction } from '../../db/sql.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
-import type { ExportWorkflowInput } from '../../workflows/export.ts';
+import type { ExportWorkflowInput } from '../../temporal/contracts.ts';
+import type { exportWorkflow } from '../../workflows/export.ts';
 import { requireTransaction } from '../reads/updates.ts';
 import type { RequestedId } from './ids.ts';
 import { failExport, insertExport } from './requests.ts';
@@ -52,7 +53,7 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
 
   const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
   try {
-    await deps.temporal.workflow.start(WORKFLOW_TYPES.export, {
+    await deps.temporal.workflow.start<typeof exportWorkflow>(WORKFLOW_TYPES.export, {
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
       workflowId: id,
       args: [input],

@@ -1,6 +1,5 @@
 import type { ServiceDeps } from '../deps.ts';
-import type { BatchActivities, BatchHeartbeat } from '../../activities/batches.ts';
-import type { ExportActivities, ExportHeartbeat } from '../../activities/exports.ts';
+import type { BatchActivities, BatchHeartbeat, ExportActivities, ExportHeartbeat } from '../../temporal/contracts.ts';
 import { pgPool } from '../../db/orm.ts';
 import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/job-workflow.ts';
 import { findBatchState, type BatchState } from '../batches/store.ts';

@@ -5,8 +5,7 @@ import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } fro
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BatchActivities } from '../../activities/batches.ts';
-import type { ExportActivities } from '../../activities/exports.ts';
+import type { BatchActivities, ExportActivities } from '../../temporal/contracts.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import { batchPhaseQuery } from '../../workflows/batch.ts';

@@ -36,7 +36,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: '^(?!@temporalio/workflow$|\\.\\./temporal/|\\./).*', allowTypeImports: true, message: 'workflows import only @temporalio/workflow, ../temporal/* and types' },
+            {
+              regex: '^(?!@temporalio/workflow$|\\.\\./temporal/(names|contracts|search-attributes)\\.ts$|\\./).*',
+              message: 'workflows import only @temporalio/workflow, each other and the workflow-safe contracts (temporal/names.ts, contracts.ts, search-attributes.ts), types included',
+            },
           ],
         },
       ],
@@ -61,7 +64,9 @@ export default tseslint.config(
   {
     // Use cases know no HTTP: they throw typed errors (services/errors.ts) that api/ maps.
     basePath: ROOT,
-    files: ['services/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'temporal/**/*.ts', 'db/**/*.ts'],
+    // Not workflows/: their own rule above is stricter, and a second
+    // no-restricted-imports for the same files would replace it (flat config).
+    files: ['services/**/*.ts', 'activities/**/*.ts', 'temporal/**/*.ts', 'db/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
