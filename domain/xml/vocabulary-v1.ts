@@ -1,7 +1,7 @@
 // Interface v1 (namespace of the 2019 schema): the abbreviated names of the
 // legacy format. v1 has no issues, participants or metadata revisions.
 
-import type { Vocabulary } from './vocabulary.ts';
+import type { Vocabulary } from './vocabulary-shape.ts';
 
 export const V1: Vocabulary = {
   version: 'v1',

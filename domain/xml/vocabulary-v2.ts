@@ -3,7 +3,7 @@
 // specification's spellings parst and entityReocrdRevisions: docs/decisions.md).
 // The spec's parst is still accepted on input.
 
-import type { Vocabulary } from './vocabulary.ts';
+import type { Vocabulary } from './vocabulary-shape.ts';
 
 export const V2: Vocabulary = {
   version: 'v2',
