@@ -1,6 +1,6 @@
 import { CancelledFailure, type Context, type Info } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { describeJobWorkflow } from '../temporal/job-workflow.ts';
+import { describeJobWorkflow } from '../temporal/client/job-workflow.ts';
 
 // How a long job activity stays in touch with its workflow. Temporal tells an
 // activity that it is cancelled (or that its workflow is gone) only in the

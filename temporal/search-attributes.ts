@@ -1,7 +1,7 @@
 // Custom search attributes of batch and export workflows, so an operator can
 // find them in the Temporal UI (List filter `Submitter = "alice"`,
 // `Outcome = "FAILED"`). Plain constants: workflow code imports this module.
-// The API registers them on its namespace at start (temporal/register.ts).
+// The API registers them on its namespace at start (temporal/client/register.ts).
 
 /** The SDK's search attribute key, spelled out: workflow code may import nothing but the workflow package. */
 interface KeywordAttribute {

@@ -7,7 +7,7 @@ const { expireExports } = proxyActivities<ExportActivities>({
 });
 
 /**
- * Housekeeping, started by the expiry schedule (temporal/schedules.ts): every
+ * Housekeeping, started by the expiry schedule (temporal/client/schedules.ts): every
  * export file past its expiry is removed and its export marked EXPIRED.
  */
 export async function expiryWorkflow(): Promise<{ exportsExpired: number }> {

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.ts';
 import { pgPool } from '../../db/orm.ts';
-import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/job-workflow.ts';
+import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
 import { failExport, findStaleRunningExports } from '../exports/requests.ts';
 import { findStaleAcceptedBatches, findStaleProcessingBatches, finishBatch } from './store.ts';

@@ -8,7 +8,7 @@ import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { BodyWriter, findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow, type StoredBody } from './store.ts';
-import { describeJobWorkflow } from '../../temporal/job-workflow.ts';
+import { describeJobWorkflow } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {

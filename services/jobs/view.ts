@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '../deps.ts';
 import type { BatchActivities, BatchHeartbeat, ExportActivities, ExportHeartbeat } from '../../temporal/contracts.ts';
 import { pgPool } from '../../db/orm.ts';
-import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/job-workflow.ts';
+import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/client/job-workflow.ts';
 import { findBatchState, type BatchState } from '../batches/store.ts';
 import { findExportState, type ExportState } from '../exports/requests.ts';
 import { effectiveStatus } from '../exports/status.ts';

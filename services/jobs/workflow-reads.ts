@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/job-workflow.ts';
+import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { temporalReachability } from './reachability.ts';
 
 // What status and detail reads learn from Temporal about a running job, asked

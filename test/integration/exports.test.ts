@@ -12,7 +12,7 @@ import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
 import { expiryScheduleId } from '../../temporal/names.ts';
-import { ensureExpirySchedule } from '../../temporal/schedules.ts';
+import { ensureExpirySchedule } from '../../temporal/client/schedules.ts';
 
 type ExportStatus = ExportStatusView;
 

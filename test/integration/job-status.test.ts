@@ -5,7 +5,7 @@ import { pgPool } from '../../db/orm.ts';
 import { findBatch } from '../../services/batches/store.ts';
 import { findExport } from '../../services/exports/requests.ts';
 import { WorkflowReads, workflowReads } from '../../services/jobs/workflow-reads.ts';
-import type { JobWorkflowState } from '../../temporal/job-workflow.ts';
+import type { JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { Gate } from '../support/gate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';

@@ -12,7 +12,7 @@ import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { startDevServer, type DevServer } from '../../scripts/lib/temporal-server.ts';
-import { registerSearchAttributes } from '../../temporal/register.ts';
+import { registerSearchAttributes } from '../../temporal/client/register.ts';
 import { buildWorkflowBundle } from '../../worker/bundle.ts';
 
 declare module 'vitest' {

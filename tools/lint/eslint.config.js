@@ -74,4 +74,14 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // temporal/*.ts is what workflow code shares with the rest: each other only
+    // (Temporal's client code lives in temporal/client/). After the services
+    // rule, so that for these files this one is the rule (flat config).
+    basePath: ROOT,
+    files: ['temporal/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./).*', message: 'temporal/*.ts is workflow-safe: it imports only its neighbours; client code goes in temporal/client/' }] }],
+    },
+  },
 );

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { expiryScheduleId, WORKFLOW_TYPES } from './names.ts';
+import { expiryScheduleId, WORKFLOW_TYPES } from '../names.ts';
 
 export interface ExpiryScheduleOptions {
   taskQueue: string;

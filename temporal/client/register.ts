@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from './search-attributes.ts';
+import { SEARCH_ATTRIBUTES } from '../search-attributes.ts';
 
 // A CommonJS package: Node's ESM loader offers its namespace only as the default export.
 const INDEXED_TYPES = { KEYWORD: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD } as const;
