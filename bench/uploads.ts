@@ -13,17 +13,16 @@
 // ACCEPTED): the API's peak RSS growth over its idle RSS, after a small
 // warm-up batch has loaded the validator, and the upload's rate.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { request } from 'node:http';
 import { writeBatch } from '../domain/xml/index.ts';
 import { generateCreates, writeGeneratedBatch } from './lib/generate.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, startStack } from './lib/stack.ts';
+import { chunkedPost } from '../test/support/chunked-post.ts';
 import { pollUntil } from '../test/support/poll.ts';
 
 const MB = 2 ** 20;
@@ -127,17 +126,7 @@ async function postGenerated(apiUrl: string, bytes: number, seed: number): Promi
     }
   }
   const header = { version: 'v2' as const, batchUuid: randomUUID(), sender: { id: 'bench', name: 'Benchmark' } };
-  const url = new URL('/api/v2/batches', apiUrl);
-  const req = request(url, { method: 'POST', headers: { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}`, 'transfer-encoding': 'chunked' } });
-  const answered = new Promise<{ status: number; answer: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let answer = '';
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => (answer += text));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, answer }));
-    });
-    req.on('error', reject);
-  });
+  const post = chunkedPost(new URL('/api/v2/batches', apiUrl), { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` });
   let pending = '';
   for await (const text of writeBatch(header, creates(), 'v2')) {
     pending += text;
@@ -145,12 +134,12 @@ async function postGenerated(apiUrl: string, bytes: number, seed: number): Promi
     const chunk = Buffer.from(pending);
     pending = '';
     sent += chunk.length;
-    if (!req.write(chunk)) await once(req, 'drain');
+    await post.write(chunk);
   }
   const last = Buffer.from(pending);
   sent += last.length;
-  req.end(last);
-  return { ...(await answered), sent, changes };
+  post.request.end(last);
+  return { ...(await post.answered), sent, changes };
 }
 
 export async function streamedUploadFigures(sizesMiB: readonly number[]): Promise<Figure[]> {

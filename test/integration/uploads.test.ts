@@ -3,14 +3,13 @@
 // found invalid late, or cut off by its client, leaves nothing behind; and
 // the API stays healthy. Bodies are sent chunked, from the generator.
 import { createHash, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { request, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBatch } from '../../domain/xml/index.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { readBatchBody } from '../../services/batches/store.ts';
 import { pgPool } from '../../db/orm.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { chunkedPost } from '../support/chunked-post.ts';
 import { eventually } from '../support/poll.ts';
 
 const MIB = 1024 * 1024;
@@ -36,19 +35,7 @@ interface StreamOptions {
 /** POSTs a generated batch in 64 KiB chunks (transfer-encoding chunked), as the generator writes it. */
 async function streamBatch(harness: Harness, options: StreamOptions): Promise<Sent> {
   const hash = createHash('sha256');
-  const req: ClientRequest = request(new URL('/api/v2/batches', harness.baseUrl), {
-    method: 'POST',
-    headers: { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.admin}`, 'transfer-encoding': 'chunked' },
-  });
-  const answered = new Promise<{ status: number; answer: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let answer = '';
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => (answer += text));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, answer }));
-    });
-    req.on('error', reject);
-  });
+  const post = chunkedPost(new URL('/api/v2/batches', harness.baseUrl), { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.admin}` });
   const header = { version: 'v2' as const, batchUuid: options.uuid, sender: { id: 'u-1', name: 'Jana Nováková' } };
   const commands = generateCreates(ENTITIES, { seed: options.seed, localIdPrefix: `s${options.seed}e`, entityType: `UPLOAD-${options.seed}` });
   let bytes = 0;
@@ -65,23 +52,23 @@ async function streamBatch(harness: Harness, options: StreamOptions): Promise<Se
     pending = '';
     bytes += chunk.length;
     hash.update(chunk);
-    if (!req.write(chunk)) await once(req, 'drain');
+    await post.write(chunk);
     if (options.abortAfterBytes !== undefined && bytes >= options.abortAfterBytes) {
-      req.destroy();
-      await answered.catch(() => undefined);
+      post.request.destroy();
+      await post.answered.catch(() => undefined);
       return { status: 0, answer: '', bytes, sha256: '' };
     }
   }
   const last = Buffer.from(pending);
   bytes += last.length;
   hash.update(last);
-  req.end(last);
-  return { ...(await answered), bytes, sha256: hash.digest('hex') };
+  post.request.end(last);
+  return { ...(await post.answered), bytes, sha256: hash.digest('hex') };
 }
 
 describe('streamed uploads', () => {
   let harness: Harness;
-  const count = async (sql: string, params: unknown[] = []) => Number((await (await pgPool(harness.orm)).query<{ n: string }>(sql, params)).rows[0]!.n);
+  const count = async (sql: string, params: unknown[] = []) => Number((await harness.sql<{ n: string }>(sql, params))[0]!.n);
   const chunks = () => count('select count(*) as n from batch_body_chunk');
   /** Sessions of this database still inside a transaction: an upload's must be gone once it is answered or abandoned. */
   const openUploads = () => count(`select count(*) as n from pg_stat_activity where datname = current_database() and query ilike 'copy batch_body_chunk%' and state <> 'idle'`);
