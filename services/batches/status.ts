@@ -1,4 +1,4 @@
-import type { BatchResult } from '../../domain/model.ts';
+import type { BatchFailure, BatchResult } from '../../domain/model.ts';
 import type { BatchRow, BatchState } from './store.ts';
 
 /** The real registry's RequestProcessState, shared by batches and exports. */
@@ -72,21 +72,14 @@ export function batchDetailView(batch: BatchState): BatchDetailView {
 
 /** The outcome to show for a finished batch; a batch that failed outside the rules gets one ERROR issue saying why. */
 export function batchOutcome(batch: Pick<BatchRow, 'result' | 'error'>): BatchResult {
-  if (batch.result) return batch.result;
+  return batch.result ?? singleIssueFailure('ProcessingFailed', batch.error ?? 'the batch could not be processed');
+}
+
+/** A failure document of one ERROR issue, not tied to an entity: what the service says of a batch when no rule does. */
+export function singleIssueFailure(issueCode: string, message: string): BatchFailure {
   return {
     outcome: 'failure',
-    entities: [
-      {
-        issues: [
-          {
-            uuid: '00000000-0000-4000-8000-000000000000',
-            severity: 'ERROR',
-            issueCode: 'ProcessingFailed',
-            message: batch.error ?? 'the batch could not be processed',
-          },
-        ],
-      },
-    ],
+    entities: [{ issues: [{ uuid: '00000000-0000-4000-8000-000000000000', severity: 'ERROR', issueCode, message }] }],
   };
 }
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceDeps } from '../deps.ts';
 import { pgPool } from '../../db/orm.ts';
 import type { BatchFailure } from '../../domain/model.ts';
+import { singleIssueFailure } from '../batches/status.ts';
 import { findBatch, type BatchRow } from '../batches/store.ts';
 
 const POLL_MS = 250;
@@ -45,21 +46,9 @@ export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: num
  * batch itself goes on; GET /batches/{bid}/response gives its real outcome.
  */
 export function unfinishedOutcome(batchId: string, waitedSeconds: number): BatchFailure {
-  return {
-    outcome: 'failure',
-    entities: [
-      {
-        issues: [
-          {
-            uuid: '00000000-0000-4000-8000-000000000000',
-            severity: 'ERROR',
-            issueCode: 'StillProcessing',
-            message:
-              `batch ${batchId} was accepted but not finished within ${waitedSeconds} s; it is still being processed and may yet be written. ` +
-              `GET /api/v1/batches/${batchId}/response gives its outcome (102 until it is finished).`,
-          },
-        ],
-      },
-    ],
-  };
+  return singleIssueFailure(
+    'StillProcessing',
+    `batch ${batchId} was accepted but not finished within ${waitedSeconds} s; it is still being processed and may yet be written. ` +
+      `GET /api/v1/batches/${batchId}/response gives its outcome (102 until it is finished).`,
+  );
 }
