@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 // share one Temporal dev server and one fresh PostgreSQL database per run.
 export default defineConfig({
   test: {
+    // The last line of a run is "vitest: N passed, N failed, N skipped" (see the reporter).
+    reporters: ['default', './test/support/closing-line-reporter.ts'],
     projects: [
       {
         test: {
