@@ -1,6 +1,6 @@
 import type { BatchActivities, BatchHeartbeat, BatchOutcomeStatus } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { pgPool, type Orm } from '../db/orm.ts';
+import type { Db } from '../db/index.ts';
 import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -9,7 +9,7 @@ import { findBatch, finishBatch, markProcessing, readBatchBody, recordActivityAt
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
-  orm: Orm;
+  db: Db;
   log: Logger;
   forceKeySecret: string;
   /** Asks Temporal whether an attempt may still commit (job-control.ts). */
@@ -29,7 +29,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
      */
     async applyBatch(batchId: string): Promise<BatchOutcomeStatus> {
       const context = Context.current();
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       const batch = await findBatch(pool, batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
       // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
@@ -86,7 +86,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
 
     /** Records a batch as FAILED when applying it failed for good (not on a rule: those are results). */
     async markBatchFailed(batchId: string, reason: string): Promise<void> {
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       const batch = await findBatch(pool, batchId);
       if (!batch || batch.status === 'COMPLETED' || batch.status === 'FAILED') return;
       await finishBatch(pool, batchId, 'FAILED', null, reason);
@@ -104,7 +104,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
     if (!stopped) return error;
     deps.log.warn({ batchId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'batch apply stopped; nothing was written');
     if (stopped.ending !== 'superseded') {
-      await finishBatch(await pgPool(deps.orm), batchId, 'FAILED', null, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
+      await finishBatch(deps.db.pool, batchId, 'FAILED', null, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
     }
     // Seen by the check before its heartbeat answer: wait for that answer, so that the attempt ends the way Temporal expects.
     await awaitHeartbeatVerdict(context);

@@ -1,6 +1,6 @@
 import type { ExportActivities, ExportHeartbeat, ExportOutcome } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { pgPool, type Orm } from '../db/orm.ts';
+import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { directoryExportStore } from '../services/exports/files.ts';
 import { findMissing } from '../services/exports/ids.ts';
@@ -9,7 +9,7 @@ import { writeExportFile } from '../services/exports/write.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface ExportActivityDeps {
-  orm: Orm;
+  db: Db;
   log: Logger;
   /** The export store's directory (config.exportDir), shared with the API. */
   exportDir: string;
@@ -36,7 +36,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
      */
     async runExport(exportId: string, retentionMs: number): Promise<ExportOutcome> {
       const context = Context.current();
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       const row = await findExport(pool, exportId);
       if (!row) throw ApplicationFailure.nonRetryable(`export ${exportId} is not stored`, 'ExportNotFound');
       // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
@@ -90,7 +90,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
 
     /** Records an export as FAILED once writing it failed for good, and drops any partial file. */
     async markExportFailed(exportId: string, reason: string): Promise<void> {
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       await failExport(pool, exportId, reason);
       const row = await findExport(pool, exportId);
       if (row?.status === 'FAILED') await store.remove(exportId);
@@ -98,7 +98,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
 
     /** The end of the retention, for every export past it: the file goes, the status says EXPIRED. Returns how many. */
     async expireExports(): Promise<number> {
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       const expired = await expireDueExports(pool, EXPIRED_PER_RUN, (id) => store.remove(id));
       if (expired.length > 0) deps.log.info({ exports: expired }, 'exports expired');
       return expired.length;
@@ -115,7 +115,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
     if (!stopped) return error;
     deps.log.warn({ exportId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'export stopped; its file was removed');
     if (stopped.ending !== 'superseded') {
-      const pool = await pgPool(deps.orm);
+      const pool = deps.db.pool;
       await failExport(pool, exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
       await store.remove(exportId);
     }

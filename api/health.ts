@@ -7,7 +7,7 @@ export function healthRouter(deps: AppDeps): Router {
   const router = new Router();
   router.get('/health', async (ctx) => {
     const [database, temporal] = await Promise.all([
-      probe(() => deps.orm.em.getConnection().execute('select 1')),
+      probe(() => deps.db.ping()),
       probe(() =>
         deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
           deps.temporal.workflowService.getSystemInfo({}),

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
-import { openOrm } from '../db/orm.ts';
+import { openDb } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { sweepStrandedJobs } from '../services/batches/recovery.ts';
@@ -44,11 +44,11 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const orm = await openOrm(config.DATABASE_URL);
+  const db = await openDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
-  const app = buildApp({ config, orm, temporal, log, tokens, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
+  const app = buildApp({ config, db, temporal, log, tokens, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
   const server = app.listen(config.PORT, config.HOST);
   // An upload may wait for a slot (UPLOAD_MAX_CONCURRENT) behind others before its
   // body is read; Node's default of 300 s for a whole request answered 408 to
@@ -56,7 +56,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   server.requestTimeout = 30 * 60 * 1000;
   await once(server, 'listening');
   if (!options.inCluster) log.info({ url: `http://${config.HOST}:${config.PORT}`, processes: 1 }, 'api listening');
-  const stopSweeping = options.sweep ? sweepStrandedJobs({ config, orm, temporal, log }) : () => undefined;
+  const stopSweeping = options.sweep ? sweepStrandedJobs({ config, db, temporal, log }) : () => undefined;
 
   let stopping = false;
   stop = () => {
@@ -69,7 +69,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   await runUntilSignalled(() => once(server, 'close').then(() => undefined), stop);
   stopSweeping();
   await connection.close();
-  await orm.close();
+  await db.close();
   // The channel to the primary would keep this process alive.
   if (options.inCluster) process.disconnect();
   else log.info('api stopped');

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { pgPool, type Orm } from '../db/orm.ts';
+import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { workflowReads, type WorkflowReadAnswer } from '../services/jobs/workflow-reads.ts';
 import { countOutcomes, type OutcomeCounts } from '../services/metrics/outcomes.ts';
@@ -21,7 +21,7 @@ export interface ApiMetrics {
 /** Up to 30 s: downloads and large batch uploads take seconds, not milliseconds. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export function createApiMetrics(deps: { orm: Orm; log: Logger; temporal: Client; config: Pick<Config, 'JOB_STATUS_CACHE_MS'> }): ApiMetrics {
+export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; config: Pick<Config, 'JOB_STATUS_CACHE_MS'> }): ApiMetrics {
   const registry = new Registry();
   const httpRequestDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -34,8 +34,7 @@ export function createApiMetrics(deps: { orm: Orm; log: Logger; temporal: Client
   // A scrape collects every metric at once: the outcome counters share the one read in flight.
   let reading: Promise<OutcomeCounts | undefined> | undefined;
   const outcomes = (): Promise<OutcomeCounts | undefined> => {
-    reading ??= pgPool(deps.orm)
-      .then(countOutcomes)
+    reading ??= countOutcomes(deps.db.pool)
       .catch((error: unknown) => {
         // The scrape still answers; the outcome counters keep their last values.
         deps.log.warn({ err: error }, 'metrics: cannot count outcomes');

@@ -4,7 +4,7 @@ import { NativeConnection, Worker, type ActivityInterceptorsFactory, type Worker
 import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
 import { createExportActivities, type ExportActivityDeps } from '../activities/exports.ts';
 import { checkAttemptWith, HEARTBEAT_EVERY_MS } from '../activities/job-control.ts';
-import type { Orm } from '../db/orm.ts';
+import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { laneTaskQueue, type Lane } from '../temporal/names.ts';
 
@@ -20,7 +20,7 @@ export interface WorkerDeps {
   client: Client;
   namespace: string;
   taskQueue: string;
-  orm: Orm;
+  db: Db;
   log: Logger;
   forceKeySecret: string;
   /** Test seam, see BatchActivityDeps. */
@@ -54,8 +54,8 @@ const CONNECTIONS_PER_ACTIVITY = 2;
  * serve whole. With more, every connection can end up held by a transaction
  * waiting for a second one for its progress update, and the worker hangs for good.
  */
-export function maxConcurrentActivities(orm: Orm): number {
-  return Math.max(1, Math.floor((orm.config.get('pool').max ?? 10) / CONNECTIONS_PER_ACTIVITY));
+export function maxConcurrentActivities(db: Db): number {
+  return Math.max(1, Math.floor((db.orm.config.get('pool').max ?? 10) / CONNECTIONS_PER_ACTIVITY));
 }
 
 export interface ActivitySlots {
@@ -99,8 +99,8 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const lanes = deps.lanes ?? ['bulk', 'interactive'];
   const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
-  const slots = activitySlots(maxConcurrentActivities(deps.orm), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities }, lanes);
-  const batchActivities = createBatchActivities({ orm: deps.orm, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep });
+  const slots = activitySlots(maxConcurrentActivities(deps.db), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities }, lanes);
+  const batchActivities = createBatchActivities({ db: deps.db, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep });
   const shared = {
     connection: deps.connection,
     namespace: deps.namespace,
@@ -123,7 +123,7 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
         activities: {
           ...batchActivities,
           ...createExportActivities({
-            orm: deps.orm,
+            db: deps.db,
             log: deps.log,
             exportDir: deps.exportDir,
             checkAttempt,

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config.ts';
-import { openOrm } from '../db/orm.ts';
+import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
@@ -19,7 +19,7 @@ Runtime.install({
     log[level === 'ERROR' ? 'error' : 'warn']({ sdk: meta }, message);
   }),
 });
-const orm = await openOrm(config.DATABASE_URL);
+const db = await openDb(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
 const clientConnection = await Connection.connect({ address: config.temporalAddress });
 const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST);
@@ -28,7 +28,7 @@ const worker = await createWorker({
   client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
-  orm,
+  db,
   log,
   forceKeySecret: config.forceKeySecret,
   // A bundle built beforehand (npm start does) keeps webpack out of the worker's memory.
@@ -44,5 +44,5 @@ await runUntilSignalled(() => worker.run(), () => worker.shutdown());
 await metrics?.close();
 await connection.close();
 await clientConnection.close();
-await orm.close();
+await db.close();
 log.info('worker stopped');

@@ -1,5 +1,4 @@
 import type { Middleware } from 'koa';
-import { pgPool } from '../../db/orm.ts';
 import { countSubmission } from '../../db/submission-rate.ts';
 import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
@@ -14,12 +13,12 @@ import { problem } from '../problems.ts';
  * SUBMISSION_RATE_LIMIT per principal in SUBMISSION_RATE_WINDOW_SECONDS, beyond
  * that 429 TooManyRequests with Retry-After. A limit of 0 turns it off.
  */
-export function limitSubmissions(deps: Pick<AppDeps, 'config' | 'orm'>): Middleware {
+export function limitSubmissions(deps: Pick<AppDeps, 'config' | 'db'>): Middleware {
   const max = deps.config.SUBMISSION_RATE_LIMIT;
   const windowSeconds = deps.config.SUBMISSION_RATE_WINDOW_SECONDS;
   if (max === 0) return (_ctx, next) => next();
   return async function limitSubmissionsMiddleware(ctx, next) {
-    const counted = await countSubmission(await pgPool(deps.orm), String(ctx.state.principal.name), windowSeconds);
+    const counted = await countSubmission(deps.db.pool, String(ctx.state.principal.name), windowSeconds);
     // The headers koa-ratelimit used to send, kept for whoever reads them.
     ctx.set({
       'X-RateLimit-Limit': String(max),

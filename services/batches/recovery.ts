@@ -1,5 +1,4 @@
 import type { ServiceDeps } from '../deps.ts';
-import { pgPool } from '../../db/orm.ts';
 import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
 import { failExport, findStaleRunningExports } from '../exports/requests.ts';
@@ -30,11 +29,11 @@ export interface Repairs {
   ended: string[];
 }
 
-type SweepDeps = Pick<ServiceDeps, 'config' | 'temporal' | 'orm'>;
+type SweepDeps = Pick<ServiceDeps, 'config' | 'temporal' | 'db'>;
 
 /** One sweep: looks at every stranded batch and export and repairs it. */
 export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<Repairs> {
-  const pool = await pgPool(deps.orm);
+  const pool = deps.db.pool;
   const repairs: Repairs = { started: [], ended: [] };
 
   for (const run of await findStaleAcceptedBatches(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
@@ -77,7 +76,7 @@ function endedMessage(workflow: JobWorkflowState): string {
 }
 
 /** Sweeps at once and then every minute until the returned function is called. */
-export function sweepStrandedJobs(deps: Pick<ServiceDeps, 'config' | 'temporal' | 'orm' | 'log'>): () => void {
+export function sweepStrandedJobs(deps: Pick<ServiceDeps, 'config' | 'temporal' | 'db' | 'log'>): () => void {
   let running = false;
   const sweep = async () => {
     if (running) return;

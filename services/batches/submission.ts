@@ -4,7 +4,6 @@ import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type pg from 'pg';
 import type { Queryable } from '../../db/sql.ts';
-import { pgPool } from '../../db/orm.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
 import { BodyWriter, findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow, type StoredBody } from './store.ts';
@@ -89,7 +88,7 @@ export async function receiveBatch(
  * guard against duplicates.
  */
 export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
-  const pool = await pgPool(deps.orm);
+  const pool = deps.db.pool;
   let client: pg.PoolClient | undefined;
   const writer = new BodyWriter(async () => {
     client = await pool.connect();
@@ -189,7 +188,7 @@ async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boo
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
     }
-    const pool = await pgPool(deps.orm);
+    const pool = deps.db.pool;
     await finishBatch(pool, batchId, 'FAILED', null, 'the batch workflow could not be started');
     deps.log.error({ err: error, batchId }, 'could not start batch workflow');
     throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');

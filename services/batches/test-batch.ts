@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import { pgPool } from '../../db/orm.ts';
 import type { BatchResult, ChangeCommand, XmlVersion } from '../../domain/model.ts';
 import { readBatch } from '../../domain/xml/batch-reader.ts';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +32,7 @@ export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Arra
   const summary = await readBatch(bodySource(Buffer.concat(kept)), (command) => commands.push(command));
   kept = [];
   const batchId = summary.header.batchUuid?.toLowerCase() ?? randomUUID();
-  const pool = await pgPool(deps.orm);
+  const pool = deps.db.pool;
   const existing = await findBatch(pool, batchId);
   if (existing && existing.status !== 'FAILED') {
     throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);

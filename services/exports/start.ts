@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { ExportKind } from '../../db/entities/export-request.ts';
-import { pgPool } from '../../db/orm.ts';
 import { claimSignedRequest, releaseSignedRequest, type SignedRequest } from '../../db/replay-guard.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
@@ -35,7 +34,7 @@ const HOUR_MS = 3_600_000;
  * process answered that one.
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
-  const pool = await pgPool(deps.orm);
+  const pool = deps.db.pool;
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');

@@ -1,6 +1,5 @@
 import type { ServiceDeps } from '../deps.ts';
 import type { BatchActivities, BatchHeartbeat, ExportActivities, ExportHeartbeat } from '../../temporal/contracts.ts';
-import { pgPool } from '../../db/orm.ts';
 import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/client/job-workflow.ts';
 import { findBatchState, type BatchState } from '../batches/store.ts';
 import { findExportState, type ExportState } from '../exports/requests.ts';
@@ -64,10 +63,10 @@ export interface JobViewOptions {
   fresh?: boolean;
 }
 
-type ViewDeps = Pick<ServiceDeps, 'orm' | 'temporal' | 'config'>;
+type ViewDeps = Pick<ServiceDeps, 'db' | 'temporal' | 'config'>;
 
 export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchState> | undefined> {
-  const row = await findBatchState(await pgPool(deps.orm), id);
+  const row = await findBatchState(deps.db.pool, id);
   if (!row) return undefined;
   const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
   const live = ended && !options.detail ? undefined : await askTemporal(deps, id, options, ended);
@@ -77,7 +76,7 @@ export async function batchJobView(deps: ViewDeps, id: string, options: JobViewO
 }
 
 export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportState> | undefined> {
-  const row = await findExportState(await pgPool(deps.orm), id);
+  const row = await findExportState(deps.db.pool, id);
   if (!row) return undefined;
   const status = effectiveStatus(row);
   const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';

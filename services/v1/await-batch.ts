@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceDeps } from '../deps.ts';
-import { pgPool } from '../../db/orm.ts';
 import type { BatchFailure } from '../../domain/model.ts';
 import { singleIssueFailure } from '../batches/status.ts';
 import { findBatch, type BatchRow } from '../batches/store.ts';
@@ -21,7 +20,7 @@ export function isFinished(batch: Pick<BatchRow, 'status'>): boolean {
  */
 export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: number): Promise<BatchRow | undefined> {
   const deadline = Date.now() + waitMs;
-  const pool = await pgPool(deps.orm);
+  const pool = deps.db.pool;
   const handle = deps.temporal.workflow.getHandle(batchId);
   // Success, failure and an expired deadline all mean the same here: go and read the row.
   await deps.temporal.withDeadline(deadline, () => handle.result()).then(

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
@@ -26,7 +25,7 @@ describe('batches left ACCEPTED without a workflow', () => {
   async function storeWithoutWorkflow(name: string): Promise<string> {
     const id = randomUUID();
     const body = Buffer.from(batchXml([create('a', name, { entityType })], { uuid: id }));
-    const pool = await pgPool(harness.orm);
+    const pool = harness.db.pool;
     await inTransaction(pool, (client) =>
       storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: 1, body }),
     );
@@ -34,7 +33,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     return id;
   }
 
-  const statusOf = async (id: string) => (await findBatch(await pgPool(harness.orm), id))?.status;
+  const statusOf = async (id: string) => (await findBatch(harness.db.pool, id))?.status;
 
   it('starts the workflow of a stranded batch, which then completes once', async () => {
     const id = await storeWithoutWorkflow('Prokop Holý');
@@ -68,7 +67,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     const repairs = await repairStrandedJobs(harness);
     expect(repairs.ended).toContain(id);
     expect(repairs.started).not.toContain(id);
-    const batch = await findBatch(await pgPool(harness.orm), id);
+    const batch = await findBatch(harness.db.pool, id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
     expect(batch?.error).toContain('terminated by an operator');
     expect((await handle.describe()).runId).toBe(waiting);

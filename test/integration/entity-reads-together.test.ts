@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import { findCurrentRecord } from '../../services/reads/entities.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -86,7 +85,7 @@ describe('GETs of records that arrive together', () => {
   });
 
   it('sends the reads of one turn as one statement', async () => {
-    const pool = await pgPool(harness.orm);
+    const pool = harness.db.pool;
     const statements: string[] = [];
     const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     const counting = ((...args: unknown[]) => {

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { openOrm, type Orm } from '../../db/orm.ts';
+import { openDb, type Db } from '../../db/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -18,11 +18,11 @@ import { eventually } from '../support/poll.ts';
 describe('the api and worker entry points as processes', () => {
   const children: ChildProcess[] = [];
   const output: string[] = [];
-  let orm: Orm | undefined;
-  const database = async () => (orm ??= await openOrm(inject('databaseUrl')));
+  let db: Db | undefined;
+  const database = async () => (db ??= await openDb(inject('databaseUrl')));
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await orm?.close();
+    await db?.close();
   });
 
   function start(entry: 'api/main.ts' | 'worker/main.ts', env: NodeJS.ProcessEnv): ChildProcess {
@@ -59,7 +59,7 @@ describe('the api and worker entry points as processes', () => {
       api: (path: string, init: RequestInit = {}) =>
         fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
       // The batch goes through the processes' API; the wait for it reads the run's database, as every test's does.
-      orm: await database(),
+      db: await database(),
     } as Harness;
   }
 

@@ -42,7 +42,7 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
 
   it('answers 503 naming Temporal when it does not answer', async () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
-    const app = buildApp({ config: harness.config, orm: harness.orm, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const app = buildApp({ config: harness.config, db: harness.db, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {

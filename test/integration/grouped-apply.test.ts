@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { BatchResult, ChangeCommand, EntityRecord, Item, Part } from '../../domain/model.ts';
 import { applyBatch, applyBatchCommands, arrayCommandSource, type ApplyRequest } from '../../services/batches/apply.ts';
@@ -32,7 +31,7 @@ describe('apply in groups', () => {
 
   beforeAll(async () => {
     harness = await startHarness({ worker: false });
-    pool = await pgPool(harness.orm);
+    pool = harness.db.pool;
   });
   afterAll(async () => {
     await harness?.close();

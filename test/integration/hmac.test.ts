@@ -348,7 +348,7 @@ describe('HMAC API keys', () => {
   it('logs the key\'s name as the principal, and never a secret, at debug level too', async () => {
     const lines: string[] = [];
     const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
-    const server = buildApp({ config: harness.config, orm: harness.orm, temporal: harness.temporal, log, tokens: loadTokens(harness.config, () => undefined) }).listen(0, '127.0.0.1');
+    const server = buildApp({ config: harness.config, db: harness.db, temporal: harness.temporal, log, tokens: loadTokens(harness.config, () => undefined) }).listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
       const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

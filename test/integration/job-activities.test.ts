@@ -8,7 +8,6 @@ import { createBatchActivities } from '../../activities/batches.ts';
 import { createExportActivities } from '../../activities/exports.ts';
 import type { BatchHeartbeat, ExportHeartbeat } from '../../temporal/contracts.ts';
 import type { AttemptStanding, CheckAttempt } from '../../activities/job-control.ts';
-import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { createLogger } from '../../logger.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
@@ -58,7 +57,7 @@ describe('job activities under MockActivityEnvironment', () => {
   async function storedBatch(names: string[]): Promise<string> {
     const id = randomUUID();
     const body = Buffer.from(batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: id }));
-    await inTransaction(await pgPool(harness.orm), (client) =>
+    await inTransaction(harness.db.pool, (client) =>
       storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: names.length, body }),
     );
     return id;
@@ -68,7 +67,7 @@ describe('job activities under MockActivityEnvironment', () => {
     Number((await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId]))[0]!.n);
 
   const batchActivities = (checkAttempt: CheckAttempt, afterWriteStep?: () => void | Promise<void>) =>
-    createBatchActivities({ orm: harness.orm, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt, afterWriteStep });
+    createBatchActivities({ db: harness.db, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt, afterWriteStep });
 
   it('applyBatch heartbeats its phase and progress, and commits once Temporal confirms the attempt', async () => {
     const id = await storedBatch(['Tycho Brahe']);
@@ -90,7 +89,7 @@ describe('job activities under MockActivityEnvironment', () => {
     const { env } = environment(id);
     const activities = batchActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    const batch = await findBatch(await pgPool(harness.orm), id);
+    const batch = await findBatch(harness.db.pool, id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
     expect(batch?.error).toMatch(/^cancelled by an operator: .*nothing was written$/);
     expect(await revisionsOf(id)).toBe(0);
@@ -105,7 +104,7 @@ describe('job activities under MockActivityEnvironment', () => {
     seen.push('ended');
     // The SDK knows the server has no use for this attempt's end, and does not report it (no "Activity not found on completion").
     expect(seen).toEqual(['NotFound', 'ended']);
-    const batch = await findBatch(await pgPool(harness.orm), id);
+    const batch = await findBatch(harness.db.pool, id);
     expect(batch?.status).toBe('FAILED');
     expect(batch?.error).toContain('terminated by an operator');
     expect(await revisionsOf(id)).toBe(0);
@@ -120,7 +119,7 @@ describe('job activities under MockActivityEnvironment', () => {
     seen.push('ended');
     expect(seen).toEqual(['NotFound', 'ended']);
     // The owner applies it; nothing was written and nothing recorded by this attempt.
-    expect(await findBatch(await pgPool(harness.orm), id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
     // The owner is another attempt, in an environment of its own (this one is cancelled for good).
     expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
@@ -134,7 +133,7 @@ describe('job activities under MockActivityEnvironment', () => {
       throw new Error('Temporal cannot be reached');
     }, () => env.cancel('WORKER_SHUTDOWN'));
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    expect(await findBatch(await pgPool(harness.orm), id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
   });
 
@@ -151,11 +150,11 @@ describe('job activities under MockActivityEnvironment', () => {
     });
 
     const exportActivities = (checkAttempt: CheckAttempt, afterExportStep?: () => void | Promise<void>) =>
-      createExportActivities({ orm: harness.orm, log, exportDir, checkAttempt, exportRecordsPerStep: 1, afterExportStep });
+      createExportActivities({ db: harness.db, log, exportDir, checkAttempt, exportRecordsPerStep: 1, afterExportStep });
 
     async function storedExport(): Promise<string> {
       const id = randomUUID();
-      await insertExport(await pgPool(harness.orm), { id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
+      await insertExport(harness.db.pool, { id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
       return id;
     }
 
@@ -174,7 +173,7 @@ describe('job activities under MockActivityEnvironment', () => {
       const { env } = environment(id);
       const activities = exportActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
-      const row = await findExport(await pgPool(harness.orm), id);
+      const row = await findExport(harness.db.pool, id);
       expect(row).toMatchObject({ status: 'FAILED', sha256: null });
       expect(row?.error).toContain('cancelled by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
@@ -188,14 +187,14 @@ describe('job activities under MockActivityEnvironment', () => {
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
       seen.push('ended');
       expect(seen).toEqual(['NotFound', 'ended']);
-      const row = await findExport(await pgPool(harness.orm), id);
+      const row = await findExport(harness.db.pool, id);
       expect(row?.status).toBe('FAILED');
       expect(row?.error).toContain('terminated by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
     });
 
     it('expireExports removes the files past their expiry and marks those exports EXPIRED, and no other', async () => {
-      const pool = await pgPool(harness.orm);
+      const pool = harness.db.pool;
       const [due, kept] = [await storedExport(), await storedExport()];
       mkdirSync(exportDir, { recursive: true });
       for (const [id, expiresAt] of [

@@ -3,7 +3,6 @@ import { readdirSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { bodySource, submitBatch } from '../../services/batches/submission.ts';
 import { startExport } from '../../services/exports/start.ts';
@@ -236,7 +235,7 @@ describe('operator actions on running jobs', () => {
 
   const exportEnded = (id: string) =>
     eventually(async () => {
-      const row = await findExport(await pgPool(harness.orm), id);
+      const row = await findExport(harness.db.pool, id);
       return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
     });
 

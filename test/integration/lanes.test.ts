@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
-import { pgPool } from '../../db/orm.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { findBatch, storeBatch } from '../../services/batches/store.ts';
@@ -74,7 +73,7 @@ describe('the interactive lane', () => {
   });
 
   const namesOf = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => create(`l${index}`, `${prefix} ${index}`, { entityType }));
-  const statusOf = async (id: string) => (await findBatch(await pgPool(harness.orm), id))?.status;
+  const statusOf = async (id: string) => (await findBatch(harness.db.pool, id))?.status;
 
   async function submit(xml: string): Promise<string> {
     const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
@@ -137,7 +136,7 @@ describe('the interactive lane', () => {
     const stranded = async (count: number) => {
       const id = randomUUID();
       const body = Buffer.from(batchXml(namesOf(`Opuštěný ${count}`, count), { uuid: id }));
-      const pool = await pgPool(harness.orm);
+      const pool = harness.db.pool;
       await inTransaction(pool, (client) =>
         storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: count, body }),
       );

@@ -36,7 +36,7 @@ describe('metrics', () => {
       client: harness.temporal,
       namespace: harness.config.TEMPORAL_NAMESPACE,
       taskQueue: harness.config.TEMPORAL_TASK_QUEUE,
-      orm: harness.orm,
+      db: harness.db,
       log: createLogger('silent', 'test'),
       forceKeySecret: harness.config.forceKeySecret,
       exportDir: harness.config.exportDir,

@@ -135,7 +135,7 @@ describe('the documents', () => {
 
 describe('routes and documents agree', () => {
   it('documents every served route in its version\'s document with the same path parameters, and serves every documented one', () => {
-    const app = buildApp({ config: harness.config, orm: harness.orm, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const app = buildApp({ config: harness.config, db: harness.db, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
     const served = listRoutes(app);
     const documented = new Map(operations.map((operation) => [`${operation.method} ${operation.fullPath}`, operation]));
 

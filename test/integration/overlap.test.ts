@@ -5,7 +5,6 @@
 // written group) so that the overlap is certain, not a matter of timing.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
 import { findBatch } from '../../services/batches/store.ts';
@@ -55,7 +54,7 @@ describe('overlapping batches', () => {
   }
 
   async function statusOf(batchId: string): Promise<string | undefined> {
-    return (await findBatch(await pgPool(harness.orm), batchId))?.status;
+    return (await findBatch(harness.db.pool, batchId))?.status;
   }
 
   async function records(entityType: string): Promise<EntityRecord[]> {

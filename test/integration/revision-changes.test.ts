@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { Part, RevisionChanges } from '../../domain/model.ts';
 import { streamRevisionChanges } from '../../services/reads/exports-stream.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
@@ -28,7 +27,7 @@ describe('stored change sets of revisions', () => {
   async function changesOf(entityId: number): Promise<RevisionChanges[]> {
     const [{ seq }] = (await harness.sql<{ seq: string }>('select min(seq) - 1 as seq from transaction')) as [{ seq: string }];
     const all: RevisionChanges[] = [];
-    for await (const changes of streamRevisionChanges(await pgPool(harness.orm), seq, [{ entityId }])) all.push(changes);
+    for await (const changes of streamRevisionChanges(harness.db.pool, seq, [{ entityId }])) all.push(changes);
     return all;
   }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { ChangeCommand, Item, Part, UserInfo } from '../../domain/model.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { compileSearch } from '../../services/search/index.ts';
@@ -133,7 +132,7 @@ describe('POST /api/v1/search with the known client’s filters', () => {
     it('is one semi-join on search_user, never a subplan per entity', async () => {
       // An OR of "sent a revision" and "takes part" as two EXISTS would be a subplan run for every entity
       // (a walk of all of them for a rare user); search_user holds both, in entity order within a user.
-      const client = await (await pgPool(harness.orm)).connect();
+      const client = await (harness.db.pool).connect();
       const plan = async (text: string, values: unknown[]) => JSON.stringify((await client.query(`explain (format json) ${text}`, values)).rows[0]);
       try {
         await client.query('begin');

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgPool } from '../../db/orm.ts';
 import type { Part, RecordChange, UserInfo } from '../../domain/model.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { searchEntities } from '../../services/search/index.ts';
@@ -164,7 +163,7 @@ describe('search limits and user filters', () => {
     }
 
     it('cancels a statement past SEARCH_STATEMENT_TIMEOUT_MS and answers ServiceUnavailable (503) saying so', async () => {
-      const pool = await pgPool(harness.orm);
+      const pool = harness.db.pool;
       const error = await searchEntities(slowPool(pool, 5), { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ServiceError);
       expect(error).toMatchObject({ code: 'ServiceUnavailable', properties: { reason: 'SearchTimeout', statementTimeoutMs: 50 } });

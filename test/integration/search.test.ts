@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, Part, Participant, RecordChange } from '../../domain/model.ts';
-import { pgPool } from '../../db/orm.ts';
 import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -448,7 +447,7 @@ describe('POST /api/v2/search', () => {
     const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_name_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
     // One transaction (rolled back at the end) holds the planning volume for every query below: filling it
     // fires the name word triggers too, and doing that once per query took most of a minute on a loaded machine.
-    const client = await (await pgPool(harness.orm)).connect();
+    const client = await (harness.db.pool).connect();
     async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
       const compiled = compileSearch(query, { page: 1, pageSize: 10 }, searchType);
       const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${compiled.page.text}`, compiled.page.values);

@@ -10,7 +10,8 @@ import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import pg from 'pg';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
-import { ensureDatabase, openOrm } from '../../db/orm.ts';
+import { openDb } from '../../db/index.ts';
+import { ensureDatabase } from '../../db/orm.ts';
 import { createLogger } from '../../logger.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
@@ -202,8 +203,8 @@ describe('security', () => {
     const url = new URL(harness.config.DATABASE_URL);
     url.pathname = `/er_unmigrated_${process.pid}`;
     await ensureDatabase(url.toString());
-    const broken = await openOrm(url.toString());
-    const app = buildApp({ config: harness.config, orm: broken, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const broken = await openDb(url.toString());
+    const app = buildApp({ config: harness.config, db: broken, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {

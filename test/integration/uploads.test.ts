@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBatch } from '../../domain/xml/index.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { readBatchBody } from '../../services/batches/store.ts';
-import { pgPool } from '../../db/orm.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { chunkedPost } from '../support/chunked-post.ts';
 import { eventually } from '../support/poll.ts';
@@ -87,7 +86,7 @@ describe('streamed uploads', () => {
     expect(JSON.parse(sent.answer)).toBe(uuid);
     expect(sent.bytes).toBeGreaterThan(3 * MIB);
 
-    const pool = await pgPool(harness.orm);
+    const pool = harness.db.pool;
     const { rows } = await pool.query<{ body_sha256: string; changes_total: number; bytes: string }>(
       'select b.body_sha256, b.changes_total, bb.bytes from batch b join batch_body bb on bb.batch_id = b.id where b.id = $1',
       [uuid],

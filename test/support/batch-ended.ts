@@ -2,13 +2,13 @@
 // read from the batch's row (its status is the verdict; the API's status
 // resources are tested where they are the subject).
 import type { Queryable } from '../../db/sql.ts';
-import { pgPool, type Orm } from '../../db/orm.ts';
+import type { Db } from '../../db/index.ts';
 import { findBatch, type BatchRow } from '../../services/batches/store.ts';
 import { pollUntil } from './poll.ts';
 
 /** Resolves with the batch's row once it is COMPLETED or FAILED; throws after `timeoutMs` (30 s). */
-export async function batchEnded(db: Queryable | { orm: Orm }, batchId: string, timeoutMs = 30_000): Promise<BatchRow> {
-  const pool = 'orm' in db ? await pgPool(db.orm) : db;
+export async function batchEnded(db: Queryable | { db: Db }, batchId: string, timeoutMs = 30_000): Promise<BatchRow> {
+  const pool = 'db' in db ? db.db.pool : db;
   return pollUntil(
     async () => {
       const row = await findBatch(pool, batchId);

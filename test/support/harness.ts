@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import { loadConfig, type Config } from '../../config.ts';
-import { openOrm, pgPool, type Orm } from '../../db/orm.ts';
+import { openDb, type Db } from '../../db/index.ts';
 import { createLogger } from '../../logger.ts';
 import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
 
@@ -48,7 +48,7 @@ const TEST_KEY_ENTRIES = JSON.stringify([
 
 export interface Harness {
   config: Config;
-  orm: Orm;
+  db: Db;
   temporal: Client;
   baseUrl: string;
   worker: ServiceWorker | undefined;
@@ -125,7 +125,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
-  const orm = await openOrm(config.DATABASE_URL);
+  const db = await openDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
@@ -138,7 +138,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       client: temporal,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      orm,
+      db,
       log,
       forceKeySecret: config.forceKeySecret,
       afterWriteStep: options.afterWriteStep,
@@ -153,13 +153,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   }
 
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
-  const server = buildApp({ config, orm, temporal, log, tokens }).listen(0, '127.0.0.1');
+  const server = buildApp({ config, db, temporal, log, tokens }).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
 
   return {
     config,
-    orm,
+    db,
     temporal,
     worker: workers[0]?.worker,
     baseUrl: `http://127.0.0.1:${port}`,
@@ -170,7 +170,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return fetch(`http://127.0.0.1:${port}${path}`, { ...rest, headers });
     },
     async sql<T extends pg.QueryResultRow>(query: string, params: unknown[] = []) {
-      return (await (await pgPool(orm)).query<T>(query, params)).rows;
+      return (await db.pool.query<T>(query, params)).rows;
     },
     async close() {
       server.close();
@@ -179,7 +179,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await Promise.all(workers.map(({ run }) => run));
       for (const { connection: workerConnection } of workers) await workerConnection.close();
       await connection.close();
-      await orm.close();
+      await db.close();
     },
   };
 }

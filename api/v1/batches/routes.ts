@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { pgPool } from '../../../db/orm.ts';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
 import { batchOutcome } from '../../../services/batches/status.ts';
 import { findBatchResult } from '../../../services/batches/store.ts';
@@ -49,7 +48,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
       respondProcessing(ctx);
       return;
     }
-    const result = batch.hasResult ? await findBatchResult(await pgPool(deps.orm), bid) : null;
+    const result = batch.hasResult ? await findBatchResult(deps.db.pool, bid) : null;
     setV1XmlType(ctx);
     ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v1');
   });

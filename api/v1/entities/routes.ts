@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { pgPool } from '../../../db/orm.ts';
 import { serializeEntity } from '../../../domain/xml/index.ts';
 import { findCurrentRecord } from '../../../services/reads/entities.ts';
 import { etagMatches, recordEtag } from '../../conditional.ts';
@@ -15,7 +14,7 @@ export function v1EntitiesRouter(deps: AppDeps): Router {
   router.get('/:apid', requirePermission('read'), async (ctx) => {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
     ctx.state.routineRead = true;
-    const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'apid'));
+    const record = await findCurrentRecord(deps.db.pool, entityRefParam(ctx, 'apid'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.apid}`);
     ctx.set('Cache-Control', 'no-cache');
     if (etagMatches(ctx, recordEtag(record))) {

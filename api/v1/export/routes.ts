@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { pgPool } from '../../../db/orm.ts';
 import type { EntityRecord } from '../../../domain/model.ts';
 import { writeEntities, writeRevisions } from '../../../domain/xml/index.ts';
 import { streamCurrentRecords, streamRevisionChanges } from '../../../services/reads/exports-stream.ts';
@@ -27,7 +26,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
   router.post('/snapshots', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const refs = await readIds(ctx);
     // v1 asks for named records: an empty list names none (v2's asynchronous export takes it as "all").
-    const records = refs.length === 0 ? noRecords() : streamCurrentRecords(await pgPool(deps.orm), refs);
+    const records = refs.length === 0 ? noRecords() : streamCurrentRecords(deps.db.pool, refs);
     setV1XmlType(ctx);
     ctx.body = Readable.from(writeEntities(records, 'v1'));
   });
@@ -35,7 +34,7 @@ export function v1ExportRouter(deps: AppDeps): Router {
   router.post('/revisions', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
-    const pool = await pgPool(deps.orm);
+    const pool = deps.db.pool;
     const from = await requireTransaction(pool, fromTransId);
     setV1XmlType(ctx);
     ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.commitSeq, refs), 'v1'));

@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { pgPool } from '../../../db/orm.ts';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
 import { batchOutcome } from '../../../services/batches/status.ts';
 import { batchJobDetail, batchJobStatus } from '../../../services/jobs/presenters.ts';
@@ -75,7 +74,7 @@ export function batchesRouter(deps: AppDeps): Router {
     if (batch.status !== 'COMPLETED' && batch.status !== 'FAILED') {
       throw problem(409, 'BatchNotFinished', `batch ${updateRequestId} is ${batch.status}; poll its status`);
     }
-    const result = batch.hasResult ? await findBatchResult(await pgPool(deps.orm), batch.id) : null;
+    const result = batch.hasResult ? await findBatchResult(deps.db.pool, batch.id) : null;
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v2');
   });

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { pgPool } from '../../../db/orm.ts';
 import { serializeEntity } from '../../../domain/xml/index.ts';
 import { findCurrentRecord, findRecordAtRevision } from '../../../services/reads/entities.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -15,7 +14,7 @@ export function entitiesRouter(deps: AppDeps): Router {
   router.get('/:entityId', requirePermission('read'), async (ctx) => {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
     ctx.state.routineRead = true;
-    const record = await findCurrentRecord(await pgPool(deps.orm), entityRefParam(ctx, 'entityId'));
+    const record = await findCurrentRecord(deps.db.pool, entityRefParam(ctx, 'entityId'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
     ctx.set('Cache-Control', 'no-cache');
     if (etagMatches(ctx, recordEtag(record))) {
@@ -29,7 +28,7 @@ export function entitiesRouter(deps: AppDeps): Router {
   router.get('/:entityId/revision/:revisionId', requirePermission('read'), async (ctx) => {
     const entityId = entityRefParam(ctx, 'entityId');
     const { revisionId } = parseParams(ctx, revisionPathSchema);
-    const record = await findRecordAtRevision(await pgPool(deps.orm), entityId, revisionId);
+    const record = await findRecordAtRevision(deps.db.pool, entityId, revisionId);
     if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
     etagMatches(ctx, recordEtag(record));
     ctx.type = 'application/xml';

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { pgPool } from '../../../db/orm.ts';
 import { serializeQueryResult } from '../../../domain/xml/index.ts';
 import { searchEntities } from '../../../services/search/index.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -16,7 +15,7 @@ export function searchRouter(deps: AppDeps): Router {
     checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
     const body = parseWith(searchBodySchema, await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
     const limits = { statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: deps.config.SEARCH_MAX_COUNT_COST, maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES };
-    const result = await searchEntities(await pgPool(deps.orm), body, { page, pageSize }, searchType, limits);
+    const result = await searchEntities(deps.db.pool, body, { page, pageSize }, searchType, limits);
     ctx.type = 'application/xml';
     ctx.body = serializeQueryResult(result, 'v2');
   });

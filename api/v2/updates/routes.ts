@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import { pgPool } from '../../../db/orm.ts';
 import { writeUpdates, writeUpdatesFrom } from '../../../domain/xml/index.ts';
 import { updatesFrom, updatesPage } from '../../../services/reads/updates-feed.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -14,14 +13,14 @@ export function updatesRouter(deps: AppDeps): Router {
   router.get('/', requirePermission('read'), async (ctx) => {
     const query = parseQuery(ctx, updatesQuerySchema);
     checkPageSize(query.pageSize, deps.config.UPDATES_MAX_PAGE_SIZE);
-    const records = await updatesPage(await pgPool(deps.orm), query.fromTransId, query.toTransId, query.page, query.pageSize);
+    const records = await updatesPage(deps.db.pool, query.fromTransId, query.toTransId, query.page, query.pageSize);
     ctx.type = 'application/xml';
     ctx.body = Readable.from(writeUpdates(records, 'v2'));
   });
 
   router.get('/from/:fromTransId', requirePermission('read'), async (ctx) => {
     const { fromTransId } = parseParams(ctx, updatesFromPathSchema);
-    const feed = await updatesFrom(await pgPool(deps.orm), fromTransId, deps.config.UPDATES_FROM_MAX);
+    const feed = await updatesFrom(deps.db.pool, fromTransId, deps.config.UPDATES_FROM_MAX);
     ctx.type = 'application/xml';
     ctx.body = Readable.from(writeUpdatesFrom(feed.info, feed.records, 'v2'));
   });
