@@ -1,18 +1,7 @@
-import {
-  ActivityCancellationType,
-  ApplicationFailure,
-  CancellationScope,
-  defineQuery,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-  type ActivityOptions,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, defineQuery, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BatchActivities, BatchWorkflowInput, BatchWorkflowOutcome } from '../temporal/contracts.ts';
 import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES, type Lane } from '../temporal/names.ts';
-import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
+import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';
 
 export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 export const batchPhaseQuery = defineQuery<BatchPhase>(QUERIES.batchPhase);
@@ -28,11 +17,6 @@ const APPLY_OPTIONS: ActivityOptions = {
   // A cancel waits for the activity to roll back, so the batch is never
   // reported cancelled while its transaction could still commit.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-};
-
-const MARK_FAILED_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 };
 
 /** The batch's activities, on its lane's task queue: both of them, so a small batch's ending never waits for a bulk slot either. */
@@ -52,27 +36,15 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchWor
   let phase: BatchPhase = 'PROCESSING';
   setHandler(batchPhaseQuery, () => phase);
   const { applyBatch, markBatchFailed } = batchActivities(input.lane);
-  try {
-    phase = await applyBatch(input.batchId);
-  } catch (error) {
-    if (isCancellation(error)) {
-      phase = 'CANCELLED';
-      await CancellationScope.nonCancellable(async () => {
-        upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: phase }]);
-        await markBatchFailed(input.batchId, 'cancelled by an operator: its workflow was cancelled in Temporal; nothing was written');
-      });
-      throw error;
-    }
-    phase = 'FAILED';
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: phase }]);
-    const reason = failureReason(error);
-    await markBatchFailed(input.batchId, reason);
-    throw ApplicationFailure.nonRetryable(`batch ${input.batchId} could not be applied: ${reason}`);
-  }
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: phase }]);
-  return { batchId: input.batchId, status: phase };
-}
-
-function failureReason(error: unknown): string {
-  return error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+  const status = await runJob({
+    failure: `batch ${input.batchId} could not be applied`,
+    cancelledReason: 'cancelled by an operator: its workflow was cancelled in Temporal; nothing was written',
+    run: () => applyBatch(input.batchId),
+    outcomeOf: (applied) => applied,
+    markFailed: (reason) => markBatchFailed(input.batchId, reason),
+    onOutcome: (outcome) => {
+      phase = outcome;
+    },
+  });
+  return { batchId: input.batchId, status };
 }

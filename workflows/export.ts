@@ -1,14 +1,7 @@
-import {
-  ActivityCancellationType,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ExportActivities, ExportWorkflowInput, ExportWorkflowOutcome } from '../temporal/contracts.ts';
 import { JOB_HEARTBEAT_TIMEOUT } from '../temporal/names.ts';
-import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
+import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';
 
 const { runExport } = proxyActivities<ExportActivities>({
   // One activity streams the whole file; a million records take about a
@@ -20,10 +13,7 @@ const { runExport } = proxyActivities<ExportActivities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
-const { markExportFailed } = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+const { markExportFailed } = proxyActivities<ExportActivities>(MARK_FAILED_OPTIONS);
 
 /**
  * One export: write the file and close. Its expiry is not this workflow's
@@ -31,22 +21,12 @@ const { markExportFailed } = proxyActivities<ExportActivities>({
  * their time, so the workflow of a finished export is closed, not RUNNING.
  */
 export async function exportWorkflow(input: ExportWorkflowInput): Promise<ExportWorkflowOutcome> {
-  let outcome;
-  try {
-    outcome = await runExport(input.exportId, input.retentionMs);
-  } catch (error) {
-    if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(async () => {
-        upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: 'CANCELLED' }]);
-        await markExportFailed(input.exportId, 'cancelled by an operator: its workflow was cancelled in Temporal; no file was kept');
-      });
-      throw error;
-    }
-    const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: 'FAILED' }]);
-    await markExportFailed(input.exportId, reason);
-    throw ApplicationFailure.nonRetryable(`export ${input.exportId} could not be written: ${reason}`);
-  }
-  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.outcome, value: outcome.status }]);
+  const outcome = await runJob({
+    failure: `export ${input.exportId} could not be written`,
+    cancelledReason: 'cancelled by an operator: its workflow was cancelled in Temporal; no file was kept',
+    run: () => runExport(input.exportId, input.retentionMs),
+    outcomeOf: (written) => written.status,
+    markFailed: (reason) => markExportFailed(input.exportId, reason),
+  });
   return { exportId: input.exportId, status: outcome.status, ...(outcome.status === 'COMPLETED' ? { entitiesWritten: outcome.entitiesWritten } : {}) };
 }

@@ -134,18 +134,21 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     );
   });
 
-  it('batch: a cancel waits for the activity to stop, marks the batch failed as cancelled, and the workflow ends CANCELLED', async () => {
-    await withWorker({ applyBatch: untilCancelled, markBatchFailed: async () => undefined }, async (taskQueue, calls) => {
-      const batchId = randomUUID();
-      const handle = await env.client.workflow.start('batchWorkflow', { taskQueue, workflowId: batchId, args: [{ batchId }] });
+  it.each([
+    { job: 'batch', workflowType: 'batchWorkflow', run: 'applyBatch', markFailed: 'markBatchFailed', input: (id: string) => ({ batchId: id }) },
+    { job: 'export', workflowType: 'exportWorkflow', run: 'runExport', markFailed: 'markExportFailed', input: (id: string) => ({ exportId: id, retentionMs: 1000 }) },
+  ] as const)('$job: a cancel waits for the activity to stop, marks the $job failed as cancelled, and the workflow ends CANCELLED', async ({ workflowType, run, markFailed, input }) => {
+    await withWorker({ [run]: untilCancelled, [markFailed]: async () => undefined }, async (taskQueue, calls) => {
+      const workflowId = randomUUID();
+      const handle = await env.client.workflow.start(workflowType, { taskQueue, workflowId, args: [input(workflowId)] });
       await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
       await handle.cancel();
       await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
       expect((await handle.describe()).status.name).toBe('CANCELLED');
-      expect(calls.map(([name]) => name)).toEqual(['applyBatch', 'markBatchFailed']);
+      expect(calls.map(([name]) => name)).toEqual([run, markFailed]);
       expect(calls[1]![2]).toContain('cancelled by an operator');
-      expect(await outcomeOf(batchId)).toBe('CANCELLED');
-      // The activity finished (cancelled) before the batch was marked: the history has it cancelled, then the mark.
+      expect(await outcomeOf(workflowId)).toBe('CANCELLED');
+      // The activity finished (cancelled) before the job was marked: the history has it cancelled, then the mark.
       const events = (await handle.fetchHistory()).events ?? [];
       const cancelledAt = events.findIndex((event) => event.activityTaskCanceledEventAttributes);
       const markScheduledAt = events.findLastIndex((event) => event.activityTaskScheduledEventAttributes);
@@ -182,19 +185,6 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
         expect(await outcomeOf(exportId)).toBe('FAILED');
       },
     );
-  });
-
-  it('export: a cancel stops the activity, marks the export failed as cancelled, and the workflow ends CANCELLED', async () => {
-    await withWorker({ runExport: untilCancelled, markExportFailed: async () => undefined }, async (taskQueue, calls) => {
-      const exportId = randomUUID();
-      const handle = await env.client.workflow.start('exportWorkflow', { taskQueue, workflowId: exportId, args: [{ exportId, retentionMs: 1000 }] });
-      await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
-      await handle.cancel();
-      await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
-      expect((await handle.describe()).status.name).toBe('CANCELLED');
-      expect(calls.map(([name]) => name)).toEqual(['runExport', 'markExportFailed']);
-      expect(calls[1]![2]).toContain('cancelled by an operator');
-    });
   });
 
   it('expiry: runs the expiry activity once and reports how many exports expired', async () => {
