@@ -7,7 +7,7 @@ import { vocabularyFor, type Vocabulary } from './vocabulary.ts';
 import { V1_ONLY } from './vocabulary-v1.ts';
 import { V2_META } from './vocabulary-v2.ts';
 import { isExpressible, writeChange } from './write-changes.ts';
-import { writeParts } from './write-items.ts';
+import { revisionRefAttributes, writeParts } from './write-items.ts';
 import { writeUser } from './write-metadata.ts';
 
 /**
@@ -75,13 +75,7 @@ function writeBatchEntityRef(out: Markup, entity: BatchEntityRef, vocab: Vocabul
     out.leaf(names.localEntity, entity.localId);
     return;
   }
-  out.empty(names.storedEntity, [
-    [names.localId, entity.localId],
-    [vocab.id.entityId, entity.entityId],
-    [vocab.id.entityUuid, entity.entityUuid],
-    [names.rev, entity.rev],
-    [V2_META.metadataRev, vocab.version === 'v2' ? entity.metadataRev : undefined],
-  ]);
+  out.empty(names.storedEntity, revisionRefAttributes(entity, names, vocab));
 }
 
 /**

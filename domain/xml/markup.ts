@@ -54,6 +54,15 @@ export class Markup {
     return this;
   }
 
+  /**
+   * One leaf for each of `fields`, in that order, named as the field and
+   * holding its value: the sequences the schema spells as the model does.
+   */
+  leaves<Field extends string>(source: { readonly [name in Field]?: AttributeValue }, fields: readonly Field[]): this {
+    for (const field of fields) this.leaf(field, source[field]);
+    return this;
+  }
+
   /** The XML declaration and the root start tag with the version's default namespace. */
   openDocument(root: string, vocab: Vocabulary, attributes: Attributes = []): this {
     this.text += XML_DECLARATION;

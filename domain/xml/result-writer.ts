@@ -6,6 +6,7 @@ import { Markup } from './markup.ts';
 import { vocabularyFor, type Vocabulary } from './vocabulary.ts';
 import { V1_ONLY } from './vocabulary-v1.ts';
 import { V2_META } from './vocabulary-v2.ts';
+import { revisionRefAttributes } from './write-items.ts';
 import { writeIssue } from './write-metadata.ts';
 
 export const V1_ERROR_TYPES = ['ET_DUPLICATED_UUID', 'ET_ERROR', 'ET_OTHER_REV', 'ET_PREF_NAME_EXIST'] as const;
@@ -32,15 +33,7 @@ export function serializeBatchResult(result: BatchResult, version: XmlVersion): 
 function successDocument(result: BatchSuccess, vocab: Vocabulary): string {
   const names = vocab.success;
   const out = new Markup().openDocument(vocab.root.success, vocab, [[names.transaction, result.transactionUuid]]);
-  for (const revision of result.revisions) {
-    out.empty(names.revision, [
-      [names.localId, revision.localId],
-      [vocab.id.entityId, revision.entityId],
-      [vocab.id.entityUuid, revision.entityUuid],
-      [names.rev, revision.rev],
-      [V2_META.metadataRev, vocab.version === 'v2' ? revision.metadataRev : undefined],
-    ]);
-  }
+  for (const revision of result.revisions) out.empty(names.revision, revisionRefAttributes(revision, names, vocab));
   return out.close(vocab.root.success).take();
 }
 

@@ -5,6 +5,17 @@
 
 import type { Vocabulary } from './vocabulary-shape.ts';
 
+const V2_CHANGES = {
+  newPart: 'newPart',
+  newItems: 'newItems',
+  updateItems: 'updateItems',
+  deletePart: 'deletePart',
+  deleteItems: 'deleteItems',
+  setEntityType: 'setEntityType',
+  setPreferredName: 'setPrefferedName',
+  setState: 'setState',
+} as const;
+
 export const V2: Vocabulary = {
   version: 'v2',
   namespace: 'http://cam.tacr.cz/2025',
@@ -64,27 +75,9 @@ export const V2: Vocabulary = {
     localEntity: 'entityRef',
     rev: 'rev',
   },
-  updateChange: {
-    newPart: 'newPart',
-    newItems: 'newItems',
-    updateItems: 'updateItems',
-    deletePart: 'deletePart',
-    deleteItems: 'deleteItems',
-    setEntityType: 'setEntityType',
-    setPreferredName: 'setPrefferedName',
-    setState: 'setState',
-  },
-  revisionChange: {
-    newEntity: 'newEntity',
-    newPart: 'newPart',
-    newItems: 'newItems',
-    updateItems: 'updateItems',
-    deletePart: 'deletePart',
-    deleteItems: 'deleteItems',
-    setEntityType: 'setEntityType',
-    setPreferredName: 'setPrefferedName',
-    setState: 'setState',
-  },
+  // v2 spells a change alike in a batch and in a revision (v1 does not).
+  updateChange: V2_CHANGES,
+  revisionChange: { newEntity: 'newEntity', ...V2_CHANGES },
   setState: { state: 'state', storedTarget: 'entityRef', localTarget: 'localEntityRef' },
   revisions: { revision: 'revision', revisionUuid: 'revisionUuid', batchId: 'batchId' },
   success: { revision: 'revision', transaction: 'transaction', localId: 'localId', rev: 'rev' },

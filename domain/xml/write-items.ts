@@ -3,11 +3,32 @@
 import type { EntityRef, EntityTarget, Item, ItemRef, Part, PartRef } from '../model.ts';
 import type { Attributes, Markup } from './markup.ts';
 import type { Vocabulary } from './vocabulary.ts';
+import { V2_META } from './vocabulary-v2.ts';
 
 export function entityRefAttributes(ref: EntityRef, vocab: Vocabulary): Attributes {
   return [
     [vocab.id.entityId, ref.entityId],
     [vocab.id.entityUuid, ref.entityUuid],
+  ];
+}
+
+/** An entity of a batch at a revision: the one a batch's update starts from, and the one a batch's result reports. */
+export interface RevisionRef extends EntityRef {
+  localId: string;
+  rev: string;
+  metadataRev?: string;
+}
+
+/**
+ * The attributes of a RevisionRef, in the batch document (stored entity) and
+ * in its result (revision) alike; v1 has no metadata revision.
+ */
+export function revisionRefAttributes(ref: RevisionRef, names: { localId: string; rev: string }, vocab: Vocabulary): Attributes {
+  return [
+    [names.localId, ref.localId],
+    ...entityRefAttributes(ref, vocab),
+    [names.rev, ref.rev],
+    [V2_META.metadataRev, vocab.version === 'v2' ? ref.metadataRev : undefined],
   ];
 }
 

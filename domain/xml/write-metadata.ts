@@ -8,14 +8,7 @@ import { entityRefAttributes, itemRefAttributes, partRefAttributes } from './wri
 import { V2, V2_META } from './vocabulary-v2.ts';
 
 export function writeUser(out: Markup, name: string, user: UserInfo): void {
-  out
-    .open(name)
-    .leaf('id', user.id)
-    .leaf('uuid', user.uuid)
-    .leaf('name', user.name)
-    .leaf('entityId', user.entityId)
-    .leaf('institution', user.institution)
-    .close(name);
+  out.open(name).leaves(user, ['id', 'uuid', 'name', 'entityId', 'institution']).close(name);
 }
 
 /** The content of a ParticipantActivity (participant, addParticipant). */
@@ -37,15 +30,7 @@ export type IssueHistory = Partial<Pick<RecordIssue, 'status' | 'fromRev'>> & { 
 
 /** Issue, or ExistingIssue when its history is given. */
 export function writeIssue(out: Markup, name: string, issue: Issue, history?: IssueHistory): void {
-  out
-    .open(name)
-    .leaf('uuid', issue.uuid)
-    .leaf('severity', issue.severity)
-    .leaf('ruleCode', issue.ruleCode)
-    .leaf('issueCode', issue.issueCode)
-    .leaf('message', issue.message)
-    .leaf('source', issue.source)
-    .leaf('detail', issue.detail);
+  out.open(name).leaves(issue, ['uuid', 'severity', 'ruleCode', 'issueCode', 'message', 'source', 'detail']);
   if (issue.partRef !== undefined) out.empty('partRef', partRefAttributes(issue.partRef, V2));
   if (issue.itemRef !== undefined) out.empty('itemRef', itemRefAttributes(issue.itemRef, V2));
   if (issue.entityRef !== undefined) out.empty('entityRef', entityRefAttributes(issue.entityRef, V2));
