@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeGeneratedBatch } from '../../../bench/lib/generate.ts';
-import type { ScenarioContext } from './scenario.ts';
+import { batchEnded } from '../../support/batch-ended.ts';
+import { check, type ScenarioContext } from './scenario.ts';
 
 export interface GeneratedBatch {
   batchId: string;
@@ -26,6 +27,20 @@ export async function generatedBatch(
   const file = join(context.work, `${label}-${batchId}.xml`);
   await writeGeneratedBatch(file, count, { seed: seed++, localIdPrefix: `${label}-`, entityType, batchUuid: batchId });
   return { batchId, entityType, count, body: readFileSync(file) };
+}
+
+/** As generatedBatch, submitted and COMPLETED within `timeoutMs`: the records a scenario works on. */
+export async function seededBatch(
+  context: Pick<ScenarioContext, 'work' | 'tag' | 'client' | 'db'>,
+  label: string,
+  count: number,
+  timeoutMs: number,
+): Promise<GeneratedBatch> {
+  const batch = await generatedBatch(context, label, count);
+  await context.client.submitBatchOk(batch.body);
+  const ended = await batchEnded(context.db.pool, batch.batchId, timeoutMs);
+  check(ended.status === 'COMPLETED', `seed batch ${batch.batchId} (${label}) ended ${ended.status}: ${ended.error}`);
+  return batch;
 }
 
 /** The number of `<element ` start tags in an XML text. */

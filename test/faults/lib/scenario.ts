@@ -58,32 +58,45 @@ export function check(condition: unknown, message: string): asserts condition {
 /** The job ended before the scenario could inject its fault: too small for this machine. */
 export class EndedTooSoon extends GiveUp {}
 
+/** A job as the fault suite watches it: its row, and what its row says while it writes. */
+interface WatchedJob<Progress extends string, Row extends { status: string } & Record<Progress, number>> {
+  kind: 'batch' | 'export';
+  row(): Promise<Row | undefined>;
+  /** The status of a job under way. */
+  running: string;
+  /** The row's count of work written so far. */
+  progress: Progress;
+  intervalMs: number;
+}
+
 /**
- * Polls until the batch is PROCESSING with changes written, the moment a
- * scenario injects its fault (`fault` says which, for the message);
- * EndedTooSoon when the batch ended first.
+ * Polls until the job is under way with work written, the moment a scenario
+ * injects its fault (`fault` says which, for the message); EndedTooSoon when
+ * the job ended first.
  */
-export function batchWriting(db: Inspector, batchId: string, fault: string, timeoutMs: number) {
+function jobWriting<Progress extends string, Row extends { status: string } & Record<Progress, number>>(
+  job: WatchedJob<Progress, Row>,
+  fault: string,
+  timeoutMs: number,
+): Promise<Row> {
   return pollUntil(
     async () => {
-      const row = await db.batch(batchId);
-      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${row.status}) before ${fault}`);
-      return row?.status === 'PROCESSING' && row.changesApplied > 0 ? row : undefined;
+      const row = await job.row();
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the ${job.kind} finished (${row.status}) before ${fault}`);
+      return row?.status === job.running && row[job.progress] > 0 ? row : undefined;
     },
-    { timeoutMs, intervalMs: 50, what: 'the batch to be PROCESSING with changesApplied > 0' },
+    { timeoutMs, intervalMs: job.intervalMs, what: `the ${job.kind} to be ${job.running} with ${job.progress} > 0` },
   );
 }
 
-/** As batchWriting, for an export: RUNNING with entities written. */
+/** The batch PROCESSING with changes applied: see jobWriting. */
+export function batchWriting(db: Inspector, batchId: string, fault: string, timeoutMs: number) {
+  return jobWriting({ kind: 'batch', row: () => db.batch(batchId), running: 'PROCESSING', progress: 'changesApplied', intervalMs: 50 }, fault, timeoutMs);
+}
+
+/** The export RUNNING with entities written: see jobWriting. */
 export function exportWriting(db: Inspector, exportId: string, fault: string, timeoutMs: number) {
-  return pollUntil(
-    async () => {
-      const row = await db.exportRow(exportId);
-      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the export finished (${row.status}) before ${fault}`);
-      return row?.status === 'RUNNING' && row.entitiesWritten > 0 ? row : undefined;
-    },
-    { timeoutMs, intervalMs: 20, what: 'the export to be RUNNING with entitiesWritten > 0' },
-  );
+  return jobWriting({ kind: 'export', row: () => db.exportRow(exportId), running: 'RUNNING', progress: 'entitiesWritten', intervalMs: 20 }, fault, timeoutMs);
 }
 
 /** How many times larger than its base size a scenario's jobs may grow. */
@@ -106,6 +119,14 @@ export async function withJobsBigEnough(context: Pick<ScenarioContext, 'log' | '
       context.figures['jobs scaled'] = `${scale * 2}×`;
     }
   }
+}
+
+/** A scenario whose jobs grow until its fault lands inside them: `runAtScale` runs under withJobsBigEnough. */
+export function scalingScenario(
+  definition: Omit<Scenario, 'run'>,
+  runAtScale: (context: ScenarioContext, scale: number) => Promise<void>,
+): Scenario {
+  return { ...definition, run: (context) => withJobsBigEnough(context, (scale) => runAtScale(context, scale)) };
 }
 
 export async function runScenario(scenario: Scenario, index: number): Promise<ScenarioOutcome> {

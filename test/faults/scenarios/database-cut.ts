@@ -4,7 +4,7 @@
 // reader ever sees part of it.
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
-import { batchWriting, check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, check, EndedTooSoon, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
@@ -12,14 +12,14 @@ import { pollUntil, sleep } from '../../support/poll.ts';
 
 const ENTITIES = 10_000;
 
-export const databaseCut: Scenario = {
-  name: 'database-cut',
-  title: `PostgreSQL connections terminated twice during a ${ENTITIES.toLocaleString('en')}-entity batch`,
-  timeoutMs: 8 * 60_000,
-  run(context) {
-    return withJobsBigEnough(context, (scale) => runAtScale(context, scale));
+export const databaseCut = scalingScenario(
+  {
+    name: 'database-cut',
+    title: `PostgreSQL connections terminated twice during a ${ENTITIES.toLocaleString('en')}-entity batch`,
+    timeoutMs: 8 * 60_000,
   },
-};
+  runAtScale,
+);
 
 /** The scenario with jobs `scale` times their base size. */
 async function runAtScale({ client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {

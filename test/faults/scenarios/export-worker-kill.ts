@@ -3,11 +3,10 @@
 // whole, valid file, and the partial file of the lost attempt is gone.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { generatedBatch } from '../lib/data.ts';
+import { seededBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
-import { exportWriting, check, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { exportWriting, check, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
-import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil } from '../../support/poll.ts';
 import { loadAverage } from '../lib/load.ts';
 import { checkTakeover, killHolder, pidOfIdentity, startExtraWorker } from '../lib/processes.ts';
@@ -15,22 +14,19 @@ import { FAILOVER_WITHIN_S } from './worker-kill.ts';
 
 const ENTITIES = 20_000;
 
-export const exportWorkerKill: Scenario = {
-  name: 'export-worker-kill',
-  title: `two workers; the one writing a snapshot export of ${ENTITIES.toLocaleString('en')} entities is SIGKILLed, the other takes it over`,
-  timeoutMs: 8 * 60_000,
-  run(context) {
-    return withJobsBigEnough(context, (scale) => runAtScale(context, scale));
+export const exportWorkerKill = scalingScenario(
+  {
+    name: 'export-worker-kill',
+    title: `two workers; the one writing a snapshot export of ${ENTITIES.toLocaleString('en')} entities is SIGKILLed, the other takes it over`,
+    timeoutMs: 8 * 60_000,
   },
-};
+  runAtScale,
+);
 
 /** The scenario with jobs `scale` times their base size. */
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
   const entities = ENTITIES * scale;
-  const batch = await generatedBatch(context, `ex${scale}`, entities);
-  await client.submitBatchOk(batch.body);
-  const done = await batchEnded(db.pool, batch.batchId, 5 * 60_000);
-  check(done.status === 'COMPLETED', `loading batch ${batch.batchId} ended ${done.status}`);
+  await seededBatch({ client, db, ...context }, `ex${scale}`, entities, 5 * 60_000);
   const ids = (await db.query<{ id: string }>('select id from entity order by id')).map((row) => Number(row.id));
   log(`loaded ${ids.length} entities`);
 

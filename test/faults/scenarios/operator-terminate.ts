@@ -5,8 +5,8 @@
 // export file is left, and the status answers all along.
 import { readdirSync } from 'node:fs';
 import { watchBatchStatus } from '../lib/client.ts';
-import { generatedBatch } from '../lib/data.ts';
-import { batchWriting, exportWriting, check, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { generatedBatch, seededBatch } from '../lib/data.ts';
+import { batchWriting, exportWriting, check, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil, sleep } from '../../support/poll.ts';
@@ -15,22 +15,20 @@ const ENTITIES = 10_000;
 /** An activity learns of a terminate at its next heartbeat (every second), or once a CPU-bound step lets its timer run: room for a loaded machine. */
 const NOTICED_WITHIN_S = 30;
 
-export const operatorTerminate: Scenario = {
-  name: 'operator-terminate',
-  title: `an operator terminates the workflows of a ${ENTITIES.toLocaleString('en')}-entity batch and of an export while they write`,
-  timeoutMs: 8 * 60_000,
-  run(context) {
-    return withJobsBigEnough(context, (scale) => runAtScale(context, scale));
+export const operatorTerminate = scalingScenario(
+  {
+    name: 'operator-terminate',
+    title: `an operator terminates the workflows of a ${ENTITIES.toLocaleString('en')}-entity batch and of an export while they write`,
+    timeoutMs: 8 * 60_000,
   },
-};
+  runAtScale,
+);
 
 /** The scenario with jobs `scale` times their base size. */
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
   const entities = ENTITIES * scale;
   // Records to export: a batch that completes.
-  const seed = await generatedBatch(context, `ot_seed${scale}`, entities);
-  await client.submitBatchOk(seed.body);
-  check((await batchEnded(db.pool, seed.batchId, 5 * 60_000)).status === 'COMPLETED', 'the seed batch did not complete');
+  await seededBatch({ client, db, ...context }, `ot_seed${scale}`, entities, 5 * 60_000);
 
   const exportId = await client.startExportOk('snapshots', []);
   await exportWriting(db, exportId, 'it could be terminated', 2 * 60_000);

@@ -3,9 +3,9 @@
 // finish. While it is down, status answers come from the database, and a
 // new batch is refused with 503 (and may be sent again later).
 import { watchBatchStatus } from '../lib/client.ts';
-import { generatedBatch } from '../lib/data.ts';
+import { generatedBatch, seededBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
-import { batchWriting, check, EndedTooSoon, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, check, EndedTooSoon, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil, sleep } from '../../support/poll.ts';
@@ -14,22 +14,20 @@ const EXPORTED = 5_000;
 const ENTITIES = 20_000;
 const DOWN_MS = 10_000;
 
-export const temporalRestart: Scenario = {
-  name: 'temporal-restart',
-  title: `Temporal dev server stopped (at least ${DOWN_MS / 1000} s) during a ${ENTITIES.toLocaleString('en')}-entity batch and a snapshot export`,
-  timeoutMs: 10 * 60_000,
-  run(context) {
-    return withJobsBigEnough(context, (scale) => runAtScale(context, scale));
+export const temporalRestart = scalingScenario(
+  {
+    name: 'temporal-restart',
+    title: `Temporal dev server stopped (at least ${DOWN_MS / 1000} s) during a ${ENTITIES.toLocaleString('en')}-entity batch and a snapshot export`,
+    timeoutMs: 10 * 60_000,
   },
-};
+  runAtScale,
+);
 
 /** The scenario with jobs `scale` times their base size. */
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
   const entities = ENTITIES * scale;
   const seedSize = EXPORTED * scale;
-  const seed = await generatedBatch(context, `tr_seed${scale}`, seedSize);
-  await client.submitBatchOk(seed.body);
-  check((await batchEnded(db.pool, seed.batchId, 3 * 60_000)).status === 'COMPLETED', 'the seed batch did not complete');
+  const seed = await seededBatch({ client, db, ...context }, `tr_seed${scale}`, seedSize, 3 * 60_000);
   const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map((row) => Number(row.id));
 
   const batch = await generatedBatch(context, `tr${scale}`, entities);

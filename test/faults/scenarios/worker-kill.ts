@@ -7,7 +7,7 @@
 import { FeedFollower } from '../../support/feed-follower.ts';
 import { watchBatchStatus } from '../lib/client.ts';
 import { generatedBatch } from '../lib/data.ts';
-import { batchWriting, check, withJobsBigEnough, type Scenario, type ScenarioContext } from '../lib/scenario.ts';
+import { batchWriting, check, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { describeAttempts } from '../lib/workflows.ts';
 import { watchAllOrNothing } from '../lib/visibility.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
@@ -21,14 +21,14 @@ const ENTITIES = 10_000;
 /** What a failover aims at: the other worker completes the job within this of the kill (on a machine not busy with other work). */
 export const FAILOVER_WITHIN_S = 45;
 
-export const workerKill: Scenario = {
-  name: 'worker-kill',
-  title: `two workers; the one applying a ${ENTITIES.toLocaleString('en')}-entity batch is SIGKILLed, the other takes it over`,
-  timeoutMs: 8 * 60_000,
-  run(context) {
-    return withJobsBigEnough(context, (scale) => runAtScale(context, scale));
+export const workerKill = scalingScenario(
+  {
+    name: 'worker-kill',
+    title: `two workers; the one applying a ${ENTITIES.toLocaleString('en')}-entity batch is SIGKILLed, the other takes it over`,
+    timeoutMs: 8 * 60_000,
   },
-};
+  runAtScale,
+);
 
 /** The scenario with jobs `scale` times their base size. */
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
