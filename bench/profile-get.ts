@@ -14,10 +14,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { freePort } from '../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess } from '../scripts/lib/temporal-server.ts';
+import { commandOptions, isScript, loadAverage } from './lib/cli.ts';
 import { BENCH_TOKEN } from './lib/stack.ts';
 import { idSpread, READS_ENV, readsDatabase, runAutocannon, spreadIds } from './reads.ts';
 
@@ -125,17 +125,8 @@ function cpuSeconds(pid: number): number {
 /** CLOCK_MONOTONIC in µs: the clock V8's profiler stamps its samples with. */
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
-    options: {
-      entities: { type: 'string', default: '100000' },
-      duration: { type: 'string', default: '10' },
-      ids: { type: 'string', default: '2000' },
-      'api-processes': { type: 'string', default: '1' },
-      out: { type: 'string' },
-      'api-root': { type: 'string', default: ROOT },
-    },
-  });
+if (isScript(import.meta)) {
+  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out'] });
   const seconds = Number(values.duration);
   const database = await readsDatabase(Number(values.entities));
   process.stderr.write(`profile: ${database.how}\n`);
@@ -181,7 +172,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     // CPU time per request does not depend on how much of the machine others take, as rates and latencies do.
     const perRequest = (cpu: number, r: typeof bearer) => `${((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs CPU per request`;
     const rate = (name: string, r: typeof bearer, cpu: number) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(cpu, r)}, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer, cpuBetween - cpuBefore)}; ${rate('HMAC', hmac, cpuAfter - cpuBetween)}; API_PROCESSES=${values['api-processes']}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    process.stdout.write(`${rate('bearer', bearer, cpuBetween - cpuBefore)}; ${rate('HMAC', hmac, cpuAfter - cpuBetween)}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);

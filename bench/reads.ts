@@ -36,12 +36,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { seededRandom } from './lib/generate.ts';
 import { BENCH_SENDERS, benchSender, DEFAULT_ENTITY_TYPES, loadGeneratedEntities } from './lib/load.ts';
-import { median, printTable, runsNote, type Figure } from './lib/report.ts';
+import { commandOptions, isScript, reportFigures } from './lib/cli.ts';
+import { median, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { freePort } from '../scripts/lib/ports.ts';
 import { authorizationValue, canonicalString, formatNdaDate, NDA_DATE_HEADER, ndaSignature } from '../api/auth/nda-hmac.ts';
@@ -664,39 +664,34 @@ export async function readsFigures(options: ReadsOptions): Promise<Figure[]> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
-    options: {
-      entities: { type: 'string', default: '1000000' },
-      runs: { type: 'string', default: '3' },
-      duration: { type: 'string', default: '10' },
-      ids: { type: 'string', default: '5000' },
-      searches: { type: 'string', default: String(SEARCH_REQUESTS) },
-      'search-seconds': { type: 'string', default: '90' },
-      reload: { type: 'boolean', default: false },
-      'api-processes': { type: 'string', default: '1,2' },
-      parts: { type: 'string', default: 'updates,get,search' },
-      json: { type: 'string' },
+if (isScript(import.meta)) {
+  const values = commandOptions(
+    {
+      entities: '1000000',
+      runs: '3',
+      duration: '10',
+      ids: '5000',
+      searches: String(SEARCH_REQUESTS),
+      'search-seconds': '90',
+      'api-processes': '1,2',
+      parts: 'updates,get,search',
     },
-  });
-  const loadBefore = readFileSync('/proc/loadavg', 'utf8').trim();
-  const figures = await readsFigures({
-    entities: Number(values.entities.replace(/_/g, '')),
-    runs: Number(values.runs),
-    durationSeconds: Number(values.duration),
-    ids: Number(values.ids),
-    searchRequests: Number(values.searches),
-    searchSeconds: Number(values['search-seconds']),
-    reload: values.reload,
-    apiProcesses: values['api-processes'].split(',').map(Number),
-    parts: values.parts.split(',').map((part) => {
-      if (part !== 'updates' && part !== 'get' && part !== 'search') throw new Error(`--parts: unknown part ${part} (updates, get, search)`);
-      return part;
+    { optional: ['json'], flags: ['reload'] },
+  );
+  await reportFigures(values.json, () =>
+    readsFigures({
+      entities: Number(values.entities.replace(/_/g, '')),
+      runs: Number(values.runs),
+      durationSeconds: Number(values.duration),
+      ids: Number(values.ids),
+      searchRequests: Number(values.searches),
+      searchSeconds: Number(values['search-seconds']),
+      reload: values.reload,
+      apiProcesses: values['api-processes'].split(',').map(Number),
+      parts: values.parts.split(',').map((part) => {
+        if (part !== 'updates' && part !== 'get' && part !== 'search') throw new Error(`--parts: unknown part ${part} (updates, get, search)`);
+        return part;
+      }),
     }),
-  });
-  const loadAfter = readFileSync('/proc/loadavg', 'utf8').trim();
-  printTable(figures);
-  process.stdout.write(`load average before: ${loadBefore}; after: ${loadAfter}\n`);
-  if (values.json) writeFileSync(values.json, JSON.stringify({ loadBefore, loadAfter, figures }, null, 2));
-  if (figures.some((figure) => !figure.info && !figure.met)) process.exitCode = 1;
+  );
 }

@@ -69,24 +69,22 @@ export interface StackOptions {
   reuseDatabase?: boolean;
 }
 
+/** The URL of database `name` on the bench server, dropped with its rows and created afresh. */
 export async function recreateDatabase(name: string): Promise<string> {
-  const base = new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
-  const admin = new pg.Client({ connectionString: base.toString() });
+  const admin = new pg.Client({ connectionString: benchServerUrl().toString() });
   await admin.connect();
   await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
   await admin.end();
-  base.pathname = `/${name}`;
-  const url = base.toString();
-  await ensureDatabase(url);
-  const orm = await openOrm(url);
-  await migrate(orm);
-  await orm.close();
-  return url;
+  return openDatabase(name);
+}
+
+function benchServerUrl(): URL {
+  return new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
 }
 
 /** The URL of database `name` on the bench server, created when missing and migrated; existing rows are kept. */
 export async function openDatabase(name: string): Promise<string> {
-  const base = new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
+  const base = benchServerUrl();
   base.pathname = `/${name}`;
   const url = base.toString();
   await ensureDatabase(url);
