@@ -50,42 +50,37 @@ function bar(current?: ApiVersion): string {
 }
 
 export function indexPage(): string {
-  const rows = VERSIONS.map(
-    ({ version, label, xsd }) => `    <li>
-      <h2><a href="/docs/${version}">${label}</a></h2>
+  return listPage(
+    'Entity Records Service API reference',
+    `Reference of the REST interfaces. Every operation except these pages, the documents and
+  <code>GET /health</code> needs an <code>Authorization: Bearer &lt;token&gt;</code> header.`,
+    ({ version, label, xsd }) => `<h2><a href="/docs/${version}">${label}</a></h2>
       <p>Base path <code>/api/${version}</code> ·
         <a href="/api/${version}/openapi.json">OpenAPI 3.1 document</a> ·
-        <a href="/docs/schemas/${xsd}">XML schema (${xsd})</a></p>
-    </li>`,
-  ).join('\n');
-  return `${head('Entity Records Service API reference', ['/docs/assets/docs.css'])}
-<body class="docs-index">
-${bar()}
-<main>
-  <p>Reference of the REST interfaces. Every operation except these pages, the documents and
-  <code>GET /health</code> needs an <code>Authorization: Bearer &lt;token&gt;</code> header.</p>
-  <ul class="docs-versions">
-${rows}
-  </ul>
-</main>
-</body>
-</html>
-`;
+        <a href="/docs/schemas/${xsd}">XML schema (${xsd})</a></p>`,
+  );
 }
 
 /** /docs/schemas/: the XSDs, one per interface, with the namespace each one's documents use. */
 export function schemasPage(): string {
-  const rows = VERSIONS.map(
-    ({ version, label, xsd, namespace }) => `    <li>
-      <h2><a href="/docs/schemas/${xsd}">${xsd}</a></h2>
-      <p>The XML of interface ${label}, <code>/api/${version}</code>: namespace <code>${namespace}</code>.</p>
-    </li>`,
-  ).join('\n');
-  return `${head('Entity Records Service XML schemas', ['/docs/assets/docs.css'])}
+  return listPage(
+    'Entity Records Service XML schemas',
+    'The XML schemas every batch is validated against and every XML answer follows.',
+    ({ version, label, xsd, namespace }) => `<h2><a href="/docs/schemas/${xsd}">${xsd}</a></h2>
+      <p>The XML of interface ${label}, <code>/api/${version}</code>: namespace <code>${namespace}</code>.</p>`,
+  );
+}
+
+/** A page of the docs' index style: a paragraph, then one list entry per interface version. */
+function listPage(title: string, intro: string, entry: (version: (typeof VERSIONS)[number]) => string): string {
+  const rows = VERSIONS.map((version) => `    <li>
+      ${entry(version)}
+    </li>`).join('\n');
+  return `${head(title, ['/docs/assets/docs.css'])}
 <body class="docs-index">
 ${bar()}
 <main>
-  <p>The XML schemas every batch is validated against and every XML answer follows.</p>
+  <p>${intro}</p>
   <ul class="docs-versions">
 ${rows}
   </ul>
