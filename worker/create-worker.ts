@@ -112,40 +112,29 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   };
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};
+  /** One worker on `lane`'s task queue, with the lane's activity slots. */
+  const startLane = async (lane: Lane, options: Pick<WorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle'>) => {
+    taskQueues[lane] = laneTaskQueue(deps.taskQueue, lane);
+    workers.push(await Worker.create({ ...shared, taskQueue: taskQueues[lane], maxConcurrentActivityTaskExecutions: slots[lane], ...options }));
+  };
   if (lanes.includes('bulk')) {
-    taskQueues.bulk = laneTaskQueue(deps.taskQueue, 'bulk');
-    workers.push(
-      await Worker.create({
-        ...shared,
-        taskQueue: taskQueues.bulk,
-        ...workflowSource,
-        maxConcurrentActivityTaskExecutions: slots.bulk,
-        activities: {
-          ...batchActivities,
-          ...createExportActivities({
-            db: deps.db,
-            log: deps.log,
-            exportDir: deps.exportDir,
-            checkAttempt,
-            exportRecordsPerStep: deps.exportRecordsPerStep,
-            afterExportStep: deps.afterExportStep,
-          }),
-        },
-      }),
-    );
+    await startLane('bulk', {
+      ...workflowSource,
+      activities: {
+        ...batchActivities,
+        ...createExportActivities({
+          db: deps.db,
+          log: deps.log,
+          exportDir: deps.exportDir,
+          checkAttempt,
+          exportRecordsPerStep: deps.exportRecordsPerStep,
+          afterExportStep: deps.afterExportStep,
+        }),
+      },
+    });
   }
-  if (lanes.includes('interactive')) {
-    taskQueues.interactive = laneTaskQueue(deps.taskQueue, 'interactive');
-    // Activities only: no workflow code, so no second workflow sandbox in memory.
-    workers.push(
-      await Worker.create({
-        ...shared,
-        taskQueue: taskQueues.interactive,
-        maxConcurrentActivityTaskExecutions: slots.interactive,
-        activities: batchActivities,
-      }),
-    );
-  }
+  // Activities only: no workflow code, so no second workflow sandbox in memory.
+  if (lanes.includes('interactive')) await startLane('interactive', { activities: batchActivities });
   return {
     taskQueues,
     slots,
