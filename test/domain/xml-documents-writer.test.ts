@@ -1,42 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchResult, QueryResult, RevisionChanges, RevisionPointer } from '../../domain/model.ts';
+import type { QueryResult, RevisionChanges, RevisionPointer } from '../../domain/model.ts';
 import { BATCH_ISSUE_CODES } from '../../domain/model.ts';
 import { serializeQueryResult } from '../../domain/xml/query-writer.ts';
 import { serializeBatchResult, v1ErrorType } from '../../domain/xml/result-writer.ts';
 import { writeRevisions } from '../../domain/xml/revisions-writer.ts';
 import { writeUpdates, writeUpdatesFrom } from '../../domain/xml/updates-writer.ts';
 import { BATCH_V2_COMMANDS } from '../fixtures/xml/batch-commands.ts';
+import { FAILURE, SUCCESS } from '../fixtures/xml/batch-results.ts';
 import { collect, fromArray, readRevisionsDocument, sampleParts, uuid } from '../fixtures/xml/support.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
-
-const SUCCESS: BatchResult = {
-  outcome: 'success',
-  transactionUuid: uuid(1, 50),
-  revisions: [
-    { localId: 'n1', entityId: 100, entityUuid: uuid(100), rev: uuid(100, 1), metadataRev: uuid(100, 2) },
-    { localId: 'e1', entityId: 42, entityUuid: uuid(42), rev: uuid(42, 1), metadataRev: uuid(42, 2) },
-  ],
-};
-
-const FAILURE: BatchResult = {
-  outcome: 'failure',
-  checkedAt: '2025-03-04T12:00:00Z',
-  forceKey: 'fk-1',
-  entities: [
-    {
-      localId: 'n1',
-      issues: [
-        { uuid: uuid(1, 60), severity: 'ERROR', issueCode: BATCH_ISSUE_CODES.duplicateEntityUuid, message: 'UUID už existuje <n1>' },
-        { uuid: uuid(1, 61), severity: 'WARNING', issueCode: BATCH_ISSUE_CODES.preferredNameExists, message: 'Jméno „Dvořák“ už existuje' },
-      ],
-    },
-    { localId: 'e1', issues: [{ uuid: uuid(1, 62), severity: 'ERROR', issueCode: BATCH_ISSUE_CODES.staleRevision, message: 'stará revize' }] },
-    { issues: [{ uuid: uuid(1, 63), severity: 'ERROR', issueCode: BATCH_ISSUE_CODES.unknownLocalReference, message: 'neznámý odkaz' }] },
-    { localId: 'quiet', issues: [] },
-    { localId: 'e1', issues: [{ uuid: uuid(1, 64), severity: 'ERROR', message: 'ještě jednou' }] },
-  ],
-};
 
 describe('v1ErrorType', () => {
   it('maps the issue codes v1 has a type for, and everything else to ET_ERROR', () => {
@@ -74,6 +47,8 @@ describe('serializeBatchResult', () => {
     expect(xml.startsWith(`${DECLARATION}<batchChangeFailure xmlns="http://cam.tacr.cz/2025"><issues localId="n1"><issue><uuid>`)).toBe(true);
     expect(xml).toContain('<issueCode>DuplicateEntityUuid</issueCode><message>UUID už existuje &lt;n1&gt;</message><from>2025-03-04T12:00:00Z</from>');
     expect(xml).toContain('<severity>WARNING</severity>');
+    expect(xml).toContain('<partRef type="PT_NAME"/><from>');
+    expect(xml).toContain('<entityRef entityId="5"/><from>');
     expect(xml).toContain('</issues><issues><issue>');
     expect(xml).not.toContain('quiet');
     // Issues of one entity stay in one element: localId is an xs:ID.

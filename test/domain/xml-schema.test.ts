@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchResult, EntityRecord, RevisionChanges, XmlVersion } from '../../domain/model.ts';
+import type { EntityRecord, RevisionChanges, XmlVersion } from '../../domain/model.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
 import { serializeBatch } from '../../domain/xml/batch-writer.ts';
 import { serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
@@ -8,6 +8,7 @@ import { serializeBatchResult } from '../../domain/xml/result-writer.ts';
 import { writeRevisions } from '../../domain/xml/revisions-writer.ts';
 import { writeUpdates, writeUpdatesFrom } from '../../domain/xml/updates-writer.ts';
 import { BATCH_V2_COMMANDS, BATCH_V2_HEADER } from '../fixtures/xml/batch-commands.ts';
+import { FAILURE, SUCCESS } from '../fixtures/xml/batch-results.ts';
 import { collect, fixture, fromArray, sampleParts, sampleRecord, uuid } from '../fixtures/xml/support.ts';
 
 const encoder = new TextEncoder();
@@ -33,28 +34,6 @@ const revisions: RevisionChanges[] = [
 const ISSUE_OPS = new Set(['addIssue', 'removeIssue', 'addIssueStatus']);
 const withoutIssueChanges = revisions.map((revision) => ({ ...revision, changes: revision.changes.filter((change) => !ISSUE_OPS.has(change.op)) }));
 
-const success: BatchResult = {
-  outcome: 'success',
-  transactionUuid: uuid(1, 50),
-  revisions: [{ localId: 'n1', entityId: 100, entityUuid: uuid(100), rev: uuid(100, 1), metadataRev: uuid(100, 2) }],
-};
-
-const failure: BatchResult = {
-  outcome: 'failure',
-  checkedAt: '2025-03-04T12:00:00Z',
-  forceKey: 'fk-1',
-  entities: [
-    {
-      localId: 'n1',
-      issues: [
-        { uuid: uuid(1, 60), severity: 'ERROR', issueCode: 'DuplicateEntityUuid', message: 'UUID už existuje' },
-        { uuid: uuid(1, 61), severity: 'WARNING', issueCode: 'PreferredNameExists', message: 'Jméno už existuje', partRef: { type: 'PT_NAME' } },
-      ],
-    },
-    { issues: [{ uuid: uuid(1, 62), severity: 'ERROR', message: 'neznámý odkaz', entityRef: { entityId: 5 } }] },
-  ],
-};
-
 describe.each(['v2', 'v1'] as const)('every %s document the writers produce is valid against its schema', (version) => {
   it('the fixture batch, as read and as written', async () => {
     await expectValid(fixture(version === 'v2' ? 'batch-v2.xml' : 'batch-v1.xml'), version);
@@ -78,8 +57,8 @@ describe.each(['v2', 'v1'] as const)('every %s document the writers produce is v
   });
 
   it('batch results', async () => {
-    await expectValid(serializeBatchResult(success, version), version);
-    await expectValid(serializeBatchResult(failure, version), version);
+    await expectValid(serializeBatchResult(SUCCESS, version), version);
+    await expectValid(serializeBatchResult(FAILURE, version), version);
   });
 
   it('search results and update lists', async () => {
