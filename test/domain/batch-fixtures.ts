@@ -1,4 +1,6 @@
-// Small factories for the batch planning tests.
+// Small factories for the batch planning tests, and the check of a plan that only warns.
+
+import { expect } from 'vitest';
 
 import { createBatchWorld, type BatchPlan, type EntitySummary, type LoadedWorld, type PlanEnv } from '../../domain/batch/index.ts';
 import type {
@@ -82,6 +84,13 @@ export function world(loaded: LoadedWorld = {}) {
 
 export function allIssues(plan: BatchPlan): (Issue & { localId: string | undefined })[] {
   return plan.issues.flatMap((group) => group.issues.map((issue) => ({ ...issue, localId: group.localId })));
+}
+
+/** The plan's one issue is a warning with these fields (and more), and it has no error. */
+export function expectOnlyWarning(plan: BatchPlan, warning: Partial<Issue> & { localId: string; issueCode: string }): void {
+  expect(plan.hasErrors).toBe(false);
+  expect(plan.hasWarnings).toBe(true);
+  expect(allIssues(plan)).toEqual([expect.objectContaining({ severity: 'WARNING', ...warning })]);
 }
 
 export function codes(plan: BatchPlan): (string | undefined)[] {

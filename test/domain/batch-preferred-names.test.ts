@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addPreferredNameWarnings, planBatch, preferredNameKeys, type NameHolders } from '../../domain/batch/index.ts';
-import { allIssues, create, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
+import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
 
 const noHolders: NameHolders = () => [];
 const holdersOf =
@@ -41,17 +41,7 @@ describe('addPreferredNameWarnings', () => {
   it('warns when another current entity of the type holds the name (PreferredNameExists)', () => {
     const plan = planBatch([create('n', [namePart('p', 'Nováková', 'Marie')])], world(), testEnv());
     const warned = addPreferredNameWarnings(plan, holdersOf({ 'PERSON:novakova, marie': [42, 17] }), testEnv().newUuid);
-    expect(warned.hasWarnings).toBe(true);
-    expect(warned.hasErrors).toBe(false);
-    expect(allIssues(warned)).toEqual([
-      expect.objectContaining({
-        localId: 'n',
-        severity: 'WARNING',
-        issueCode: 'PreferredNameExists',
-        entityRef: { entityId: 17 },
-        partRef: { type: 'PT_NAME', partUuid: 'p' },
-      }),
-    ]);
+    expectOnlyWarning(warned, { localId: 'n', issueCode: 'PreferredNameExists', entityRef: { entityId: 17 }, partRef: { type: 'PT_NAME', partUuid: 'p' } });
     expect(allIssues(warned)[0]?.message).toContain('"Nováková, Marie": entity 17, entity 42');
     expect(plan.issues).toEqual([]);
   });
