@@ -46,6 +46,27 @@ describe('job activities under MockActivityEnvironment', () => {
     return value;
   };
 
+  const terminated: AttemptStanding = { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' };
+
+  /**
+   * Runs the activity `of(checkAttempt)` for the workflow of `id` while
+   * Temporal is `gone` with `value`: the activity ends cancelled, and only
+   * once its heartbeat was answered NotFound.
+   */
+  async function runWhileGone<Args extends unknown[]>(
+    id: string,
+    value: AttemptStanding,
+    of: (checkAttempt: CheckAttempt) => (...args: Args) => Promise<unknown>,
+    ...args: Args
+  ): Promise<void> {
+    const { env } = environment(id);
+    const seen: string[] = [];
+    await expect(env.run(of(gone(env, value, seen)), ...args)).rejects.toBeInstanceOf(CancelledFailure);
+    seen.push('ended');
+    // The SDK knows the server has no use for this attempt's end, and does not report it (no "Activity not found on completion").
+    expect(seen).toEqual(['NotFound', 'ended']);
+  }
+
   /** An activity environment whose activity belongs to the workflow of `id`. */
   function environment(id: string) {
     const env = new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt: 1 });
@@ -97,13 +118,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
   it('applyBatch does not commit when Temporal says the workflow was terminated, records why, and ends once its heartbeat is answered NotFound', async () => {
     const id = await storedBatch(['Rudolf II.']);
-    const { env } = environment(id);
-    const seen: string[] = [];
-    const activities = batchActivities(gone(env, { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }, seen));
-    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    seen.push('ended');
-    // The SDK knows the server has no use for this attempt's end, and does not report it (no "Activity not found on completion").
-    expect(seen).toEqual(['NotFound', 'ended']);
+    await runWhileGone(id, terminated, (checkAttempt) => batchActivities(checkAttempt).applyBatch, id);
     const batch = await findBatch(harness.db.pool, id);
     expect(batch?.status).toBe('FAILED');
     expect(batch?.error).toContain('terminated by an operator');
@@ -112,12 +127,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
   it('applyBatch steps aside without a word when another attempt or run owns the batch', async () => {
     const id = await storedBatch(['Edward Kelley']);
-    const { env } = environment(id);
-    const seen: string[] = [];
-    const activities = batchActivities(gone(env, { wanted: false, ending: 'superseded', reason: 'workflow reset' }, seen));
-    await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    seen.push('ended');
-    expect(seen).toEqual(['NotFound', 'ended']);
+    await runWhileGone(id, { wanted: false, ending: 'superseded', reason: 'workflow reset' }, (checkAttempt) => batchActivities(checkAttempt).applyBatch, id);
     // The owner applies it; nothing was written and nothing recorded by this attempt.
     expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
@@ -181,12 +191,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
     it('runExport removes the file it finished when Temporal says its workflow was terminated', async () => {
       const id = await storedExport();
-      const { env } = environment(id);
-      const seen: string[] = [];
-      const activities = exportActivities(gone(env, { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' }, seen));
-      await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
-      seen.push('ended');
-      expect(seen).toEqual(['NotFound', 'ended']);
+      await runWhileGone(id, terminated, (checkAttempt) => exportActivities(checkAttempt).runExport, id, 3_600_000);
       const row = await findExport(harness.db.pool, id);
       expect(row?.status).toBe('FAILED');
       expect(row?.error).toContain('terminated by an operator');
