@@ -81,6 +81,16 @@ describe('operator actions on running jobs', () => {
       const { status } = await harness.temporal.workflow.getHandle(workflowId).describe();
       return status.name === 'RUNNING' ? undefined : status.name;
     });
+  /** The stopped batch ended FAILED saying `why`, with no revision and no transaction, and its workflow closed as `workflowStatus`. */
+  async function endedUnwritten(id: string, why: string, workflowStatus: string) {
+    const row = await batchEnded(harness, id);
+    expect(row).toMatchObject({ status: 'FAILED', result: null });
+    expect(row.error).toContain(why);
+    expect(await written(id)).toBe(0);
+    expect(await transactions(id)).toBe(0);
+    expect(await closed(id)).toBe(workflowStatus);
+    return row;
+  }
 
   it('shows a running batch as its workflow tells it: run id, attempt, progress, the UI address', async () => {
     const id = await submit(batchXmlOf('Václav Hájek z Libočan'), true);
@@ -109,12 +119,7 @@ describe('operator actions on running jobs', () => {
     // The heartbeat brings the cancel within a second or so; the check before the commit catches it either way.
     await eventually(async () => ((await harness.temporal.workflow.getHandle(id).describe()).raw.pendingActivities?.[0]?.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED ? true : undefined));
     release();
-    const row = await batchEnded(harness, id);
-    expect(row).toMatchObject({ status: 'FAILED', result: null });
-    expect(row.error).toContain('cancelled by an operator');
-    expect(await written(id)).toBe(0);
-    expect(await transactions(id)).toBe(0);
-    expect(await closed(id)).toBe('CANCELLED');
+    const row = await endedUnwritten(id, 'cancelled by an operator', 'CANCELLED');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
     expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'FAILED', error: row.error, workflow: { status: 'CANCELLED' } });
     expect(await (await harness.api(`/api/v2/batches/${id}/result`)).text()).toContain('cancelled by an operator');
@@ -130,12 +135,7 @@ describe('operator actions on running jobs', () => {
     expect(meanwhile.error).toContain('terminated');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
     release();
-    const row = await batchEnded(harness, id);
-    expect(row).toMatchObject({ status: 'FAILED', result: null });
-    expect(row.error).toContain('terminated by an operator');
-    expect(await written(id)).toBe(0);
-    expect(await transactions(id)).toBe(0);
-    expect(await closed(id)).toBe('TERMINATED');
+    await endedUnwritten(id, 'terminated by an operator', 'TERMINATED');
     await attemptsEnded();
   });
 

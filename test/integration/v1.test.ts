@@ -21,6 +21,16 @@ async function expectValidV1(xml: string): Promise<void> {
   await validateDocument(Buffer.from(xml), 'v1');
 }
 
+/** A 200 text/xml answer, valid against the v1 schema, whose root is `root`: its text. */
+async function v1Document(response: Response, root: string): Promise<string> {
+  const xml = await response.text();
+  expect(response.status, xml).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/xml');
+  await expectValidV1(xml);
+  expect(xml).toContain(`<${root} xmlns="http://cam.tacr.cz/2019"`);
+  return xml;
+}
+
 /** A raw HTTP/1.1 exchange: everything the server sent until it closed the connection. */
 async function rawExchange(baseUrl: string, request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<string> {
   const { hostname, port } = new URL(baseUrl);
@@ -120,12 +130,7 @@ describe('v1 legacy interface', () => {
       const [batch] = await harness.sql<{ api_version: string; force: boolean; status: string }>('select api_version, force, status from batch where id = $1', [bid]);
       expect(batch).toMatchObject({ api_version: 'v1', force: false, status: 'COMPLETED' });
 
-      const read = await harness.api(`/api/v1/entities/${entityId}`);
-      expect(read.status).toBe(200);
-      expect(read.headers.get('content-type')).toContain('text/xml');
-      const ent = await read.text();
-      await expectValidV1(ent);
-      expect(ent).toContain('<ent xmlns="http://cam.tacr.cz/2019"');
+      const ent = await v1Document(await harness.api(`/api/v1/entities/${entityId}`), 'ent');
       expect(ent).toContain(`eid="${entityId}"`);
       expect(ent).toContain(`<rid>${rev}</rid>`);
       expect(ent).toContain('<usr>Archivní Systém</usr>');
@@ -371,11 +376,7 @@ describe('v1 legacy interface', () => {
       const first = await createV1('Bedřich Smetana');
       const second = await createV1('Leoš Janáček');
       const response = await postJson('/api/v1/export/snapshots', [first.entityId, second.entityUuid.toUpperCase(), '987654320', randomUUID(), first.entityUuid], 'export');
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toContain('text/xml');
-      const ents = await response.text();
-      await expectValidV1(ents);
-      expect(ents).toContain('<ents xmlns="http://cam.tacr.cz/2019"');
+      const ents = await v1Document(response, 'ents');
       expect(count(ents, 'ent')).toBe(2);
       expect(ents).toContain(`eid="${first.entityId}"`);
       expect(ents).toContain('Leoš Janáček');
@@ -404,11 +405,7 @@ describe('v1 legacy interface', () => {
       const second = await createV1('Otakar Ševčík', entityType);
 
       const all = await postJson(`/api/v1/export/revisions?fromTransId=${first.trns}`, [], 'export');
-      expect(all.status).toBe(200);
-      expect(all.headers.get('content-type')).toContain('text/xml');
-      const errs = await all.text();
-      await expectValidV1(errs);
-      expect(errs).toContain('<errs xmlns="http://cam.tacr.cz/2019"');
+      const errs = await v1Document(all, 'errs');
       expect(count(errs, 'rev')).toBe(2);
       const [revision] = await harness.sql<{ uuid: string }>(
         'select r.uuid from revision r join transaction t on t.seq = r.seq where t.uuid = $1',
@@ -441,11 +438,7 @@ describe('v1 legacy interface', () => {
       const search = (body: unknown, query = 'page=1&pageSize=10') => postJson(`/api/v1/search?${query}`, body, 'read');
 
       const all = await search({ types: [entityType], state: ['RS_NEW', 'RS_APPROVED'] });
-      expect(all.status).toBe(200);
-      expect(all.headers.get('content-type')).toContain('text/xml');
-      const qr = await all.text();
-      await expectValidV1(qr);
-      expect(qr).toContain('<qr xmlns="http://cam.tacr.cz/2019"');
+      const qr = await v1Document(all, 'qr');
       expect(qr).toContain('<cnt>3</cnt>');
       expect(count(qr, 'fei')).toBe(3);
 
@@ -499,11 +492,7 @@ describe('v1 legacy interface', () => {
       const a = await createV1('Změněný A');
       const b = await createV1('Změněný B');
       const response = await harness.api(`/api/v1/updates/from/${start.trns}`, { as: 'read' });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toContain('text/xml');
-      const upsf = await response.text();
-      await expectValidV1(upsf);
-      expect(upsf).toContain('<upsf xmlns="http://cam.tacr.cz/2019"');
+      const upsf = await v1Document(response, 'upsf');
       expect(upsf).toContain(`<from>${start.trns}</from>`);
       expect(upsf).toContain(`<to>${b.trns}</to>`);
       expect(upsf).toContain('<cnt>2</cnt>');
@@ -530,10 +519,7 @@ describe('v1 legacy interface', () => {
       const end = created[2]!.trns;
       const page = async (n: number) => {
         const response = await harness.api(`/api/v1/updates?fromTransId=${start.trns}&toTransId=${end}&page=${n}&pageSize=2`, { as: 'read' });
-        expect(response.status).toBe(200);
-        const ups = await response.text();
-        await expectValidV1(ups);
-        expect(ups).toContain('<ups xmlns="http://cam.tacr.cz/2019"');
+        const ups = await v1Document(response, 'ups');
         return [...ups.matchAll(/\beid="(\d+)"/g)].map((match) => match[1]);
       };
       expect([...(await page(1)), ...(await page(2))]).toEqual(created.map((record) => record.entityId));
