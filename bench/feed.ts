@@ -21,7 +21,7 @@ import { inTransaction } from '../db/sql.ts';
 import { GENESIS_TRANSACTION_ID } from '../migrations/Migration20261123000005Genesis.ts';
 import { applyBatchCommands } from '../services/batches/apply.ts';
 import { finishBatch, markProcessing, storeBatch } from '../services/batches/store.ts';
-import { countChangedRecords, findTransaction, latestTransaction, streamChangedRecords } from '../services/reads/updates.ts';
+import { feedRepository } from '../db/feed.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { dropDatabase, recreateDatabase } from './lib/stack.ts';
@@ -76,8 +76,9 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
     const without = await smallBatches(pool, batches);
     await pool.query('alter table transaction enable always trigger transaction_commit_order');
 
-    const from = (await findTransaction(pool, GENESIS_TRANSACTION_ID))!;
-    const to = (await latestTransaction(pool))!;
+    const feed = feedRepository(pool);
+    const from = (await feed.findTransaction(GENESIS_TRANSACTION_ID))!;
+    const to = (await feed.latestTransaction())!;
     const counts: number[] = [];
     const countMs: number[] = [];
     const pageMs: number[] = [];
@@ -85,10 +86,10 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
     const seqPageMs: number[] = [];
     const { rows: seqs } = await pool.query<{ max: string }>('select max(seq) as max from transaction where commit_seq is not null');
     for (let run = 0; run < 3; run += 1) {
-      const [count, ms] = await timed(() => countChangedRecords(pool, from, to));
+      const [count, ms] = await timed(() => feed.countChangedRecords(from, to));
       counts.push(count);
       countMs.push(ms);
-      pageMs.push((await timed(() => drain(streamChangedRecords(pool, from, to, 0, PAGE))))[1]);
+      pageMs.push((await timed(() => drain(feed.streamChangedRecords(from, to, 0, PAGE))))[1]);
       seqCountMs.push((await timed(() => pool.query('select count(distinct entity_id) from revision where seq > 0 and seq <= $1', [seqs[0]!.max])))[1]);
       seqPageMs.push(
         (

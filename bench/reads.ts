@@ -258,13 +258,13 @@ function pgbenchBinary(): string {
 
 /**
  * PostgreSQL's own rate for the statement GET /api/v2/entities/{id} runs
- * (services/reads/entities.ts), prepared, 32 clients on 2 threads, over the
+ * (db/records.ts), prepared, 32 clients on 2 threads, over the
  * same ids: what the database serves when nothing but a C client stands
  * between it and the socket.
  */
 function runPgbench(databaseUrl: string, spread: IdSpread, seconds: number, dir: string): number {
   const script = join(dir, 'get-entity.sql');
-  // The statement of services/reads/entities.ts findCurrentRecord, over the ids of spreadIds().
+  // The statement of db/records.ts (RecordRepository.current), over the ids of spreadIds().
   const lines = [`\\set k random(0, ${spread.count - 1})`, `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`, 'select record from entity where id = :id;'];
   writeFileSync(script, `${lines.join('\n')}\n`);
   const url = new URL(databaseUrl);

@@ -1,5 +1,8 @@
 import type pg from 'pg';
+import { feedRepository, type FeedRepository } from './feed.ts';
 import { openOrm, type Orm } from './orm.ts';
+import { recordRepository, type RecordRepository } from './records.ts';
+import { searchRepository, type SearchRepository } from './search/repository.ts';
 
 /**
  * The data-access layer as the rest of the service holds it: the ORM (its
@@ -11,6 +14,12 @@ export interface Db {
   readonly orm: Orm;
   /** MikroORM's own pg pool: for db/ modules, not for callers outside db/. */
   readonly pool: pg.Pool;
+  /** Records as clients read them (GET entity, and as of a revision). */
+  readonly records: RecordRepository;
+  /** The change feed (GET updates). */
+  readonly feed: FeedRepository;
+  /** The entity search. */
+  readonly search: SearchRepository;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +35,9 @@ export async function dbOver(orm: Orm): Promise<Db> {
   return {
     orm,
     pool,
+    records: recordRepository(pool),
+    feed: feedRepository(pool),
+    search: searchRepository(pool),
     async ping() {
       await pool.query('select 1');
     },

@@ -1,96 +1,15 @@
-import type pg from 'pg';
+import type { RecordRepository } from '../../db/records.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 
-/**
- * The current form of a record, by number or UUID. The reads asked for in one
- * turn of the event loop (the GETs whose requests arrived together) go to
- * PostgreSQL as one statement, `where id = any($1) or uuid = any($2)`: one
- * round trip for all of them instead of one each. Each still reads the row as
- * committed when the statement runs, after its request arrived; nothing is
- * kept once answered (no cache).
- */
-export function findCurrentRecord(pool: pg.Pool, ref: EntityRef): Promise<EntityRecord | undefined> {
-  let reads = pendingReads.get(pool);
-  if (reads === undefined) {
-    reads = { byId: new Map(), byUuid: new Map() };
-    pendingReads.set(pool, reads);
-    setImmediate(() => {
-      pendingReads.delete(pool);
-      void readTogether(pool, reads!);
-    });
-  }
-  const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
-  return new Promise((resolve, reject) => {
-    const waiter = { resolve, reject };
-    const others = waiting.get(key);
-    if (others) others.push(waiter);
-    else waiting.set(key, [waiter]);
-  });
+// GET of one record. The reads of one event-loop turn share one statement
+// (db/records.ts): the hot path of the service, so nothing is added here.
+
+/** The current form of a record, by number or UUID; undefined when none has that number or UUID. */
+export function findCurrentRecord(records: RecordRepository, ref: EntityRef): Promise<EntityRecord | undefined> {
+  return records.current(ref);
 }
 
-interface Waiter {
-  resolve: (record: EntityRecord | undefined) => void;
-  reject: (error: unknown) => void;
-}
-
-/** The reads of this turn not yet sent, per pool, by entity number and by UUID (lower case). */
-interface PendingReads {
-  byId: Map<string, Waiter[]>;
-  byUuid: Map<string, Waiter[]>;
-}
-
-const pendingReads = new Map<pg.Pool, PendingReads>();
-/** Refs per statement: a burst of thousands of GETs becomes a few statements, not one unbounded one. */
-const REFS_PER_STATEMENT = 500;
-
-async function readTogether(pool: pg.Pool, reads: PendingReads): Promise<void> {
-  const ids = [...reads.byId.keys()];
-  const uuids = [...reads.byUuid.keys()];
-  const statements: Promise<void>[] = [];
-  for (let at = 0; at < ids.length + uuids.length; at += REFS_PER_STATEMENT) {
-    const someIds = ids.slice(at, at + REFS_PER_STATEMENT);
-    const someUuids = uuids.slice(Math.max(0, at - ids.length), Math.max(0, at + REFS_PER_STATEMENT - ids.length));
-    statements.push(readSome(pool, reads, someIds, someUuids));
-  }
-  await Promise.all(statements);
-}
-
-async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids: string[]): Promise<void> {
-  const waiters = [...ids.map((id) => reads.byId.get(id)!), ...uuids.map((uuid) => reads.byUuid.get(uuid)!)].flat();
-  try {
-    // Named, so each pooled connection parses and plans it once: the hottest read of the service.
-    const { rows } = await pool.query<{ id: string; uuid: string; record: EntityRecord }>({
-      name: 'current-records',
-      text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
-      values: [ids, uuids],
-    });
-    const found = new Set<Waiter[]>();
-    for (const row of rows) {
-      for (const waiting of [reads.byId.get(String(row.id)), reads.byUuid.get(row.uuid)]) {
-        if (waiting === undefined || found.has(waiting)) continue;
-        found.add(waiting);
-        for (const waiter of waiting) waiter.resolve(row.record);
-      }
-    }
-    // Those no row answered name no record.
-    for (const waiter of waiters) waiter.resolve(undefined);
-  } catch (error) {
-    for (const waiter of waiters) waiter.reject(error);
-  }
-}
-
-/**
- * The record as it was in a revision of that entity, named by its rev or its
- * metadataRev. A rev shared by metadata-only revisions names the latest of
- * them. One indexed row, whatever the length of the history.
- */
-export async function findRecordAtRevision(pool: pg.Pool, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
-  const entityFilter = ref.entityId !== undefined ? 'e.id = $1' : 'e.uuid = $1';
-  const { rows } = await pool.query<{ snapshot: EntityRecord }>(
-    `select coalesce(r.snapshot, e.record) as snapshot from revision r join entity e on e.id = r.entity_id
-      where ${entityFilter} and (r.uuid = $2 or r.rev = $2)
-      order by r.seq desc limit 1`,
-    [ref.entityId ?? ref.entityUuid, revisionId],
-  );
-  return rows[0]?.snapshot;
+/** The record as of one of its revisions (its rev or metadataRev); undefined when it has no such revision. */
+export function findRecordAtRevision(records: RecordRepository, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
+  return records.atRevision(ref, revisionId);
 }

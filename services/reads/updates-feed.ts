@@ -1,15 +1,15 @@
-import type pg from 'pg';
+import type { FeedRepository } from '../../db/feed.ts';
 import { ServiceError } from '../errors.ts';
 import type { RevisionPointer, UpdatesFromInfo } from '../../domain/model.ts';
 import { pageOffset } from '../../domain/paging.ts';
-import { countChangedRecords, latestTransaction, requireTransaction, streamChangedRecords } from './updates.ts';
+import { requireTransaction } from './updates.ts';
 
 /** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
-export async function updatesPage(pool: pg.Pool, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
-  const from = await requireTransaction(pool, fromUuid);
-  const to = await requireTransaction(pool, toUuid);
+export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
+  const from = await requireTransaction(feed, fromUuid);
+  const to = await requireTransaction(feed, toUuid);
   if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');
-  return streamChangedRecords(pool, from, to, pageOffset({ page, pageSize }), pageSize);
+  return feed.streamChangedRecords(from, to, pageOffset({ page, pageSize }), pageSize);
 }
 
 export interface UpdatesFrom {
@@ -19,10 +19,10 @@ export interface UpdatesFrom {
 }
 
 /** GET /updates/from/{id}: everything after a transaction, or only the summary when it is too much (spec §4.1 rule 5). */
-export async function updatesFrom(pool: pg.Pool, fromUuid: string, max: number): Promise<UpdatesFrom> {
-  const from = await requireTransaction(pool, fromUuid);
-  const to = (await latestTransaction(pool)) ?? from;
-  const count = await countChangedRecords(pool, from, to);
+export async function updatesFrom(feed: FeedRepository, fromUuid: string, max: number): Promise<UpdatesFrom> {
+  const from = await requireTransaction(feed, fromUuid);
+  const to = (await feed.latestTransaction()) ?? from;
+  const count = await feed.countChangedRecords(from, to);
   const info = { from: from.uuid, to: to.uuid, count };
-  return count > max ? { info } : { info, records: streamChangedRecords(pool, from, to, 0, count) };
+  return count > max ? { info } : { info, records: feed.streamChangedRecords(from, to, 0, count) };
 }

@@ -1,72 +1,11 @@
-import type pg from 'pg';
+import { feedOf, type FeedSource, type TransactionPoint } from '../../db/feed.ts';
 import { ServiceError } from '../errors.ts';
-import { streamRows } from '../../db/cursor.ts';
-import type { RevisionPointer } from '../../domain/model.ts';
 
-// A point of the change feed is a committed transaction, placed by its
-// commit_seq: the order in which transactions became visible, not the order
-// in which they began (Migration20261124000040CommitOrder). Every transaction
-// numbered up to the highest visible commit_seq is visible too, so a client
-// that keeps `to` and asks from it next time misses nothing.
-
-export interface TransactionPoint {
-  uuid: string;
-  /** Its place in commit order. */
-  commitSeq: string;
-}
-
-export async function findTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint | undefined> {
-  const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null', [uuid]);
-  return rows[0];
-}
+export type { TransactionPoint } from '../../db/feed.ts';
 
 /** The transaction a client named, or TransactionNotFound naming it (also as the real ErrorTransactionNotFound's transactionId). */
-export async function requireTransaction(pool: pg.Pool, uuid: string): Promise<TransactionPoint> {
-  const found = await findTransaction(pool, uuid);
+export async function requireTransaction(feed: FeedSource, uuid: string): Promise<TransactionPoint> {
+  const found = await feedOf(feed).findTransaction(uuid);
   if (!found) throw new ServiceError('TransactionNotFound', `no transaction ${uuid}`, undefined, { transactionId: uuid });
   return found;
-}
-
-export async function latestTransaction(pool: pg.Pool): Promise<TransactionPoint | undefined> {
-  const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where commit_seq is not null order by commit_seq desc limit 1');
-  return rows[0];
-}
-
-/** The revisions (r) of the transactions (t) committed in ($1, $2]: each transaction's revisions by revision_seq_idx. */
-const COMMITTED_BETWEEN = 'transaction t join revision r on r.seq = t.seq';
-const COMMITTED_IN_RANGE = 't.commit_seq > $1 and t.commit_seq <= $2';
-
-/** Records changed in the transactions committed in (from, to], counted once each. */
-export async function countChangedRecords(pool: pg.Pool, from: TransactionPoint, to: TransactionPoint): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(`select count(distinct r.entity_id) as n from ${COMMITTED_BETWEEN} where ${COMMITTED_IN_RANGE}`, [from.commitSeq, to.commitSeq]);
-  return Number(rows[0]?.n ?? 0);
-}
-
-interface PointerRow {
-  entity_id: string;
-  entity_uuid: string;
-  rev: string;
-  metadata_rev: string;
-}
-
-/**
- * Each record changed in the transactions committed in (from, to] once, with
- * its latest rev and metadataRev in that range, ordered by entityId so pages
- * are stable. A record's revisions are in seq order as in commit order (a
- * batch locks the records it updates before it takes its seq). Streamed from
- * a cursor: memory does not grow with the page size.
- */
-export async function* streamChangedRecords(pool: pg.Pool, from: TransactionPoint, to: TransactionPoint, offset: number, limit: number): AsyncGenerator<RevisionPointer> {
-  const rows = streamRows<PointerRow>(
-    pool,
-    `select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev
-       from ${COMMITTED_BETWEEN} join entity e on e.id = r.entity_id
-      where ${COMMITTED_IN_RANGE}
-      order by r.entity_id, r.seq desc
-      offset $3 limit $4`,
-    [from.commitSeq, to.commitSeq, offset, limit],
-  );
-  for await (const row of rows) {
-    yield { entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev };
-  }
 }

@@ -1,16 +1,13 @@
 // Entity search shared by the v2 and v1 APIs: validate the body with
-// queryParamsSchema({ version }), then run searchEntities.
-export { compileSearch, escapeLike } from './compile.ts';
+// queryParamsSchema({ version }), then run searchEntities over db.search.
+// The query model and its compiler to SQL are db/search's.
 export { comparatorHighlights, normalizeWithPositions, wordHighlights } from './highlights.ts';
 export {
   COMPARATORS,
   INDEX_NAMES,
-  MAX_CONDITION_DEPTH,
-  MAX_CONDITION_NODES,
   SEARCH_PART_TYPES,
   SEARCH_TYPES,
   SEARCH_USER_ROLES,
-  V1_COMPARATORS,
   CONDITION_TYPES,
   type Comparator,
   type Condition,
@@ -21,6 +18,7 @@ export {
   type SearchType,
   type SearchUserRole,
   type ConditionType,
-} from './query.ts';
+} from '../../db/search/query.ts';
+export { MAX_CONDITION_DEPTH, MAX_CONDITION_NODES, V1_COMPARATORS } from './query.ts';
 export { queryParamsSchema, type QueryParamsSchemaOptions } from './schema.ts';
 export { searchEntities } from './search.ts';

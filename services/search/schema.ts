@@ -3,19 +3,17 @@ import { ENTITY_STATES, type EntityRef, type EntityState, type XmlVersion } from
 import { normalizeForSearch } from '../../domain/text.ts';
 import {
   COMPARATORS,
+  ENTITY_ID_PATTERN,
   INDEX_NAMES,
-  MAX_CONDITION_DEPTH,
-  MAX_CONDITION_LIST,
-  MAX_CONDITION_NODES,
-  MAX_TEXT_LENGTH,
   SEARCH_PART_TYPES,
   SEARCH_USER_ROLES,
-  V1_COMPARATORS,
+  UUID_PATTERN,
   type Comparator,
   type Condition,
   type ConditionType,
   type SearchQuery,
-} from './query.ts';
+} from '../../db/search/query.ts';
+import { MAX_CONDITION_DEPTH, MAX_CONDITION_LIST, MAX_CONDITION_NODES, MAX_TEXT_LENGTH, V1_COMPARATORS } from './query.ts';
 
 // The request body of POST /search (QueryParamsDef) as a zod schema, shared
 // by v2 and v1. Names are accepted in the spellings of both versions (v2's
@@ -39,8 +37,6 @@ const RECORD_STATES: Readonly<Record<string, EntityState>> = {
   RS_REPLACED: 'ERS_REPLACED',
 };
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const ENTITY_ID_PATTERN = /^[1-9][0-9]{0,15}$/;
 const MAX_LIST = 1000;
 const MAX_CODES = 10_000;
 

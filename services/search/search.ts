@@ -1,29 +1,11 @@
-import type pg from 'pg';
 import { pageOffset } from '../../domain/paging.ts';
-import { inTransaction } from '../../db/sql.ts';
-import type { FoundEntity, PartType, QueryResult } from '../../domain/model.ts';
+import type { FoundEntity, QueryResult } from '../../domain/model.ts';
+import type { CompiledSearch, LookupMatcher } from '../../db/search/compile.ts';
+import type { Paging, SearchQuery, SearchType } from '../../db/search/query.ts';
+import { SearchCancelled, type SearchRepository, type SearchSnapshot } from '../../db/search/repository.ts';
 import { ServiceError } from '../errors.ts';
 import { checkNotTooBroad, tooBroad } from './broad.ts';
-import { compileFulltextProbe, compileLookups, compileSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
 import { comparatorHighlights, wordHighlights } from './highlights.ts';
-import type { Paging, SearchQuery, SearchType } from './query.ts';
-
-interface ResultRow {
-  id: string;
-  uuid: string;
-  entity_type: string;
-  preferred_name: string | null;
-  description: string | null;
-  lookup_value?: string;
-  lookup_part_type?: PartType;
-}
-
-interface LookupRow {
-  entity_id: string;
-  value: string;
-  part_type: PartType;
-  matcher: number;
-}
 
 /**
  * `text` is this service's own field (the real QueryParamsDef has none): it
@@ -46,9 +28,6 @@ export interface SearchLimits {
 
 export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
 
-/** PostgreSQL's query_canceled: the statement timeout (or a cancel request) stopped the statement. */
-const QUERY_CANCELED = '57014';
-
 /**
  * One page of the entities a validated query finds, with the total count.
  * All statements read one snapshot, so the count, the page and its lookups
@@ -56,14 +35,14 @@ const QUERY_CANCELED = '57014';
  * in about a second is refused (services/search/broad.ts); one that runs
  * past the statement timeout anyway (a loaded server) answers 503.
  */
-export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT', limits: SearchLimits = DEFAULT_SEARCH_LIMITS): Promise<QueryResult> {
+export async function searchEntities(search: SearchRepository, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT', limits: SearchLimits = DEFAULT_SEARCH_LIMITS): Promise<QueryResult> {
   const searchType = effectiveSearchType(query, requestedType);
   checkNotTooBroad(query);
-  const compiled = compileSearch(query, paging, searchType);
+  const compiled = search.compile(query, paging, searchType);
   try {
-    return await runSearch(pool, query, paging, searchType, compiled, limits);
+    return await search.inSnapshot(limits.statementTimeoutMs, (snapshot) => runSearch(snapshot, query, paging, searchType, compiled, limits));
   } catch (error) {
-    if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
+    if (!(error instanceof SearchCancelled)) throw error;
     throw new ServiceError(
       'ServiceUnavailable',
       `the search did not finish within ${limits.statementTimeoutMs} ms and was stopped; send it again later, or narrow it (entity types, states, a longer text)`,
@@ -73,42 +52,31 @@ export async function searchEntities(pool: pg.Pool, query: SearchQuery, paging: 
   }
 }
 
-async function runSearch(pool: pg.Pool, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: ReturnType<typeof compileSearch>, limits: SearchLimits): Promise<QueryResult> {
-  return inTransaction(pool, async (client) => {
-    await client.query('set transaction isolation level repeatable read read only');
-    // A setting of this transaction only: the pooled connection goes back without it.
-    if (limits.statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(limits.statementTimeoutMs)}`);
-    if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(client, query.text, limits.maxFulltextNames ?? 0);
-    const { rows } = await client.query<ResultRow>(compiled.page);
-    let count = countFromPage(rows.length, paging);
-    if (count === undefined) {
-      if (!compiled.countFollowsMatches) await checkCountCost(client, compiled.count, limits.maxCountCost);
-      count = Number((await client.query<{ total: string }>(compiled.count)).rows[0]?.total ?? 0);
-    }
+async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: CompiledSearch, limits: SearchLimits): Promise<QueryResult> {
+  if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(snapshot, query.text, limits.maxFulltextNames ?? 0);
+  const hits = await snapshot.page(compiled);
+  let count = countFromPage(hits.length, paging);
+  if (count === undefined) {
+    if (!compiled.countFollowsMatches) await checkCountCost(snapshot, compiled, limits.maxCountCost);
+    count = await snapshot.count(compiled);
+  }
 
-    const entities = rows.map(foundEntity);
-    if (searchType === 'FULLTEXT') {
-      rows.forEach((row, index) => {
-        if (!row.lookup_value) return;
-        entities[index]!.lookup = { value: row.lookup_value, partType: row.lookup_part_type, highlights: wordHighlights(row.lookup_value, query.text ?? '') };
-      });
-    } else if (compiled.matchers.length > 0 && rows.length > 0) {
-      await addLookups(client, entities, compiled.matchers);
+  const entities = hits.map((hit) => hit.entity);
+  if (searchType === 'FULLTEXT') {
+    for (const { entity, bestName } of hits) {
+      if (bestName) entity.lookup = { value: bestName.value, partType: bestName.partType, highlights: wordHighlights(bestName.value, query.text ?? '') };
     }
-    for (const entity of entities) entity.lookup ??= preferredNameLookup(entity);
-    return { count, entities };
-  });
+  } else if (compiled.matchers.length > 0 && entities.length > 0) {
+    await addLookups(snapshot, entities, compiled.matchers);
+  }
+  for (const entity of entities) entity.lookup ??= preferredNameLookup(entity);
+  return { count, entities };
 }
 
-/**
- * Refuses a total the planner expects to cost more than `maxCost`: its
- * estimate (EXPLAIN without ANALYZE: planning only, about a millisecond), not
- * the count itself, decides.
- */
-async function checkCountCost(client: pg.PoolClient, count: SqlQuery, maxCost: number): Promise<void> {
+/** Refuses a total the planner expects to cost more than `maxCost`: its estimate, not the count itself, decides. */
+async function checkCountCost(snapshot: SearchSnapshot, compiled: CompiledSearch, maxCost: number): Promise<void> {
   if (maxCost <= 0) return;
-  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Total Cost': number } }> }>({ text: `explain (format json) ${count.text}`, values: count.values });
-  const cost = rows[0]?.['QUERY PLAN'][0]?.Plan['Total Cost'] ?? 0;
+  const cost = await snapshot.countCost(compiled);
   if (cost > maxCost) {
     throw tooBroad(
       `its conditions match too many records to count them exactly (estimated cost ${Math.round(cost)}, limit ${maxCost}); narrow it with entity types, states, a user, or a more specific condition`,
@@ -118,10 +86,9 @@ async function checkCountCost(client: pg.PoolClient, count: SqlQuery, maxCost: n
 }
 
 /** Refuses a FULLTEXT text similar to more than `maxNames` names, by a probe that stops after maxNames + 1. */
-async function checkFulltextNames(client: pg.PoolClient, text: string, maxNames: number): Promise<void> {
+async function checkFulltextNames(snapshot: SearchSnapshot, text: string, maxNames: number): Promise<void> {
   if (maxNames <= 0) return;
-  const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, maxNames));
-  if (Number(rows[0]?.names ?? 0) > maxNames) {
+  if ((await snapshot.similarNames(text, maxNames)) > maxNames) {
     throw tooBroad(`the text "${text}" is similar to more than ${maxNames} names, and each would be ranked; give more of the name`, { maxNames });
   }
 }
@@ -142,20 +109,14 @@ function preferredNameLookup(entity: FoundEntity): NonNullable<FoundEntity['look
   return { value: entity.name === '' ? String(entity.entityId) : entity.name, partType: 'PT_NAME', highlights: [] };
 }
 
-function foundEntity(row: ResultRow): FoundEntity {
-  const entity: FoundEntity = { entityId: Number(row.id), entityUuid: row.uuid, entityType: row.entity_type, name: row.preferred_name ?? '' };
-  if (row.description !== null) entity.description = row.description;
-  return entity;
-}
-
-async function addLookups(client: pg.PoolClient, entities: FoundEntity[], matchers: readonly LookupMatcher[]): Promise<void> {
-  const { rows } = await client.query<LookupRow>(compileLookups(entities.map((entity) => entity.entityId), matchers));
-  const byEntity = new Map(rows.map((row) => [Number(row.entity_id), row]));
+async function addLookups(snapshot: SearchSnapshot, entities: FoundEntity[], matchers: readonly LookupMatcher[]): Promise<void> {
+  const values = await snapshot.lookups(entities.map((entity) => entity.entityId), matchers);
+  const byEntity = new Map(values.map((found) => [found.entityId, found]));
   for (const entity of entities) {
-    const row = byEntity.get(entity.entityId);
-    const matcher = row && matchers[row.matcher];
+    const found = byEntity.get(entity.entityId);
+    const matcher = found && matchers[found.matcher];
     // An empty value (an enum item met by an order comparator) cannot be shown: the schema's String needs a character.
-    if (!row || !matcher || row.value === '') continue;
-    entity.lookup = { value: row.value, partType: row.part_type, highlights: comparatorHighlights(row.value, matcher.test.needle, matcher.test.comparator) };
+    if (!found || !matcher || found.value === '') continue;
+    entity.lookup = { value: found.value, partType: found.partType, highlights: comparatorHighlights(found.value, matcher.test.needle, matcher.test.comparator) };
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileSearch, escapeLike } from '../../services/search/index.ts';
+import { compileSearch, escapeLike } from '../../db/search/compile.ts';
 
 describe('compileSearch', () => {
   it('passes every user value as a parameter', () => {

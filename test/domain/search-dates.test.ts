@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dateKey, parseDateInterval, unitDateSearchText } from '../../domain/search-values.ts';
-import { compileSearch } from '../../services/search/index.ts';
+import { compileSearch } from '../../db/search/compile.ts';
 
 describe('date intervals in search values', () => {
   it('reads the known client form from-to, the stored form from/to, and one date', () => {

@@ -1,5 +1,5 @@
 // GETs of current records that arrive together share one statement
-// (services/reads/entities.ts). Each answer must still be its own: status,
+// (db/records.ts). Each answer must still be its own: status,
 // ETag, 304 and body, by number or UUID, v2 or v1, found or not.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -95,7 +95,7 @@ describe('GETs of records that arrive together', () => {
     pool.query = counting;
     try {
       const refs = [...entities.map((entity) => ({ entityId: entity.entityId })), ...entities.map((entity) => ({ entityUuid: entity.entityUuid })), { entityId: 2147483002 }, { entityUuid: randomUUID() }];
-      const records = await Promise.all(refs.map((ref) => findCurrentRecord(pool, ref)));
+      const records = await Promise.all(refs.map((ref) => findCurrentRecord(harness.db.records, ref)));
       expect(statements).toEqual(['current-records']);
       expect(records.map((record) => record?.entityId)).toEqual([...entities.map((entity) => entity.entityId), ...entities.map((entity) => entity.entityId), undefined, undefined]);
     } finally {

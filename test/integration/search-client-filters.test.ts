@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand, Item, Part, UserInfo } from '../../domain/model.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
-import { compileSearch } from '../../services/search/index.ts';
+import { compileSearch } from '../../db/search/compile.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Part, RecordChange, UserInfo } from '../../domain/model.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
+import { searchRepository } from '../../db/search/repository.ts';
 import { searchEntities } from '../../services/search/index.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { applyBatch } from '../support/apply.ts';
@@ -164,7 +165,7 @@ describe('search limits and user filters', () => {
 
     it('cancels a statement past SEARCH_STATEMENT_TIMEOUT_MS and answers ServiceUnavailable (503) saying so', async () => {
       const pool = harness.db.pool;
-      const error = await searchEntities(slowPool(pool, 5), { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 }).catch((caught: unknown) => caught);
+      const error = await searchEntities(searchRepository(slowPool(pool, 5)), { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ServiceError);
       expect(error).toMatchObject({ code: 'ServiceUnavailable', properties: { reason: 'SearchTimeout', statementTimeoutMs: 50 } });
       expect((error as Error).message).toMatch(/did not finish within 50 ms/);
@@ -172,7 +173,7 @@ describe('search limits and user filters', () => {
       const { rows } = await pool.query<{ statement_timeout: string }>('show statement_timeout');
       expect(rows[0]!.statement_timeout).not.toBe('50ms');
       // Without the sleep the same search answers.
-      const result = await searchEntities(pool, { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 });
+      const result = await searchEntities(harness.db.search, { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 });
       expect(result.count).toBe(3);
     });
   });

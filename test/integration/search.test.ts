@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, Part, Participant, RecordChange } from '../../domain/model.ts';
-import { compileSearch, MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
+import { compileSearch } from '../../db/search/compile.ts';
+import { MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
@@ -456,7 +457,7 @@ describe('POST /api/v2/search', () => {
         const indexName = node['Index Name'] as string | undefined;
         if (node['Relation Name'] === 'search_value' && node['Node Type'] === 'Seq Scan') access.push('seq scan');
         else if (indexName?.startsWith('search_value_')) access.push(VALUE_INDEXES.has(indexName) ? 'value index' : indexName);
-        // A name needle without separators reads the name word index (services/search/name-words.ts).
+        // A name needle without separators reads the name word index (db/search/name-words.ts).
         else if (indexName === 'name_word_pkey') access.push('value index');
         else if (node['Relation Name'] === 'name_word' && node['Node Type'] === 'Seq Scan') access.push('seq scan');
         for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) visit(child);

@@ -14,7 +14,7 @@ export function v1EntitiesRouter(deps: AppDeps): Router {
   router.get('/:apid', requirePermission('read'), async (ctx) => {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
     ctx.state.routineRead = true;
-    const record = await findCurrentRecord(deps.db.pool, entityRefParam(ctx, 'apid'));
+    const record = await findCurrentRecord(deps.db.records, entityRefParam(ctx, 'apid'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.apid}`);
     ctx.set('Cache-Control', 'no-cache');
     if (etagMatches(ctx, recordEtag(record))) {

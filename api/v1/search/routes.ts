@@ -16,7 +16,7 @@ export function v1SearchRouter(deps: AppDeps): Router {
     checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
     const body = parseWith(v1SearchBodySchema, await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
     const limits = { statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: deps.config.SEARCH_MAX_COUNT_COST, maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES };
-    const result = await searchEntities(deps.db.pool, body, { page, pageSize }, searchType, limits);
+    const result = await searchEntities(deps.db.search, body, { page, pageSize }, searchType, limits);
     setV1XmlType(ctx);
     ctx.body = serializeQueryResult(result, 'v1');
   });

@@ -14,14 +14,14 @@ export function v1UpdatesRouter(deps: AppDeps): Router {
   router.get('/', requirePermission('read'), async (ctx) => {
     const query = parseQuery(ctx, updatesQuerySchema);
     checkPageSize(query.pageSize, deps.config.UPDATES_MAX_PAGE_SIZE);
-    const records = await updatesPage(deps.db.pool, query.fromTransId, query.toTransId, query.page, query.pageSize);
+    const records = await updatesPage(deps.db.feed, query.fromTransId, query.toTransId, query.page, query.pageSize);
     setV1XmlType(ctx);
     ctx.body = Readable.from(writeUpdates(records, 'v1'));
   });
 
   router.get('/from/:fromTransId', requirePermission('read'), async (ctx) => {
     const { fromTransId } = parseParams(ctx, updatesFromPathSchema);
-    const feed = await updatesFrom(deps.db.pool, fromTransId, deps.config.UPDATES_FROM_MAX);
+    const feed = await updatesFrom(deps.db.feed, fromTransId, deps.config.UPDATES_FROM_MAX);
     setV1XmlType(ctx);
     ctx.body = Readable.from(writeUpdatesFrom(feed.info, feed.records, 'v1'));
   });

@@ -14,7 +14,7 @@ export function entitiesRouter(deps: AppDeps): Router {
   router.get('/:entityId', requirePermission('read'), async (ctx) => {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
     ctx.state.routineRead = true;
-    const record = await findCurrentRecord(deps.db.pool, entityRefParam(ctx, 'entityId'));
+    const record = await findCurrentRecord(deps.db.records, entityRefParam(ctx, 'entityId'));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params.entityId}`);
     ctx.set('Cache-Control', 'no-cache');
     if (etagMatches(ctx, recordEtag(record))) {
@@ -28,7 +28,7 @@ export function entitiesRouter(deps: AppDeps): Router {
   router.get('/:entityId/revision/:revisionId', requirePermission('read'), async (ctx) => {
     const entityId = entityRefParam(ctx, 'entityId');
     const { revisionId } = parseParams(ctx, revisionPathSchema);
-    const record = await findRecordAtRevision(deps.db.pool, entityId, revisionId);
+    const record = await findRecordAtRevision(deps.db.records, entityId, revisionId);
     if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params.entityId} has no revision ${revisionId}`);
     etagMatches(ctx, recordEtag(record));
     ctx.type = 'application/xml';

@@ -2,8 +2,7 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord } from './name-words.ts';
-import { SEARCH_USER_ROLES, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from './query.ts';
-import { ENTITY_ID_PATTERN, UUID_PATTERN } from './schema.ts';
+import { ENTITY_ID_PATTERN, SEARCH_USER_ROLES, UUID_PATTERN, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from './query.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
 // search_value, name_word, search_user and search_user_role. Every user value travels
@@ -196,7 +195,7 @@ class ConditionCompiler {
 
   /**
    * A name containing a needle that holds no separator, through the word
-   * index (services/search/name-words.ts): the same entities as the LIKE over
+   * index (db/search/name-words.ts): the same entities as the LIKE over
    * search_value, and a count that reads only name_word's primary key.
    * Undefined when the test is of another form.
    */

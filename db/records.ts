@@ -1,0 +1,106 @@
+import type pg from 'pg';
+import type { EntityRecord, EntityRef } from '../domain/model.ts';
+
+/** Records as clients read them: the current form, and the form as of one revision. */
+export interface RecordRepository {
+  /**
+   * The current form of a record, by number or UUID. The reads asked for in
+   * one turn of the event loop (the GETs whose requests arrived together) go
+   * to PostgreSQL as one statement, `where id = any($1) or uuid = any($2)`:
+   * one round trip for all of them instead of one each. Each still reads the
+   * row as committed when the statement runs, after its request arrived;
+   * nothing is kept once answered (no cache).
+   */
+  current(ref: EntityRef): Promise<EntityRecord | undefined>;
+  /**
+   * The record as it was in a revision of that entity, named by its rev or
+   * its metadataRev. A rev shared by metadata-only revisions names the latest
+   * of them. One indexed row, whatever the length of the history.
+   */
+  atRevision(ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined>;
+}
+
+export function recordRepository(pool: pg.Pool): RecordRepository {
+  let pending: PendingReads | undefined;
+  return {
+    current(ref) {
+      let reads = pending;
+      if (reads === undefined) {
+        reads = pending = { byId: new Map(), byUuid: new Map() };
+        setImmediate(() => {
+          pending = undefined;
+          void readTogether(pool, reads!);
+        });
+      }
+      const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
+      return new Promise((resolve, reject) => {
+        const waiter = { resolve, reject };
+        const others = waiting.get(key);
+        if (others) others.push(waiter);
+        else waiting.set(key, [waiter]);
+      });
+    },
+    atRevision: (ref, revisionId) => recordAtRevision(pool, ref, revisionId),
+  };
+}
+
+interface Waiter {
+  resolve: (record: EntityRecord | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The reads of this turn not yet sent, by entity number and by UUID (lower case). */
+interface PendingReads {
+  byId: Map<string, Waiter[]>;
+  byUuid: Map<string, Waiter[]>;
+}
+
+/** Refs per statement: a burst of thousands of GETs becomes a few statements, not one unbounded one. */
+const REFS_PER_STATEMENT = 500;
+
+async function readTogether(pool: pg.Pool, reads: PendingReads): Promise<void> {
+  const ids = [...reads.byId.keys()];
+  const uuids = [...reads.byUuid.keys()];
+  const statements: Promise<void>[] = [];
+  for (let at = 0; at < ids.length + uuids.length; at += REFS_PER_STATEMENT) {
+    const someIds = ids.slice(at, at + REFS_PER_STATEMENT);
+    const someUuids = uuids.slice(Math.max(0, at - ids.length), Math.max(0, at + REFS_PER_STATEMENT - ids.length));
+    statements.push(readSome(pool, reads, someIds, someUuids));
+  }
+  await Promise.all(statements);
+}
+
+async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids: string[]): Promise<void> {
+  const waiters = [...ids.map((id) => reads.byId.get(id)!), ...uuids.map((uuid) => reads.byUuid.get(uuid)!)].flat();
+  try {
+    // Named, so each pooled connection parses and plans it once: the hottest read of the service.
+    const { rows } = await pool.query<{ id: string; uuid: string; record: EntityRecord }>({
+      name: 'current-records',
+      text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
+      values: [ids, uuids],
+    });
+    const found = new Set<Waiter[]>();
+    for (const row of rows) {
+      for (const waiting of [reads.byId.get(String(row.id)), reads.byUuid.get(row.uuid)]) {
+        if (waiting === undefined || found.has(waiting)) continue;
+        found.add(waiting);
+        for (const waiter of waiting) waiter.resolve(row.record);
+      }
+    }
+    // Those no row answered name no record.
+    for (const waiter of waiters) waiter.resolve(undefined);
+  } catch (error) {
+    for (const waiter of waiters) waiter.reject(error);
+  }
+}
+
+async function recordAtRevision(pool: pg.Pool, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
+  const entityFilter = ref.entityId !== undefined ? 'e.id = $1' : 'e.uuid = $1';
+  const { rows } = await pool.query<{ snapshot: EntityRecord }>(
+    `select coalesce(r.snapshot, e.record) as snapshot from revision r join entity e on e.id = r.entity_id
+      where ${entityFilter} and (r.uuid = $2 or r.rev = $2)
+      order by r.seq desc limit 1`,
+    [ref.entityId ?? ref.entityUuid, revisionId],
+  );
+  return rows[0]?.snapshot;
+}

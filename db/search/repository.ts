@@ -1,0 +1,120 @@
+import type pg from 'pg';
+import type { FoundEntity, PartType } from '../../domain/model.ts';
+import { inTransaction } from '../sql.ts';
+import { compileFulltextProbe, compileLookups, compileSearch, type CompiledSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
+import type { Paging, SearchQuery, SearchType } from './query.ts';
+
+/** The entity search: compiled to SQL here, run over one snapshot of the search tables. */
+export interface SearchRepository {
+  /** The statements of one search: its page, its total and the matchers of its lookups. */
+  compile(query: SearchQuery, paging: Paging, searchType: SearchType): CompiledSearch;
+  /**
+   * Runs `read` over one read-only snapshot (repeatable read), so the count,
+   * the page and its lookups agree even while batches are being applied.
+   * Each statement is cancelled after `statementTimeoutMs` (0: no limit),
+   * and the search then fails with SearchCancelled.
+   */
+  inSnapshot<T>(statementTimeoutMs: number, read: (snapshot: SearchSnapshot) => Promise<T>): Promise<T>;
+}
+
+export interface SearchSnapshot {
+  /** How many names (at most `cap` + 1) a FULLTEXT text is similar to: a probe that stops there. */
+  similarNames(text: string, cap: number): Promise<number>;
+  page(search: CompiledSearch): Promise<SearchHit[]>;
+  /** The planner's estimate of what the exact total costs (EXPLAIN without ANALYZE: planning only, about a millisecond). */
+  countCost(search: CompiledSearch): Promise<number>;
+  count(search: CompiledSearch): Promise<number>;
+  /** The best matched value of each listed entity, by the first of `matchers` (in the order of the conditions) any of its rows meets. */
+  lookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): Promise<MatchedValue[]>;
+}
+
+export interface SearchHit {
+  entity: FoundEntity;
+  /** FULLTEXT: the name most similar to the text. */
+  bestName?: { value: string; partType?: PartType };
+}
+
+export interface MatchedValue {
+  entityId: number;
+  value: string;
+  partType: PartType;
+  /** Index of the matcher the value met. */
+  matcher: number;
+}
+
+/** A statement of a search stopped by its statement timeout (or a cancel request). */
+export class SearchCancelled extends Error {}
+
+/** PostgreSQL's query_canceled. */
+const QUERY_CANCELED = '57014';
+
+interface ResultRow {
+  id: string;
+  uuid: string;
+  entity_type: string;
+  preferred_name: string | null;
+  description: string | null;
+  lookup_value?: string;
+  lookup_part_type?: PartType;
+}
+
+interface LookupRow {
+  entity_id: string;
+  value: string;
+  part_type: PartType;
+  matcher: number;
+}
+
+export function searchRepository(pool: pg.Pool): SearchRepository {
+  return {
+    compile: compileSearch,
+    async inSnapshot(statementTimeoutMs, read) {
+      try {
+        return await inTransaction(pool, async (client) => {
+          await client.query('set transaction isolation level repeatable read read only');
+          // A setting of this transaction only: the pooled connection goes back without it.
+          if (statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(statementTimeoutMs)}`);
+          return read(snapshotOn(client));
+        });
+      } catch (error) {
+        if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
+        throw error;
+      }
+    },
+  };
+}
+
+function snapshotOn(client: pg.PoolClient): SearchSnapshot {
+  return {
+    async similarNames(text, cap) {
+      const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, cap));
+      return Number(rows[0]?.names ?? 0);
+    },
+    async page(search) {
+      const { rows } = await client.query<ResultRow>(search.page);
+      return rows.map(searchHit);
+    },
+    async countCost(search) {
+      return explainedCost(client, search.count);
+    },
+    async count(search) {
+      const { rows } = await client.query<{ total: string }>(search.count);
+      return Number(rows[0]?.total ?? 0);
+    },
+    async lookups(entityIds, matchers) {
+      const { rows } = await client.query<LookupRow>(compileLookups(entityIds, matchers));
+      return rows.map((row) => ({ entityId: Number(row.entity_id), value: row.value, partType: row.part_type, matcher: row.matcher }));
+    },
+  };
+}
+
+async function explainedCost(client: pg.PoolClient, query: SqlQuery): Promise<number> {
+  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Total Cost': number } }> }>({ text: `explain (format json) ${query.text}`, values: query.values });
+  return rows[0]?.['QUERY PLAN'][0]?.Plan['Total Cost'] ?? 0;
+}
+
+function searchHit(row: ResultRow): SearchHit {
+  const entity: FoundEntity = { entityId: Number(row.id), entityUuid: row.uuid, entityType: row.entity_type, name: row.preferred_name ?? '' };
+  if (row.description !== null) entity.description = row.description;
+  return row.lookup_value ? { entity, bestName: { value: row.lookup_value, partType: row.lookup_part_type } } : { entity };
+}
