@@ -12,7 +12,7 @@ import { Migration } from '@mikro-orm/migrations';
 //    counted by an index-only scan of its primary key.
 // A word is a maximal run of characters other than the ASCII separators
 // (every ASCII character but 0-9, A-Z, a-z), in the normalised value
-// (value_norm); services/search/name-words.ts holds the same definition.
+// (value_norm); db/search/name-words.ts holds the same definition.
 //
 // Both are kept by statement triggers on search_value, in the transaction of
 // the statement that writes the names (the batch's own), so a search never
