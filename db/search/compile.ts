@@ -2,7 +2,7 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord } from './name-words.ts';
-import { ENTITY_ID_PATTERN, SEARCH_USER_ROLES, UUID_PATTERN, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from './query.ts';
+import { ENTITY_ID_PATTERN, SEARCH_USER_ROLES, UUID_PATTERN, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from '../../domain/search-query.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
 // search_value, name_word, search_user and search_user_role. Every user value travels

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { FoundEntity, PartType } from '../../domain/model.ts';
 import { inTransaction } from '../sql.ts';
 import { compileFulltextProbe, compileLookups, compileSearch, type CompiledSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
-import type { Paging, SearchQuery, SearchType } from './query.ts';
+import type { Paging, SearchQuery, SearchType } from '../../domain/search-query.ts';
 
 /** The entity search: compiled to SQL here, run over one snapshot of the search tables. */
 export interface SearchRepository {

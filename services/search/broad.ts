@@ -1,6 +1,6 @@
 import { normalizeForSearch } from '../../domain/text.ts';
 import { ServiceError } from '../errors.ts';
-import type { Condition, SearchQuery } from '../../db/search/query.ts';
+import type { Condition, SearchQuery } from '../../domain/search-query.ts';
 
 // Searches that would take seconds on a large database are refused before
 // they run, with a 400 that says how to narrow them. Three tests, each cheap:

@@ -1,6 +1,6 @@
 import type { HighlightPosition } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
-import type { Comparator } from '../../db/search/query.ts';
+import type { Comparator } from '../../domain/search-query.ts';
 
 // Where a match lies in the text the client sees. Matching runs on the
 // normalised text, whose length can differ from the original: a decomposed

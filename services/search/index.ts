@@ -18,7 +18,7 @@ export {
   type SearchType,
   type SearchUserRole,
   type ConditionType,
-} from '../../db/search/query.ts';
+} from '../../domain/search-query.ts';
 export { MAX_CONDITION_DEPTH, MAX_CONDITION_NODES, V1_COMPARATORS } from './query.ts';
 export { queryParamsSchema, type QueryParamsSchemaOptions } from './schema.ts';
 export { searchEntities } from './search.ts';

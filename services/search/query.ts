@@ -1,4 +1,4 @@
-import type { Comparator } from '../../db/search/query.ts';
+import type { Comparator } from '../../domain/search-query.ts';
 
 // What a search request may hold beyond the canonical query
 // (db/search/query.ts): the older spellings the wire accepts, and the size

@@ -12,7 +12,7 @@ import {
   type Condition,
   type ConditionType,
   type SearchQuery,
-} from '../../db/search/query.ts';
+} from '../../domain/search-query.ts';
 import { MAX_CONDITION_DEPTH, MAX_CONDITION_LIST, MAX_CONDITION_NODES, MAX_TEXT_LENGTH, V1_COMPARATORS } from './query.ts';
 
 // The request body of POST /search (QueryParamsDef) as a zod schema, shared

@@ -1,7 +1,7 @@
 import { pageOffset } from '../../domain/paging.ts';
 import type { FoundEntity, QueryResult } from '../../domain/model.ts';
 import type { CompiledSearch, LookupMatcher } from '../../db/search/compile.ts';
-import type { Paging, SearchQuery, SearchType } from '../../db/search/query.ts';
+import type { Paging, SearchQuery, SearchType } from '../../domain/search-query.ts';
 import { SearchCancelled, type SearchRepository, type SearchSnapshot } from '../../db/search/repository.ts';
 import { ServiceError } from '../errors.ts';
 import { checkNotTooBroad, tooBroad } from './broad.ts';

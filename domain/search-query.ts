@@ -1,7 +1,7 @@
-import { PART_TYPES, type EntityRef, type EntityState, type ParticipantRole } from '../../domain/model.ts';
+import { PART_TYPES, type EntityRef, type EntityState, type ParticipantRole } from './model.ts';
 
 // The validated search request (QueryParamsDef) as the compiler reads it:
-// what a SearchRepository can be asked. The wire accepts several spellings of
+// what db/'s SearchRepository can be asked. The wire accepts several spellings of
 // some names (services/search/schema.ts); here each has one canonical form.
 // Text values are kept as sent; the compiler normalises them.
 
