@@ -1,7 +1,7 @@
 import type { Comparator } from '../../domain/search-query.ts';
 
 // What a search request may hold beyond the canonical query
-// (db/search/query.ts): the older spellings the wire accepts, and the size
+// (domain/search-query.ts): the older spellings the wire accepts, and the size
 // limits checked before anything is compiled.
 
 /** The v1 spellings of three comparators, accepted on v2 too. */
