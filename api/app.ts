@@ -9,12 +9,12 @@ import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { entitiesRouter } from './reads/entities.ts';
+import { searchRouter } from './reads/search.ts';
+import { updatesRouter } from './reads/updates.ts';
 import { v1Routers } from './v1/routes.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
-import { entitiesRouter } from './v2/entities/routes.ts';
 import { exportsRouter } from './v2/exports/routes.ts';
-import { searchRouter } from './v2/search/routes.ts';
-import { updatesRouter } from './v2/updates/routes.ts';
 
 /** Builds the HTTP application from its dependencies; listening is the entry point's job. */
 export function buildApp(deps: AppDeps): Koa {
@@ -24,7 +24,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
-  const routers = [entitiesRouter(deps), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), batchesRouter(deps), updatesRouter(deps), searchRouter(deps), exportsRouter(deps), ...v1Routers(deps)];
+  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
   // First, so it times everything and sees the status the error handler settled on.
   app.use(httpMetrics(metrics.httpRequestDuration, routers));
   app.use(requestContext(deps.log));
