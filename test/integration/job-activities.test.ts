@@ -10,8 +10,7 @@ import type { BatchHeartbeat, ExportHeartbeat } from '../../temporal/contracts.t
 import type { AttemptStanding, CheckAttempt } from '../../activities/job-control.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { createLogger } from '../../logger.ts';
-import { findBatch, storeBatch } from '../../services/batches/store.ts';
-import { completeExport, findExport, insertExport } from '../../services/exports/requests.ts';
+import { storeBatch } from '../../db/batches.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
@@ -89,7 +88,7 @@ describe('job activities under MockActivityEnvironment', () => {
     const { env } = environment(id);
     const activities = batchActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    const batch = await findBatch(harness.db.pool, id);
+    const batch = await harness.db.batches.find(id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
     expect(batch?.error).toMatch(/^cancelled by an operator: .*nothing was written$/);
     expect(await revisionsOf(id)).toBe(0);
@@ -104,7 +103,7 @@ describe('job activities under MockActivityEnvironment', () => {
     seen.push('ended');
     // The SDK knows the server has no use for this attempt's end, and does not report it (no "Activity not found on completion").
     expect(seen).toEqual(['NotFound', 'ended']);
-    const batch = await findBatch(harness.db.pool, id);
+    const batch = await harness.db.batches.find(id);
     expect(batch?.status).toBe('FAILED');
     expect(batch?.error).toContain('terminated by an operator');
     expect(await revisionsOf(id)).toBe(0);
@@ -119,7 +118,7 @@ describe('job activities under MockActivityEnvironment', () => {
     seen.push('ended');
     expect(seen).toEqual(['NotFound', 'ended']);
     // The owner applies it; nothing was written and nothing recorded by this attempt.
-    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
     // The owner is another attempt, in an environment of its own (this one is cancelled for good).
     expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
@@ -133,7 +132,7 @@ describe('job activities under MockActivityEnvironment', () => {
       throw new Error('Temporal cannot be reached');
     }, () => env.cancel('WORKER_SHUTDOWN'));
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
   });
 
@@ -154,7 +153,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
     async function storedExport(): Promise<string> {
       const id = randomUUID();
-      await insertExport(harness.db.pool, { id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
+      await harness.db.exports.create({ id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
       return id;
     }
 
@@ -173,7 +172,7 @@ describe('job activities under MockActivityEnvironment', () => {
       const { env } = environment(id);
       const activities = exportActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
-      const row = await findExport(harness.db.pool, id);
+      const row = await harness.db.exports.find(id);
       expect(row).toMatchObject({ status: 'FAILED', sha256: null });
       expect(row?.error).toContain('cancelled by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
@@ -187,14 +186,13 @@ describe('job activities under MockActivityEnvironment', () => {
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
       seen.push('ended');
       expect(seen).toEqual(['NotFound', 'ended']);
-      const row = await findExport(harness.db.pool, id);
+      const row = await harness.db.exports.find(id);
       expect(row?.status).toBe('FAILED');
       expect(row?.error).toContain('terminated by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
     });
 
     it('expireExports removes the files past their expiry and marks those exports EXPIRED, and no other', async () => {
-      const pool = harness.db.pool;
       const [due, kept] = [await storedExport(), await storedExport()];
       mkdirSync(exportDir, { recursive: true });
       for (const [id, expiresAt] of [
@@ -202,13 +200,13 @@ describe('job activities under MockActivityEnvironment', () => {
         [kept, new Date(Date.now() + 3_600_000)],
       ] as const) {
         writeFileSync(join(exportDir, `${id}.xml`), '<entities/>');
-        await completeExport(pool, id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
+        await harness.db.exports.complete(id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
       }
       const { env } = environment('expiry');
       expect(await env.run(exportActivities(wanted).expireExports)).toBeGreaterThanOrEqual(1);
-      expect((await findExport(pool, due))?.status).toBe('EXPIRED');
+      expect((await harness.db.exports.find(due))?.status).toBe('EXPIRED');
       expect(existsSync(join(exportDir, `${due}.xml`))).toBe(false);
-      expect((await findExport(pool, kept))?.status).toBe('COMPLETED');
+      expect((await harness.db.exports.find(kept))?.status).toBe('COMPLETED');
       expect(existsSync(join(exportDir, `${kept}.xml`))).toBe(true);
     });
   });
