@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { raw } from '@mikro-orm/core';
 import type { BatchResult, XmlVersion } from '../domain/model.ts';
 import { readBatchBody } from './batch-bodies.ts';
-import { BatchUpload } from './batch-upload.ts';
+import { BatchUpload, findLiveBatchWithBody } from './batch-upload.ts';
 import { BatchSchema, type Batch } from './entities/batch.ts';
 import type { Orm } from './orm.ts';
 import { asRow, type Columns } from './rows.ts';
@@ -37,11 +37,13 @@ const BATCH_STATE_BY_ID = `select id, body_sha256 as "bodySha256", api_version a
   from batch where id = $1`;
 
 /**
- * The batch rows through MikroORM's EntityManager: reads on a fork of it,
- * state changes as guarded `nativeUpdate`s that say whether they applied.
- * What must share a transaction with other SQL (the upload's body COPY, the
- * apply's revisions) are the functions below the class, on that transaction's
- * connection.
+ * The batch rows through MikroORM's EntityManager: whole-row reads on a fork
+ * of it, state changes as guarded `nativeUpdate`s that say whether they
+ * applied. SQL on MikroORM's pool where the EntityManager does not fit: the
+ * status read every poll runs (prepared), reads joined to batch_body, and
+ * the body chunks. What must share a transaction with other SQL (the
+ * upload's body COPY, the apply's revisions) takes that transaction's
+ * connection: batch-upload.ts and the functions below the class.
  */
 export class BatchRepository {
   readonly #orm: Orm;
@@ -73,6 +75,11 @@ export class BatchRepository {
   async findResult(batchId: string): Promise<BatchResult | null> {
     const row = await this.#em().findOne(BatchSchema, batchId, { fields: ['result'] });
     return row?.result ?? null;
+  }
+
+  /** Another batch with the same body that completed or is still running (a FAILED one may be sent again). */
+  findLiveWithBody(sha256: string, exceptId: string): Promise<string | undefined> {
+    return findLiveBatchWithBody(this.#pool, sha256, exceptId);
   }
 
   /** Batches still ACCEPTED this long after they were stored: their workflow may never have started. */

@@ -45,9 +45,11 @@ const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_i
 const DIGITS = /^[0-9]+$/;
 
 /**
- * The export_request rows through MikroORM's EntityManager: reads on a fork
- * of it, state changes as guarded `nativeUpdate`s. The insert shares a
- * transaction with the replay guard's claim (SQL on one connection).
+ * The export_request rows through MikroORM's EntityManager: whole-row and
+ * list reads on a fork of it, state changes as guarded `nativeUpdate`s. SQL
+ * on MikroORM's pool for the status read every poll runs (prepared), the
+ * ids that name no record (an anti-join against entity), and the insert,
+ * which shares a transaction with the replay guard's claim.
  */
 export class ExportRepository {
   readonly #orm: Orm;
