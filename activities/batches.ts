@@ -5,7 +5,7 @@ import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
-import { findBatch, finishBatch, markProcessing, readBatchBody, recordActivityAttempt, recordProgress } from '../services/batches/store.ts';
+import { finishBatch } from '../db/batches.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -30,12 +30,13 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
     async applyBatch(batchId: string): Promise<BatchOutcomeStatus> {
       const context = Context.current();
       const pool = deps.db.pool;
-      const batch = await findBatch(pool, batchId);
+      const batches = deps.db.batches;
+      const batch = await batches.findState(batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
       // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
-      await recordActivityAttempt(pool, batchId, context.info.attempt);
+      await batches.recordActivityAttempt(batchId, context.info.attempt);
       if (batch.status === 'COMPLETED' || batch.status === 'FAILED') return batch.status;
-      await markProcessing(pool, batchId);
+      await batches.markProcessing(batchId);
 
       const progress: BatchHeartbeat = { phase: 'read', done: 0 };
       const heartbeat = keepHeartbeating(context, () => progress);
@@ -44,7 +45,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       const attempt = context.info.attempt;
       try {
         const applied = await inTransaction(pool, async (client) => {
-          const outcome = await applyBatch(client, xmlCommandSource(() => readBatchBody(pool, batchId)), {
+          const outcome = await applyBatch(client, xmlCommandSource(() => batches.readBody(batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
             principal: batch.submittedBy,
@@ -60,7 +61,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
               heartbeat.now();
               if (phase === 'write') await deps.afterWriteStep?.(batchId, done, attempt);
               throwIfStopped(context);
-              if (phase === 'write') await recordProgress(pool, batchId, Math.floor(done * total));
+              if (phase === 'write') await batches.recordProgress(batchId, Math.floor(done * total));
             },
           });
           progress.phase = 'commit';
@@ -86,10 +87,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
 
     /** Records a batch as FAILED when applying it failed for good (not on a rule: those are results). */
     async markBatchFailed(batchId: string, reason: string): Promise<void> {
-      const pool = deps.db.pool;
-      const batch = await findBatch(pool, batchId);
-      if (!batch || batch.status === 'COMPLETED' || batch.status === 'FAILED') return;
-      await finishBatch(pool, batchId, 'FAILED', null, reason);
+      await deps.db.batches.fail(batchId, reason);
     },
   };
 
@@ -104,7 +102,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
     if (!stopped) return error;
     deps.log.warn({ batchId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'batch apply stopped; nothing was written');
     if (stopped.ending !== 'superseded') {
-      await finishBatch(deps.db.pool, batchId, 'FAILED', null, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
+      await deps.db.batches.fail(batchId, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
     }
     // Seen by the check before its heartbeat answer: wait for that answer, so that the attempt ends the way Temporal expects.
     await awaitHeartbeatVerdict(context);

@@ -3,8 +3,6 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { directoryExportStore } from '../services/exports/files.ts';
-import { findMissing } from '../services/exports/ids.ts';
-import { completeExport, expireDueExports, failExport, findExport, markRunning, recordExportAttempt, recordProgress } from '../services/exports/requests.ts';
 import { writeExportFile } from '../services/exports/write.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
@@ -37,10 +35,11 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
     async runExport(exportId: string, retentionMs: number): Promise<ExportOutcome> {
       const context = Context.current();
       const pool = deps.db.pool;
-      const row = await findExport(pool, exportId);
+      const exports = deps.db.exports;
+      const row = await exports.find(exportId);
       if (!row) throw ApplicationFailure.nonRetryable(`export ${exportId} is not stored`, 'ExportNotFound');
       // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
-      await recordExportAttempt(pool, exportId, context.info.attempt);
+      await exports.recordActivityAttempt(exportId, context.info.attempt);
       if (row.status === 'COMPLETED') {
         return { status: 'COMPLETED', entitiesWritten: Number(row.entitiesWritten), bytes: Number(row.bytes), sha256: row.sha256!, expiresAt: new Date(row.expiresAt!).toISOString() };
       }
@@ -50,8 +49,8 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       const progress: ExportHeartbeat = { phase: 'write', entitiesWritten: 0, bytes: 0 };
       const heartbeat = keepHeartbeating(context, () => progress);
       try {
-        const missing = await findMissing(pool, row.requestedIds);
-        await markRunning(pool, exportId, missing);
+        const missing = await exports.findMissing(row.requestedIds);
+        await exports.markRunning(exportId, missing);
         const summary = await writeExportFile(pool, store, row, {
           attempt,
           recordsPerStep: deps.exportRecordsPerStep,
@@ -60,7 +59,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
             progress.bytes = bytes;
             heartbeat.now();
             throwIfStopped(context);
-            await recordProgress(pool, exportId, entitiesWritten, bytes);
+            await exports.recordProgress(exportId, entitiesWritten, bytes);
             await deps.afterExportStep?.(exportId, entitiesWritten, attempt);
           },
         });
@@ -71,7 +70,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
         await confirmStillWanted(context, deps.checkAttempt);
         const finishedAt = new Date();
         const expiresAt = new Date(finishedAt.getTime() + retentionMs);
-        await completeExport(pool, exportId, {
+        await exports.complete(exportId, {
           filePath: summary.fileKey,
           entitiesWritten: summary.entitiesWritten,
           bytes: summary.bytes,
@@ -90,16 +89,14 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
 
     /** Records an export as FAILED once writing it failed for good, and drops any partial file. */
     async markExportFailed(exportId: string, reason: string): Promise<void> {
-      const pool = deps.db.pool;
-      await failExport(pool, exportId, reason);
-      const row = await findExport(pool, exportId);
+      await deps.db.exports.fail(exportId, reason);
+      const row = await deps.db.exports.findState(exportId);
       if (row?.status === 'FAILED') await store.remove(exportId);
     },
 
     /** The end of the retention, for every export past it: the file goes, the status says EXPIRED. Returns how many. */
     async expireExports(): Promise<number> {
-      const pool = deps.db.pool;
-      const expired = await expireDueExports(pool, EXPIRED_PER_RUN, (id) => store.remove(id));
+      const expired = await deps.db.exports.expireDue(EXPIRED_PER_RUN, (id) => store.remove(id));
       if (expired.length > 0) deps.log.info({ exports: expired }, 'exports expired');
       return expired.length;
     },
@@ -115,8 +112,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
     if (!stopped) return error;
     deps.log.warn({ exportId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'export stopped; its file was removed');
     if (stopped.ending !== 'superseded') {
-      const pool = deps.db.pool;
-      await failExport(pool, exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
+      await deps.db.exports.fail(exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
       await store.remove(exportId);
     }
     await awaitHeartbeatVerdict(context);

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
-import { openDb } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { sweepStrandedJobs } from '../services/batches/recovery.ts';
+import { openDb } from '../services/deps.ts';
 import { registerSearchAttributes } from '../temporal/client/register.ts';
 import { ensureExpirySchedule } from '../temporal/client/schedules.ts';
 import { buildApp } from './app.ts';

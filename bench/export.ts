@@ -150,7 +150,7 @@ interface ExportMeasurement {
 /** Child mode: one snapshot export of every record, timed, with this process's peak RSS. */
 async function child(url: string, dir: string): Promise<void> {
   const { randomUUID } = await import('node:crypto');
-  const { insertExport } = await import('../services/exports/requests.ts');
+  const { insertExport } = await import('../db/exports.ts');
   const { directoryExportStore } = await import('../services/exports/files.ts');
   const { writeExportFile } = await import('../services/exports/write.ts');
   const orm = await openOrm(url);

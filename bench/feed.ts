@@ -20,7 +20,7 @@ import pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
 import { GENESIS_TRANSACTION_ID } from '../migrations/Migration20261123000005Genesis.ts';
 import { applyBatchCommands } from '../services/batches/apply.ts';
-import { finishBatch, markProcessing, storeBatch } from '../services/batches/store.ts';
+import { finishBatch, markProcessing, storeBatch } from '../db/batches.ts';
 import { feedRepository } from '../db/feed.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';

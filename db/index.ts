@@ -1,8 +1,13 @@
 import type pg from 'pg';
+import { BatchRepository } from './batches.ts';
+import { ExportRepository } from './exports.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
+import { JobOutcomes } from './job-outcomes.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
+import { ReplayGuard } from './replay-guard.ts';
 import { searchRepository, type SearchRepository } from './search/repository.ts';
+import { SubmissionRate } from './submission-rate.ts';
 
 /**
  * The data-access layer as the rest of the service holds it: the ORM (its
@@ -20,6 +25,16 @@ export interface Db {
   readonly feed: FeedRepository;
   /** The entity search. */
   readonly search: SearchRepository;
+  /** The batch rows and their bodies. */
+  readonly batches: BatchRepository;
+  /** The export request rows. */
+  readonly exports: ExportRepository;
+  /** Finished batches and exports, counted for the metrics. */
+  readonly jobOutcomes: JobOutcomes;
+  /** Signed requests already answered (export starts), shared by every API process. */
+  readonly replayGuard: ReplayGuard;
+  /** The submission rate limit's counters, shared by every API process. */
+  readonly submissionRate: SubmissionRate;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -38,6 +53,11 @@ export async function dbOver(orm: Orm): Promise<Db> {
     records: recordRepository(pool),
     feed: feedRepository(pool),
     search: searchRepository(pool),
+    batches: new BatchRepository(orm, pool),
+    exports: new ExportRepository(orm, pool),
+    jobOutcomes: new JobOutcomes(pool),
+    replayGuard: new ReplayGuard(pool),
+    submissionRate: new SubmissionRate(pool),
     async ping() {
       await pool.query('select 1');
     },

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Queryable } from './sql.ts';
 
 // The HMAC signature covers host, method, path, query and date, not the body
@@ -43,12 +44,21 @@ export async function claimSignedRequest(db: Queryable, request: SignedRequest, 
   return rows[0]!.answer;
 }
 
-/** Forgets the claim of `request` for `answer`: the work it named was not done, so a resend may do it. */
-export async function releaseSignedRequest(db: Queryable, request: SignedRequest, answer: string): Promise<void> {
-  await db.query(`delete from replay_guard where key_id = $1 and signature = $2 and body_sha256 = $3 and answer = $4`, [
-    request.keyId,
-    request.signature,
-    request.bodySha256,
-    answer,
-  ]);
+/** The replay guard's rows outside a claim's transaction (db.replayGuard); claims are taken with what they name (db.exports.create). */
+export class ReplayGuard {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Forgets the claim of `request` for `answer`: the work it named was not done, so a resend may do it. */
+  async release(request: SignedRequest, answer: string): Promise<void> {
+    await this.#pool.query(`delete from replay_guard where key_id = $1 and signature = $2 and body_sha256 = $3 and answer = $4`, [
+      request.keyId,
+      request.signature,
+      request.bodySha256,
+      answer,
+    ]);
+  }
 }

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { workflowReads, type WorkflowReadAnswer } from '../services/jobs/workflow-reads.ts';
-import { countOutcomes, type OutcomeCounts } from '../services/metrics/outcomes.ts';
+import type { OutcomeCounts } from '../db/job-outcomes.ts';
 
 // The API's metrics, one registry per app. Request durations are observed
 // here; batch and export outcomes happen in the workers, so they are read
@@ -34,7 +34,7 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
   // A scrape collects every metric at once: the outcome counters share the one read in flight.
   let reading: Promise<OutcomeCounts | undefined> | undefined;
   const outcomes = (): Promise<OutcomeCounts | undefined> => {
-    reading ??= countOutcomes(deps.db.pool)
+    reading ??= deps.db.jobOutcomes.count()
       .catch((error: unknown) => {
         // The scrape still answers; the outcome counters keep their last values.
         deps.log.warn({ err: error }, 'metrics: cannot count outcomes');

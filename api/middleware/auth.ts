@@ -1,8 +1,8 @@
 import { isAbsolute } from 'node:path';
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../../config.ts';
-import type { SignedRequest } from '../../db/replay-guard.ts';
 import type { ErrorProperties } from '../../services/errors.ts';
+import type { SignedRequest } from '../../services/jobs/submission-guards.ts';
 import { ApiKeyVerifier, type SignatureRefusalReason } from '../auth/api-keys.ts';
 import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
 import { generatedTokenFile, type Permission, type Principal, type TokenRegistry, type TokenSources } from '../auth/tokens.ts';
@@ -113,7 +113,7 @@ export function requirePermission(permission: Permission): Middleware {
 type RequestSignature = Omit<SignedRequest, 'bodySha256'>;
 
 /**
- * The request as the replay guard names it (db/replay-guard.ts): its key,
+ * The request as the replay guard names it (services/jobs/submission-guards.ts): its key,
  * signature and body. Undefined for a request that is not HMAC-signed (a
  * bearer token has no signature to replay) or when API_KEY_REPLAY_GUARD is off.
  */

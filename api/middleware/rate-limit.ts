@@ -1,11 +1,11 @@
 import type { Middleware } from 'koa';
-import { countSubmission } from '../../db/submission-rate.ts';
+import { countSubmission } from '../../services/jobs/submission-guards.ts';
 import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
 
 // One counter per principal across every submission route (batches, test
 // batches, exports, v1 and v2): a client cannot double its allowance by
-// switching routes. The counter is a row in PostgreSQL (db/submission-rate.ts),
+// switching routes. The counter is a row in PostgreSQL (deps.db.submissionRate),
 // so N API processes allow the limit once between them, not N times.
 
 /**
@@ -18,7 +18,7 @@ export function limitSubmissions(deps: Pick<AppDeps, 'config' | 'db'>): Middlewa
   const windowSeconds = deps.config.SUBMISSION_RATE_WINDOW_SECONDS;
   if (max === 0) return (_ctx, next) => next();
   return async function limitSubmissionsMiddleware(ctx, next) {
-    const counted = await countSubmission(deps.db.pool, String(ctx.state.principal.name), windowSeconds);
+    const counted = await countSubmission(deps, String(ctx.state.principal.name), windowSeconds);
     // The headers koa-ratelimit used to send, kept for whoever reads them.
     ctx.set({
       'X-RateLimit-Limit': String(max),

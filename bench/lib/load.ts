@@ -21,7 +21,7 @@ import { inTransaction } from '../../db/sql.ts';
 import type { BatchHeader, ChangeCommand } from '../../domain/model.ts';
 import { readBatch, serializeBatch } from '../../domain/xml/index.ts';
 import { applyBatchCommands } from '../../services/batches/apply.ts';
-import { finishBatch, markProcessing, storeBatch } from '../../services/batches/store.ts';
+import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
 import { DRAWS_PER_ENTITY, generateCreates, streamSeed } from './generate.ts';
 
 export interface LoadOptions {

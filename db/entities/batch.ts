@@ -17,7 +17,10 @@ export const BatchSchema = defineEntity({
     offeredForceKey: p.text().nullable(),
     changesTotal: p.integer().nullable(),
     changesApplied: p.integer().default(0),
+    /** Megabytes for a large batch: status reads leave it out (`exclude`) and ask `hasResult` instead. */
     result: p.json<BatchResult>().nullable(),
+    /** Whether the batch has a result document, without reading it (a FAILED batch without one could not be processed). */
+    hasResult: p.formula<boolean>((columns) => `${columns.result} is not null`).type('boolean'),
     error: p.text().nullable(),
     /** Submissions of this batch id (a FAILED batch may be sent again). */
     attempt: p.integer().default(1),

@@ -10,8 +10,11 @@ export const ExportRequestSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     kind: p.text().$type<ExportKind>(),
+    /** Up to EXPORT_MAX_IDS (megabytes): only the export activity reads them; status reads leave them out and ask `requestedCount`. */
     requestedIds: p.json<Array<number | string>>(),
-    fromSeq: p.bigint('number').nullable(),
+    requestedCount: p.formula<number>((columns) => `jsonb_array_length(${columns.requestedIds})`).type('integer'),
+    /** Revisions exports: the commit_seq of fromTransId, as decimal text (no digit lost on the way to bigint). */
+    fromSeq: p.bigint('string').nullable(),
     fromTransId: p.uuid().nullable(),
     status: p.text().$type<ExportStatus>(),
     requestedBy: p.text(),

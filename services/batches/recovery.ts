@@ -1,8 +1,6 @@
 import type { ServiceDeps } from '../deps.ts';
 import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
-import { failExport, findStaleRunningExports } from '../exports/requests.ts';
-import { findStaleAcceptedBatches, findStaleProcessingBatches, finishBatch } from './store.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 // Jobs whose row and workflow disagree for good, repaired by every API now
@@ -33,32 +31,32 @@ type SweepDeps = Pick<ServiceDeps, 'config' | 'temporal' | 'db'>;
 
 /** One sweep: looks at every stranded batch and export and repairs it. */
 export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<Repairs> {
-  const pool = deps.db.pool;
+  const { batches, exports } = deps.db;
   const repairs: Repairs = { started: [], ended: [] };
 
-  for (const run of await findStaleAcceptedBatches(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+  for (const run of await batches.findStaleAccepted(olderThanSeconds, JOBS_PER_SWEEP)) {
     const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
     if (workflow && !workflow.closed) {
       repairs.started.push(run.batchId);
     } else if (workflow && workflow.status !== 'COMPLETED') {
-      if (await finishBatch(pool, run.batchId, 'FAILED', null, endedMessage(workflow))) repairs.ended.push(run.batchId);
+      if (await batches.fail(run.batchId, endedMessage(workflow))) repairs.ended.push(run.batchId);
     } else {
       await startAgain(deps, run, repairs);
     }
   }
 
-  for (const run of await findStaleProcessingBatches(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+  for (const run of await batches.findStaleProcessing(olderThanSeconds, JOBS_PER_SWEEP)) {
     const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
     if (!workflow) await startAgain(deps, run, repairs);
-    else if (workflow.closed && (await finishBatch(pool, run.batchId, 'FAILED', null, endedMessage(workflow)))) repairs.ended.push(run.batchId);
+    else if (workflow.closed && (await batches.fail(run.batchId, endedMessage(workflow)))) repairs.ended.push(run.batchId);
   }
 
   const store = directoryExportStore(deps.config.exportDir);
-  for (const id of await findStaleRunningExports(pool, olderThanSeconds, JOBS_PER_SWEEP)) {
+  for (const id of await exports.findStaleRunning(olderThanSeconds, JOBS_PER_SWEEP)) {
     const workflow = await describeJobWorkflow(deps.temporal, id);
     if (workflow && !workflow.closed) continue;
     const reason = workflow ? endedMessage(workflow) : 'its workflow no longer exists in Temporal; start a new export';
-    await failExport(pool, id, reason);
+    await exports.fail(id, reason);
     await store.remove(id);
     repairs.ended.push(id);
   }

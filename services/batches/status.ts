@@ -1,5 +1,6 @@
 import type { BatchFailure, BatchResult } from '../../domain/model.ts';
-import type { BatchRow, BatchState } from './store.ts';
+import type { BatchRow, BatchState } from '../../db/batches.ts';
+import type { ServiceDeps } from '../deps.ts';
 
 /** The real registry's RequestProcessState, shared by batches and exports. */
 export type RequestProcessState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
@@ -73,6 +74,12 @@ export function batchDetailView(batch: BatchState): BatchDetailView {
 /** The outcome to show for a finished batch; a batch that failed outside the rules gets one ERROR issue saying why. */
 export function batchOutcome(batch: Pick<BatchRow, 'result' | 'error'>): BatchResult {
   return batch.result ?? singleIssueFailure('ProcessingFailed', batch.error ?? 'the batch could not be processed');
+}
+
+/** The outcome of a finished batch as read for its answer: the result document is read only now (it may be megabytes). */
+export async function readBatchOutcome(deps: Pick<ServiceDeps, 'db'>, batch: Pick<BatchState, 'id' | 'hasResult' | 'error'>): Promise<BatchResult> {
+  const result = batch.hasResult ? await deps.db.batches.findResult(batch.id) : null;
+  return batchOutcome({ result, error: batch.error });
 }
 
 /** A failure document of one ERROR issue, not tied to an entity: what the service says of a batch when no rule does. */

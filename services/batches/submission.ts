@@ -2,11 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import type pg from 'pg';
-import type { Queryable } from '../../db/sql.ts';
+import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
-import { BodyWriter, findBatch, finishBatch, findLiveBatchWithBody, storeBatch, type BatchRow, type StoredBody } from './store.ts';
 import { describeJobWorkflow } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
@@ -80,7 +78,7 @@ export async function receiveBatch(
 
 /**
  * Everything POST /batches does synchronously: validate the body and store
- * it as it arrives (services/batches/store.ts BodyWriter), check the batch
+ * it as it arrives (db/batch-upload.ts), check the batch
  * is new, then start its workflow. The chunks, the batch row and its
  * batch_body row are one transaction: a body that turns out invalid, too
  * large or cut off leaves nothing behind. The batch row exists before the
@@ -88,67 +86,46 @@ export async function receiveBatch(
  * guard against duplicates.
  */
 export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission): Promise<{ batchId: string }> {
-  const pool = deps.db.pool;
-  let client: pg.PoolClient | undefined;
-  const writer = new BodyWriter(async () => {
-    client = await pool.connect();
-    await client.query('begin');
-    return client;
-  });
-  // Ends the transaction without its chunks: a COPY still open can only be ended with its connection.
-  const discard = async () => {
-    const held = client;
-    client = undefined;
-    if (held === undefined) return;
-    if (writer.copying) {
-      held.release(true);
-      return;
-    }
-    await held.query('rollback').catch(() => undefined);
-    held.release();
-  };
+  const upload = deps.db.batches.openUpload();
   let outcome: { batchId: string; run: BatchRun; resumed: boolean };
   try {
-    const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => writer.write(chunk), discard);
-    const body = await writer.finish();
-    const transaction = client as unknown as pg.PoolClient;
+    const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => upload.write(chunk), () => upload.discard());
+    const body = await upload.finish();
     const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
-    const resumed = await recordBatch(transaction, submission, { id: batchId, sha256, changes: validated.changes, body });
+    const resumed = await recordBatch(deps, upload, submission, { id: batchId, sha256, changes: validated.changes, body });
     // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
-    await transaction.query(resumed ? 'rollback' : 'commit');
-    transaction.release();
-    client = undefined;
+    if (resumed) await upload.discard();
+    else await upload.commit();
     outcome = { batchId, resumed, run: { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes } };
   } finally {
-    await discard();
+    await upload.discard();
   }
   await startBatchWorkflow(deps, outcome.run, outcome.resumed);
   return { batchId: outcome.batchId };
 }
 
 /** The duplicate checks and the batch row, in the upload's transaction; true when an ACCEPTED row of the same submission is resumed. */
-async function recordBatch(client: pg.PoolClient, submission: BatchSubmission, batch: { id: string; sha256: string; changes: number; body: StoredBody }): Promise<boolean> {
+async function recordBatch(
+  deps: ServiceDeps,
+  upload: BatchUpload,
+  submission: BatchSubmission,
+  batch: { id: string; sha256: string; changes: number; body: StoredBody },
+): Promise<boolean> {
   const { id: batchId, sha256 } = batch;
-  const twin = await findLiveBatchWithBody(client, sha256, batchId);
+  const twin = await upload.findLiveWithBody(sha256, batchId);
   if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
   const force = submission.force && submission.mayForce;
-  if (submission.force && !force && !(await offersIssuedForceKey(client, batchId, sha256, submission.forceKey))) {
+  if (submission.force && !force && !(await offersIssuedForceKey(deps, batchId, sha256, submission.forceKey))) {
     throw new ServiceError('Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
   }
-  const stored = await storeBatch(client, {
-    id: batchId,
-    sha256,
-    apiVersion: submission.apiVersion,
-    submittedBy: submission.principal,
-    force,
-    offeredForceKey: submission.forceKey,
-    changesTotal: batch.changes,
-    body: batch.body,
-  });
+  const stored = await upload.store(
+    { id: batchId, sha256, apiVersion: submission.apiVersion, submittedBy: submission.principal, force, offeredForceKey: submission.forceKey, changesTotal: batch.changes },
+    batch.body,
+  );
   if (stored) return false;
   // An API that died between this commit and the workflow start left the
   // batch ACCEPTED with no workflow: the same submission sent again starts it.
-  const existing = await findBatch(client, batchId);
+  const existing = await deps.db.batches.findState(batchId);
   if (existing && isSameSubmission(existing, sha256, submission)) return true;
   throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
 }
@@ -158,13 +135,13 @@ async function recordBatch(client: pg.PoolClient, submission: BatchSubmission, b
  * with force=true and the forceKey of its failure: that key alone authorises
  * the write (the apply still checks it against the warnings of the moment).
  */
-async function offersIssuedForceKey(client: Queryable, batchId: string, sha256: string, forceKey: string | undefined): Promise<boolean> {
+async function offersIssuedForceKey(deps: ServiceDeps, batchId: string, sha256: string, forceKey: string | undefined): Promise<boolean> {
   if (forceKey === undefined) return false;
-  const existing = await findBatch(client, batchId);
+  const existing = await deps.db.batches.find(batchId);
   return existing?.status === 'FAILED' && existing.bodySha256 === sha256 && existing.result?.outcome === 'failure' && existing.result.forceKey === forceKey;
 }
 
-function isSameSubmission(existing: BatchRow, sha256: string, submission: BatchSubmission): boolean {
+function isSameSubmission(existing: BatchState, sha256: string, submission: BatchSubmission): boolean {
   return (
     existing.status === 'ACCEPTED' &&
     existing.bodySha256 === sha256 &&
@@ -188,8 +165,7 @@ async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boo
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
     }
-    const pool = deps.db.pool;
-    await finishBatch(pool, batchId, 'FAILED', null, 'the batch workflow could not be started');
+    await deps.db.batches.fail(batchId, 'the batch workflow could not be started');
     deps.log.error({ err: error, batchId }, 'could not start batch workflow');
     throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
   }

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.ts';
 import type { ExportFileStore, StoredFile } from './files.ts';
-import type { ExportState } from './requests.ts';
+import type { ExportState } from '../../db/exports.ts';
 import { effectiveStatus } from './status.ts';
 
 export interface ExportDownload {

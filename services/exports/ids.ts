@@ -1,10 +1,11 @@
-import type { Queryable } from '../../db/sql.ts';
+import type { RequestedId } from '../../db/exports.ts';
 
 // The identifiers an export names: JSON numbers, or strings holding a number
 // or a UUID, mixed. The API has checked each one; this turns them into the
-// two arrays the SQL filters take, and finds those that name no record.
+// two arrays the SQL filters take (deps.db.exports.findMissing finds those
+// that name no record).
 
-export type RequestedId = number | string;
+export type { RequestedId };
 
 const DIGITS = /^[0-9]+$/;
 
@@ -22,25 +23,4 @@ export function idFilter(requested: readonly RequestedId[]): IdFilter {
     else filter.entityUuids.push(id.toLowerCase());
   }
   return filter;
-}
-
-/**
- * The requested identifiers that match no record, as the client wrote them
- * (as strings), each once, in request order.
- */
-export async function findMissing(db: Queryable, requested: readonly RequestedId[]): Promise<string[]> {
-  if (requested.length === 0) return [];
-  const given = requested.map(String);
-  const ids = requested.map((id) => (typeof id === 'number' || DIGITS.test(id) ? String(id) : null));
-  const uuids = requested.map((id) => (typeof id === 'string' && !DIGITS.test(id) ? id.toLowerCase() : null));
-  const { rows } = await db.query<{ given: string }>(
-    `select r.given
-       from unnest($1::text[], $2::bigint[], $3::uuid[]) with ordinality as r(given, id, uuid, n)
-      where not exists (select 1 from entity e where e.id = r.id)
-        and not exists (select 1 from entity e where e.uuid = r.uuid)
-      group by r.given
-      order by min(r.n)`,
-    [given, ids, uuids],
-  );
-  return rows.map((row) => row.given);
 }

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import type { ExportKind } from '../../db/entities/export-request.ts';
-import { claimSignedRequest, releaseSignedRequest, type SignedRequest } from '../../db/replay-guard.ts';
-import { inTransaction } from '../../db/sql.ts';
+import type { ExportKind } from '../../db/exports.ts';
+import type { SignedRequest } from '../../db/replay-guard.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import type { ExportWorkflowInput } from '../../temporal/contracts.ts';
 import type { exportWorkflow } from '../../workflows/export.ts';
 import { requireTransaction } from '../reads/updates.ts';
 import type { RequestedId } from './ids.ts';
-import { failExport, insertExport } from './requests.ts';
 
 export interface ExportStart {
   kind: ExportKind;
@@ -34,20 +32,18 @@ const HOUR_MS = 3_600_000;
  * process answered that one.
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
-  const pool = deps.db.pool;
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
-    fromSeq = (await requireTransaction(pool, start.fromTransId)).commitSeq;
+    fromSeq = (await requireTransaction(deps.db.pool, start.fromTransId)).commitSeq;
   }
   const id = randomUUID();
   const { signedRequest } = start;
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
-  const standing = await inTransaction(pool, async (client) => {
-    const answer = signedRequest ? await claimSignedRequest(client, signedRequest, id) : id;
-    if (answer === id) await insertExport(client, { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal });
-    return answer;
-  });
+  const standing = await deps.db.exports.create(
+    { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal },
+    signedRequest,
+  );
   if (standing !== id) return { id: standing };
 
   const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
@@ -63,9 +59,9 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
       ],
     });
   } catch (error) {
-    await failExport(pool, id, 'the export workflow could not be started');
+    await deps.db.exports.fail(id, 'the export workflow could not be started');
     // The client was told to send it again: that resend must start an export, not get this failed one.
-    if (signedRequest) await releaseSignedRequest(pool, signedRequest, id);
+    if (signedRequest) await deps.db.replayGuard.release(signedRequest, id);
     deps.log.error({ err: error, exportId: id }, 'could not start export workflow');
     throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the export was not started, request it again later');
   }

@@ -1,6 +1,5 @@
-import type { ExportKind, ExportStatus } from '../../db/entities/export-request.ts';
+import type { ExportKind, ExportState, ExportStatus } from '../../db/exports.ts';
 import { percent, toIso, type ProcessStatus } from '../batches/status.ts';
-import type { ExportState } from './requests.ts';
 
 /** Our extension resource (GET /api/v2/export/{id}/detail): what stands behind the real client's `{state, progress}`. */
 export interface ExportStatusView extends ProcessStatus {

@@ -1,6 +1,6 @@
 import { batchDetailView, batchProcessStatus, type BatchDetailView, type ProcessStatus } from '../batches/status.ts';
-import type { BatchState } from '../batches/store.ts';
-import type { ExportState } from '../exports/requests.ts';
+import type { BatchState } from '../../db/batches.ts';
+import type { ExportState } from '../../db/exports.ts';
 import { exportProcessStatus, exportStatusView, type ExportStatusView } from '../exports/status.ts';
 import type { JobView, JobWorkflowView } from './view.ts';
 

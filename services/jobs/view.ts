@@ -1,8 +1,8 @@
 import type { ServiceDeps } from '../deps.ts';
 import type { BatchActivities, BatchHeartbeat, ExportActivities, ExportHeartbeat } from '../../temporal/contracts.ts';
 import { workflowUiUrl, type JobWorkflowState, type PendingJobActivity } from '../../temporal/client/job-workflow.ts';
-import { findBatchState, type BatchState } from '../batches/store.ts';
-import { findExportState, type ExportState } from '../exports/requests.ts';
+import type { BatchState } from '../../db/batches.ts';
+import type { ExportState } from '../../db/exports.ts';
 import { effectiveStatus } from '../exports/status.ts';
 import { workflowReads, type WorkflowAnswer } from './workflow-reads.ts';
 
@@ -66,7 +66,7 @@ export interface JobViewOptions {
 type ViewDeps = Pick<ServiceDeps, 'db' | 'temporal' | 'config'>;
 
 export async function batchJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<BatchState> | undefined> {
-  const row = await findBatchState(deps.db.pool, id);
+  const row = await deps.db.batches.findState(id);
   if (!row) return undefined;
   const ended = row.status === 'COMPLETED' || row.status === 'FAILED';
   const live = ended && !options.detail ? undefined : await askTemporal(deps, id, options, ended);
@@ -76,7 +76,7 @@ export async function batchJobView(deps: ViewDeps, id: string, options: JobViewO
 }
 
 export async function exportJobView(deps: ViewDeps, id: string, options: JobViewOptions = {}): Promise<JobView<ExportState> | undefined> {
-  const row = await findExportState(deps.db.pool, id);
+  const row = await deps.db.exports.findState(id);
   if (!row) return undefined;
   const status = effectiveStatus(row);
   const ended = status === 'COMPLETED' || status === 'FAILED' || status === 'EXPIRED';

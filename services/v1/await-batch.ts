@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceDeps } from '../deps.ts';
 import type { BatchFailure } from '../../domain/model.ts';
 import { singleIssueFailure } from '../batches/status.ts';
-import { findBatch, type BatchRow } from '../batches/store.ts';
+import type { BatchRow } from '../../db/batches.ts';
 
 const POLL_MS = 250;
 
@@ -20,7 +20,6 @@ export function isFinished(batch: Pick<BatchRow, 'status'>): boolean {
  */
 export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: number): Promise<BatchRow | undefined> {
   const deadline = Date.now() + waitMs;
-  const pool = deps.db.pool;
   const handle = deps.temporal.workflow.getHandle(batchId);
   // Success, failure and an expired deadline all mean the same here: go and read the row.
   await deps.temporal.withDeadline(deadline, () => handle.result()).then(
@@ -28,7 +27,7 @@ export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: num
     (error: unknown) => deps.log.debug({ err: error, batchId }, 'stopped waiting on the batch workflow'),
   );
   for (;;) {
-    const batch = await findBatch(pool, batchId);
+    const batch = await deps.db.batches.find(batchId);
     const left = deadline - Date.now();
     if (!batch || isFinished(batch) || left <= 0) return batch;
     await sleep(Math.min(POLL_MS, left));

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../db/sql.ts';
 import { repairStrandedJobs } from '../../services/batches/recovery.ts';
-import { findBatch, storeBatch } from '../../services/batches/store.ts';
+import { storeBatch } from '../../db/batches.ts';
 import { startBatchRun } from '../../services/batches/workflow.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -33,7 +33,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     return id;
   }
 
-  const statusOf = async (id: string) => (await findBatch(harness.db.pool, id))?.status;
+  const statusOf = async (id: string) => (await harness.db.batches.find(id))?.status;
 
   it('starts the workflow of a stranded batch, which then completes once', async () => {
     const id = await storeWithoutWorkflow('Prokop Holý');
@@ -67,7 +67,7 @@ describe('batches left ACCEPTED without a workflow', () => {
     const repairs = await repairStrandedJobs(harness);
     expect(repairs.ended).toContain(id);
     expect(repairs.started).not.toContain(id);
-    const batch = await findBatch(harness.db.pool, id);
+    const batch = await harness.db.batches.find(id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
     expect(batch?.error).toContain('terminated by an operator');
     expect((await handle.describe()).runId).toBe(waiting);

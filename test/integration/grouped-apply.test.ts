@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../db/sql.ts';
 import type { BatchResult, ChangeCommand, EntityRecord, Item, Part } from '../../domain/model.ts';
 import { applyBatch, applyBatchCommands, arrayCommandSource, type ApplyRequest } from '../../services/batches/apply.ts';
-import { storeBatch } from '../../services/batches/store.ts';
+import { storeBatch } from '../../db/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
 const SENDER = { id: 'grouped', name: 'Grouped Apply' };

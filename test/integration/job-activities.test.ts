@@ -10,8 +10,7 @@ import type { BatchHeartbeat, ExportHeartbeat } from '../../temporal/contracts.t
 import type { AttemptStanding, CheckAttempt } from '../../activities/job-control.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { createLogger } from '../../logger.ts';
-import { findBatch, storeBatch } from '../../services/batches/store.ts';
-import { completeExport, findExport, insertExport } from '../../services/exports/requests.ts';
+import { storeBatch } from '../../db/batches.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
@@ -110,7 +109,7 @@ describe('job activities under MockActivityEnvironment', () => {
     const { env } = environment(id);
     const activities = batchActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    const batch = await findBatch(harness.db.pool, id);
+    const batch = await harness.db.batches.find(id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
     expect(batch?.error).toMatch(/^cancelled by an operator: .*nothing was written$/);
     expect(await revisionsOf(id)).toBe(0);
@@ -119,7 +118,7 @@ describe('job activities under MockActivityEnvironment', () => {
   it('applyBatch does not commit when Temporal says the workflow was terminated, records why, and ends once its heartbeat is answered NotFound', async () => {
     const id = await storedBatch(['Rudolf II.']);
     await runWhileGone(id, terminated, (checkAttempt) => batchActivities(checkAttempt).applyBatch, id);
-    const batch = await findBatch(harness.db.pool, id);
+    const batch = await harness.db.batches.find(id);
     expect(batch?.status).toBe('FAILED');
     expect(batch?.error).toContain('terminated by an operator');
     expect(await revisionsOf(id)).toBe(0);
@@ -129,7 +128,7 @@ describe('job activities under MockActivityEnvironment', () => {
     const id = await storedBatch(['Edward Kelley']);
     await runWhileGone(id, { wanted: false, ending: 'superseded', reason: 'workflow reset' }, (checkAttempt) => batchActivities(checkAttempt).applyBatch, id);
     // The owner applies it; nothing was written and nothing recorded by this attempt.
-    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
     // The owner is another attempt, in an environment of its own (this one is cancelled for good).
     expect(await environment(id).env.run(batchActivities(wanted).applyBatch, id)).toBe('COMPLETED');
@@ -143,7 +142,7 @@ describe('job activities under MockActivityEnvironment', () => {
       throw new Error('Temporal cannot be reached');
     }, () => env.cancel('WORKER_SHUTDOWN'));
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
-    expect(await findBatch(harness.db.pool, id)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
   });
 
@@ -164,7 +163,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
     async function storedExport(): Promise<string> {
       const id = randomUUID();
-      await insertExport(harness.db.pool, { id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
+      await harness.db.exports.create({ id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
       return id;
     }
 
@@ -183,7 +182,7 @@ describe('job activities under MockActivityEnvironment', () => {
       const { env } = environment(id);
       const activities = exportActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
-      const row = await findExport(harness.db.pool, id);
+      const row = await harness.db.exports.find(id);
       expect(row).toMatchObject({ status: 'FAILED', sha256: null });
       expect(row?.error).toContain('cancelled by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
@@ -192,14 +191,13 @@ describe('job activities under MockActivityEnvironment', () => {
     it('runExport removes the file it finished when Temporal says its workflow was terminated', async () => {
       const id = await storedExport();
       await runWhileGone(id, terminated, (checkAttempt) => exportActivities(checkAttempt).runExport, id, 3_600_000);
-      const row = await findExport(harness.db.pool, id);
+      const row = await harness.db.exports.find(id);
       expect(row?.status).toBe('FAILED');
       expect(row?.error).toContain('terminated by an operator');
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
     });
 
     it('expireExports removes the files past their expiry and marks those exports EXPIRED, and no other', async () => {
-      const pool = harness.db.pool;
       const [due, kept] = [await storedExport(), await storedExport()];
       mkdirSync(exportDir, { recursive: true });
       for (const [id, expiresAt] of [
@@ -207,13 +205,13 @@ describe('job activities under MockActivityEnvironment', () => {
         [kept, new Date(Date.now() + 3_600_000)],
       ] as const) {
         writeFileSync(join(exportDir, `${id}.xml`), '<entities/>');
-        await completeExport(pool, id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
+        await harness.db.exports.complete(id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
       }
       const { env } = environment('expiry');
       expect(await env.run(exportActivities(wanted).expireExports)).toBeGreaterThanOrEqual(1);
-      expect((await findExport(pool, due))?.status).toBe('EXPIRED');
+      expect((await harness.db.exports.find(due))?.status).toBe('EXPIRED');
       expect(existsSync(join(exportDir, `${due}.xml`))).toBe(false);
-      expect((await findExport(pool, kept))?.status).toBe('COMPLETED');
+      expect((await harness.db.exports.find(kept))?.status).toBe('COMPLETED');
       expect(existsSync(join(exportDir, `${kept}.xml`))).toBe(true);
     });
   });

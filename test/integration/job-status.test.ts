@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBatch } from '../../services/batches/store.ts';
-import { findExport } from '../../services/exports/requests.ts';
 import { WorkflowReads, workflowReads } from '../../services/jobs/workflow-reads.ts';
 import type { JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -257,7 +255,7 @@ describe('job status against the real service', () => {
       });
       expect(status).toEqual({ state: 'ERROR', progress: 100 });
       // The activity still waits at its step: the row says PROCESSING.
-      expect((await findBatch(harness.db.pool, id))?.status).toBe('PROCESSING');
+      expect((await harness.db.batches.find(id))?.status).toBe('PROCESSING');
       const result = await harness.api(`/api/v2/batches/${id}/result`, { as: 'read' });
       expect(result.status).toBe(200);
       const xml = await result.text();
@@ -278,7 +276,7 @@ describe('job status against the real service', () => {
     try {
       await harness.temporal.workflow.getHandle(id).terminate('test: an operator stops the export');
       await eventually(async () => ((await json(`/api/v2/export/status/${id}`)).state === 'ERROR' ? true : undefined));
-      expect((await findExport(harness.db.pool, id))?.status).toBe('RUNNING');
+      expect((await harness.db.exports.find(id))?.status).toBe('RUNNING');
       const download = await harness.api(`/api/v2/export/download/${id}`, { as: 'export' });
       // A failed export has no file: 409 with the failure (docs/decisions.md), never "still running, poll its status".
       const problem = (await download.json()) as { detail: string };
@@ -315,7 +313,7 @@ describe('job status against the real service', () => {
     expect(await json(`/api/v2/batches/${batchId}/detail`)).toMatchObject({ attempt: 1, submissions: 1 });
 
     const exportId = await startExport({ failFirst: true });
-    await eventually(async () => ((await findExport(harness.db.pool, exportId))?.status === 'COMPLETED' ? true : undefined));
+    await eventually(async () => ((await harness.db.exports.find(exportId))?.status === 'COMPLETED' ? true : undefined));
     expect(await json(`/api/v2/export/${exportId}/detail`)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
   });
 

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../logger.ts';
 import { bodySource, submitBatch } from '../../services/batches/submission.ts';
 import { startExport } from '../../services/exports/start.ts';
-import { findExport } from '../../services/exports/requests.ts';
 import { batchJobDetail, batchJobStatus, exportJobDetail, exportJobStatus } from '../../services/jobs/presenters.ts';
 import { batchJobView, exportJobView } from '../../services/jobs/view.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -235,7 +234,7 @@ describe('operator actions on running jobs', () => {
 
   const exportEnded = (id: string) =>
     eventually(async () => {
-      const row = await findExport(harness.db.pool, id);
+      const row = await harness.db.exports.find(id);
       return row?.status === 'COMPLETED' || row?.status === 'FAILED' ? row : undefined;
     });
 

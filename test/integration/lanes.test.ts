@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { repairStrandedJobs } from '../../services/batches/recovery.ts';
-import { findBatch, storeBatch } from '../../services/batches/store.ts';
+import { storeBatch } from '../../db/batches.ts';
 import { batchLane } from '../../services/batches/workflow.ts';
 import { laneTaskQueue } from '../../temporal/names.ts';
 import { activitySlots } from '../../worker/create-worker.ts';
@@ -73,7 +73,7 @@ describe('the interactive lane', () => {
   });
 
   const namesOf = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => create(`l${index}`, `${prefix} ${index}`, { entityType }));
-  const statusOf = async (id: string) => (await findBatch(harness.db.pool, id))?.status;
+  const statusOf = async (id: string) => (await harness.db.batches.find(id))?.status;
 
   async function submit(xml: string): Promise<string> {
     const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
-import { findBatch } from '../../services/batches/store.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
 import { FeedFollower } from '../support/feed-follower.ts';
 import { Gate } from '../support/gate.ts';
@@ -54,7 +53,7 @@ describe('overlapping batches', () => {
   }
 
   async function statusOf(batchId: string): Promise<string | undefined> {
-    return (await findBatch(harness.db.pool, batchId))?.status;
+    return (await harness.db.batches.find(batchId))?.status;
   }
 
   async function records(entityType: string): Promise<EntityRecord[]> {

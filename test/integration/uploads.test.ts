@@ -6,7 +6,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBatch } from '../../domain/xml/index.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
-import { readBatchBody } from '../../services/batches/store.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { chunkedPost } from '../support/chunked-post.ts';
 import { eventually } from '../support/poll.ts';
@@ -94,7 +93,7 @@ describe('streamed uploads', () => {
     expect(rows[0]).toEqual({ body_sha256: sent.sha256, changes_total: ENTITIES, bytes: String(sent.bytes) });
     const stored = createHash('sha256');
     let parts = 0;
-    for await (const part of readBatchBody(pool, uuid)) {
+    for await (const part of harness.db.batches.readBody(uuid)) {
       stored.update(part);
       parts += 1;
     }

@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
-import { batchOutcome } from '../../../services/batches/status.ts';
-import { findBatchResult } from '../../../services/batches/store.ts';
+import { batchOutcome, readBatchOutcome } from '../../../services/batches/status.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { batchJobView } from '../../../services/jobs/view.ts';
 import { awaitBatch, isFinished, unfinishedOutcome } from '../../../services/v1/await-batch.ts';
@@ -48,9 +47,9 @@ export function v1BatchesRouter(deps: AppDeps): Router {
       respondProcessing(ctx);
       return;
     }
-    const result = batch.hasResult ? await findBatchResult(deps.db.pool, bid) : null;
+    const outcome = await readBatchOutcome(deps, batch);
     setV1XmlType(ctx);
-    ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v1');
+    ctx.body = serializeBatchResult(outcome, 'v1');
   });
 
   return router;

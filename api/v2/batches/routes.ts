@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
-import { batchOutcome } from '../../../services/batches/status.ts';
+import { readBatchOutcome } from '../../../services/batches/status.ts';
 import { batchJobDetail, batchJobStatus } from '../../../services/jobs/presenters.ts';
 import { batchJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
-import { findBatchResult } from '../../../services/batches/store.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
 import { xmlBodyStream } from '../../body.ts';
@@ -74,9 +73,9 @@ export function batchesRouter(deps: AppDeps): Router {
     if (batch.status !== 'COMPLETED' && batch.status !== 'FAILED') {
       throw problem(409, 'BatchNotFinished', `batch ${updateRequestId} is ${batch.status}; poll its status`);
     }
-    const result = batch.hasResult ? await findBatchResult(deps.db.pool, batch.id) : null;
+    const outcome = await readBatchOutcome(deps, batch);
     ctx.type = 'application/xml';
-    ctx.body = serializeBatchResult(batchOutcome({ result, error: batch.error }), 'v2');
+    ctx.body = serializeBatchResult(outcome, 'v2');
   });
 
   return router;

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { inTransaction } from '../../../db/sql.ts';
-import { storeBatch } from '../../../services/batches/store.ts';
+import { storeBatch } from '../../../db/batches.ts';
 import { generatedBatch, type GeneratedBatch } from '../lib/data.ts';
 import { verifyExport } from '../lib/exports.ts';
 import { check, type Scenario, type ScenarioContext } from '../lib/scenario.ts';

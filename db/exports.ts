@@ -1,0 +1,198 @@
+import type pg from 'pg';
+import { raw } from '@mikro-orm/core';
+import { ExportRequestSchema, type ExportKind, type ExportRequest } from './entities/export-request.ts';
+import type { Orm } from './orm.ts';
+import { claimSignedRequest, type SignedRequest } from './replay-guard.ts';
+import { asRow, type Columns } from './rows.ts';
+import { inTransaction, type Queryable } from './sql.ts';
+
+export type { ExportKind, ExportStatus } from './entities/export-request.ts';
+
+/** A stored export request, its requested ids included: the entity's columns as plain data. */
+export type ExportRow = Columns<ExportRequest>;
+
+/** An export without its list of requested ids (up to EXPORT_MAX_IDS, megabytes): what status, detail and download need. */
+export type ExportState = Omit<ExportRow, 'requestedIds'>;
+
+/** The identifiers an export names: JSON numbers, or strings holding a number or a UUID. */
+export type RequestedId = number | string;
+
+export interface NewExport {
+  id: string;
+  kind: ExportKind;
+  requestedIds: readonly RequestedId[];
+  fromSeq?: string;
+  fromTransId?: string;
+  requestedBy: string;
+}
+
+export interface FinishedExport {
+  filePath: string;
+  entitiesWritten: number;
+  bytes: number;
+  sha256: string;
+  finishedAt: Date;
+  expiresAt: Date;
+}
+
+const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
+
+// The columns of ExportState; bigints and timestamps come back as text from MikroORM's pool and are made numbers and Dates.
+const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId", status, requested_by as "requestedBy",
+  file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256, missing, error, activity_attempts as "activityAttempts",
+  created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt", jsonb_array_length(requested_ids) as "requestedCount"
+  from export_request where id = $1`;
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * The export_request rows through MikroORM's EntityManager: whole-row and
+ * list reads on a fork of it, state changes as guarded `nativeUpdate`s. SQL
+ * on MikroORM's pool for the status read every poll runs (prepared), the
+ * ids that name no record (an anti-join against entity), and the insert,
+ * which shares a transaction with the replay guard's claim.
+ */
+export class ExportRepository {
+  readonly #orm: Orm;
+  readonly #pool: pg.Pool;
+
+  constructor(orm: Orm, pool: pg.Pool) {
+    this.#orm = orm;
+    this.#pool = pool;
+  }
+
+  /** The whole row, requested ids included: what the export activity reads. */
+  async find(id: string): Promise<ExportRow | undefined> {
+    return asRow<ExportRow>(await this.#em().findOne(ExportRequestSchema, id));
+  }
+
+  /** The export as a status read needs it: no requested ids. One named prepared statement on the pool, as the batches' (BatchRepository.findState). */
+  async findState(id: string): Promise<ExportState | undefined> {
+    const { rows } = await this.#pool.query<ExportState>({ name: 'export-state-by-id', text: EXPORT_STATE_BY_ID, values: [id] });
+    const row = rows[0];
+    return (
+      row && {
+        ...row,
+        entitiesWritten: Number(row.entitiesWritten),
+        bytes: Number(row.bytes),
+        createdAt: new Date(row.createdAt),
+        finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt),
+        expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+      }
+    );
+  }
+
+  /**
+   * Stores a new export request, ACCEPTED. With `signed`, the replay guard's
+   * claim of that signed request commits with it: returns the id that stands,
+   * `request.id` for the first claim, the first claim's export for a replay
+   * (then nothing is stored). A claim racing an uncommitted one waits for it.
+   */
+  async create(request: NewExport, signed?: SignedRequest): Promise<string> {
+    return inTransaction(this.#pool, async (client) => {
+      const answer = signed ? await claimSignedRequest(client, signed, request.id) : request.id;
+      if (answer === request.id) await insertExport(client, request);
+      return answer;
+    });
+  }
+
+  /** Starts (or restarts, on a retried attempt) the run: progress goes back to zero with the file. False once the export ended. */
+  async markRunning(id: string, missing: readonly string[]): Promise<boolean> {
+    const updated = await this.#em().nativeUpdate(
+      ExportRequestSchema,
+      { id, status: { $in: [...STILL_RUNNING] } },
+      { status: 'RUNNING', entitiesWritten: 0, bytes: 0, missing: [...missing], error: null },
+    );
+    return updated === 1;
+  }
+
+  /** Records that Temporal started attempt `attempt` of the export activity; the highest number wins (see the batches'). */
+  async recordActivityAttempt(id: string, attempt: number): Promise<void> {
+    await this.#em().nativeUpdate(ExportRequestSchema, { id, $or: [{ activityAttempts: null }, { activityAttempts: { $lt: attempt } }] }, { activityAttempts: attempt });
+  }
+
+  /** What the file holds so far, while the export is RUNNING. */
+  async recordProgress(id: string, entitiesWritten: number, bytes: number): Promise<void> {
+    await this.#em().nativeUpdate(ExportRequestSchema, { id, status: 'RUNNING' }, { entitiesWritten, bytes });
+  }
+
+  /** ACCEPTED or RUNNING → COMPLETED with its file; false when the export had ended already. */
+  async complete(id: string, done: FinishedExport): Promise<boolean> {
+    const updated = await this.#em().nativeUpdate(ExportRequestSchema, { id, status: { $in: [...STILL_RUNNING] } }, { status: 'COMPLETED', ...done, error: null });
+    return updated === 1;
+  }
+
+  /** ACCEPTED or RUNNING → FAILED, saying why; false when the export had ended already. */
+  async fail(id: string, error: string): Promise<boolean> {
+    const updated = await this.#em().nativeUpdate(
+      ExportRequestSchema,
+      { id, status: { $in: [...STILL_RUNNING] } },
+      { status: 'FAILED', error, finishedAt: raw('clock_timestamp()') },
+    );
+    return updated === 1;
+  }
+
+  /**
+   * Expires up to `limit` finished exports past their expiry: removes each file
+   * (`remove`, missing files are fine) and then marks the row EXPIRED, so a
+   * crash in between leaves the row to be expired again. Returns their ids.
+   */
+  async expireDue(limit: number, remove: (id: string) => Promise<void>): Promise<string[]> {
+    const em = this.#em();
+    const due = await em.find(
+      ExportRequestSchema,
+      { status: 'COMPLETED', expiresAt: { $lte: raw('clock_timestamp()') } },
+      { fields: ['id'], orderBy: { expiresAt: 'asc' }, limit },
+    );
+    const expired: string[] = [];
+    for (const { id } of due) {
+      await remove(id);
+      if ((await em.nativeUpdate(ExportRequestSchema, { id, status: 'COMPLETED' }, { status: 'EXPIRED' })) === 1) expired.push(id);
+    }
+    return expired;
+  }
+
+  /** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
+  async findStaleRunning(olderThanSeconds: number, limit: number): Promise<string[]> {
+    const stale = await this.#em().find(
+      ExportRequestSchema,
+      { status: { $in: [...STILL_RUNNING] }, createdAt: { $lt: raw('now() - make_interval(secs => ?)', [olderThanSeconds]) } },
+      { fields: ['id'], orderBy: { createdAt: 'asc' }, limit },
+    );
+    return stale.map((row) => row.id);
+  }
+
+  /**
+   * The requested identifiers that match no record, as the client wrote them
+   * (as strings), each once, in request order. SQL: an anti-join of the list
+   * against entity, which has no entity of its own.
+   */
+  async findMissing(requested: readonly RequestedId[]): Promise<string[]> {
+    if (requested.length === 0) return [];
+    const given = requested.map(String);
+    const ids = requested.map((id) => (typeof id === 'number' || DIGITS.test(id) ? String(id) : null));
+    const uuids = requested.map((id) => (typeof id === 'string' && !DIGITS.test(id) ? id.toLowerCase() : null));
+    const { rows } = await this.#pool.query<{ given: string }>(
+      `select r.given
+         from unnest($1::text[], $2::bigint[], $3::uuid[]) with ordinality as r(given, id, uuid, n)
+        where not exists (select 1 from entity e where e.id = r.id)
+          and not exists (select 1 from entity e where e.uuid = r.uuid)
+        group by r.given
+        order by min(r.n)`,
+      [given, ids, uuids],
+    );
+    return rows.map((row) => row.given);
+  }
+
+  #em() {
+    return this.#orm.em.fork();
+  }
+}
+
+/** The export_request row of a new export, ACCEPTED, in the caller's transaction (ExportRepository.create) or on its own. */
+export async function insertExport(db: Queryable, request: NewExport): Promise<void> {
+  await db.query(
+    `insert into export_request (id, kind, requested_ids, from_seq, from_trans_id, status, requested_by)
+     values ($1, $2, $3, $4, $5, 'ACCEPTED', $6)`,
+    [request.id, request.kind, JSON.stringify(request.requestedIds), request.fromSeq ?? null, request.fromTransId ?? null, request.requestedBy],
+  );
+}
