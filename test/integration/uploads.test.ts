@@ -128,7 +128,8 @@ describe('streamed uploads', () => {
     if (kind === 'a schema error') expect(problem.errors[0]!.column).toBeGreaterThan(2 * MIB);
     expect(await count('select count(*) as n from batch where id = $1', [uuid])).toBe(0);
     expect(await chunks()).toBe(before);
-    expect(await openUploads()).toBe(0);
+    // A COPY still open is ended by closing its connection; its server process leaves a moment later.
+    await eventually(async () => ((await openUploads()) === 0 ? true : undefined));
   });
 
   it('takes one of two identical uploads sent at once (the other 409) and stores its body once', { timeout: 120_000 }, async () => {
