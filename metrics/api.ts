@@ -46,16 +46,16 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
     return reading;
   };
 
-  outcomeCounter(registry, 'batches_total', 'Batches finished, by outcome (every failed attempt counts)', outcomes, (counts) => ({
+  countedFromDatabase(registry, 'batches_total', 'Batches finished, by outcome (every failed attempt counts)', outcomes, (counts) => ({
     COMPLETED: counts.batchesCompleted,
     FAILED: counts.batchesFailed,
   }));
-  totalCounter(registry, 'batch_changes_total', 'Changes written by completed batches', outcomes, (counts) => counts.batchChanges);
-  outcomeCounter(registry, 'exports_total', 'Exports finished, by outcome (expired ones count as COMPLETED)', outcomes, (counts) => ({
+  countedFromDatabase(registry, 'batch_changes_total', 'Changes written by completed batches', outcomes, (counts) => counts.batchChanges);
+  countedFromDatabase(registry, 'exports_total', 'Exports finished, by outcome (expired ones count as COMPLETED)', outcomes, (counts) => ({
     COMPLETED: counts.exportsCompleted,
     FAILED: counts.exportsFailed,
   }));
-  totalCounter(registry, 'export_bytes_total', 'Bytes of completed export files', outcomes, (counts) => counts.exportBytes);
+  countedFromDatabase(registry, 'export_bytes_total', 'Bytes of completed export files', outcomes, (counts) => counts.exportBytes);
 
   const reads = workflowReads(deps.temporal, deps.config.JOB_STATUS_CACHE_MS);
   new Counter({
@@ -82,34 +82,25 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
 
 type Outcomes = () => Promise<OutcomeCounts | undefined>;
 
-function outcomeCounter(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => Record<string, number>): void {
+/**
+ * A counter read from the database at each scrape: by outcome when `pick`
+ * gives one count per outcome, else one total. Every process of a cluster
+ * reports the same totals, so the cluster's sum takes the first.
+ */
+function countedFromDatabase(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => Record<string, number> | number): void {
   new Counter({
     name,
     help,
     labelNames: ['outcome'] as const,
     registers: [registry],
-    // Read from the database: every process of a cluster reports the same totals.
     aggregator: 'first',
     async collect() {
       const counts = await outcomes();
       if (counts === undefined) return;
       this.reset();
-      for (const [outcome, value] of Object.entries(pick(counts))) this.inc({ outcome }, value);
-    },
-  });
-}
-
-function totalCounter(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    aggregator: 'first',
-    async collect() {
-      const counts = await outcomes();
-      if (counts === undefined) return;
-      this.reset();
-      this.inc(pick(counts));
+      const picked = pick(counts);
+      if (typeof picked === 'number') this.inc(picked);
+      else for (const [outcome, value] of Object.entries(picked)) this.inc({ outcome }, value);
     },
   });
 }
