@@ -52,7 +52,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       try {
         const missing = await findMissing(pool, row.requestedIds);
         await markRunning(pool, exportId, missing);
-        const summary = await writeExportFile(pool, store, row, {
+        const summary = await writeExportFile(deps.db.exportRecords, store, row, {
           attempt,
           recordsPerStep: deps.exportRecordsPerStep,
           onStep: async ({ entitiesWritten, bytes }) => {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { openOrm, type Orm } from './orm.ts';
 
 /**
@@ -11,6 +12,8 @@ export interface Db {
   readonly orm: Orm;
   /** MikroORM's own pg pool: for db/ modules, not for callers outside db/. */
   readonly pool: pg.Pool;
+  /** The snapshot and revisions reads of the exports. */
+  readonly exportRecords: ExportRecords;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +29,7 @@ export async function dbOver(orm: Orm): Promise<Db> {
   return {
     orm,
     pool,
+    exportRecords: exportRecordsOver(pool),
     async ping() {
       await pool.query('select 1');
     },

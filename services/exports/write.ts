@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import type { ExportRecords } from '../../db/export-records.ts';
 import type { EntityRef } from '../../domain/model.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
 import { idFilter, type RequestedId } from './ids.ts';
-import { streamCurrentRecordPages, streamRevisionChangePages } from '../reads/exports-stream.ts';
 import { readAhead } from './read-ahead.ts';
 import type { ExportRow } from './requests.ts';
 
@@ -46,12 +45,12 @@ const PAGES_AHEAD = 4;
 /** Bytes collected before a write: large writes, bounded memory. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-export async function writeExportFile(pool: pg.Pool, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
+export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
   return job.kind === 'snapshot'
-    ? writeDocument(entitiesDocument('v2'), streamCurrentRecordPages(pool, refs, rowsPerRead), store, job, options)
-    : writeDocument(revisionsDocument('v2'), streamRevisionChangePages(pool, job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
+    ? writeDocument(entitiesDocument('v2'), records.currentRecordPages(refs, rowsPerRead), store, job, options)
+    : writeDocument(revisionsDocument('v2'), records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
 }
 
 interface DocumentParts<T> {
