@@ -16,6 +16,13 @@ export interface ExportRecords {
    */
   currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]>;
   /**
+   * currentRecordPages with each record as its stored JSON text, for a
+   * reader that parses a record only when it uses it: pages waiting to be
+   * written are then a few strings, not thousands of small objects that
+   * outlive a young-generation collection.
+   */
+  currentRecordTextPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]>;
+  /**
    * The change set of every revision of the transactions committed after the
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
    * inside one transaction). An empty `refs` means every entity.
@@ -31,20 +38,26 @@ interface RevisionRow {
 }
 
 export function exportRecordsOver(pool: pg.Pool): ExportRecords {
+  async function* currentRecords(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]> {
+    const { ids, uuids } = splitRefs(refs);
+    const pages =
+      refs.length === 0
+        ? streamPages<{ record: string }>(pool, 'select record::text as record from entity order by id', [], rowsPerRead)
+        : streamPages<{ record: string }>(
+            pool,
+            'select record::text as record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
+            [ids, uuids],
+            rowsPerRead,
+          );
+    for await (const rows of pages) yield rows.map((row) => row.record);
+  }
+
   return {
     async *currentRecordPages(refs, rowsPerRead) {
-      const { ids, uuids } = splitRefs(refs);
-      const pages =
-        refs.length === 0
-          ? streamPages<{ record: EntityRecord }>(pool, 'select record from entity order by id', [], rowsPerRead)
-          : streamPages<{ record: EntityRecord }>(
-              pool,
-              'select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
-              [ids, uuids],
-              rowsPerRead,
-            );
-      for await (const rows of pages) yield rows.map((row) => row.record);
+      for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
+
+    currentRecordTextPages: (refs, rowsPerRead) => currentRecords(refs, rowsPerRead),
 
     async *revisionChangePages(fromCommitSeq, refs, rowsPerRead) {
       const { ids, uuids } = splitRefs(refs);
