@@ -13,7 +13,9 @@
 // row), then times, in the same run:
 //  - the export path of the activity (services/exports/write.ts: cursor →
 //    XML writer → SHA-256 → temporary file → fsync → rename), called directly
-//    in a child process so that its peak RSS (maxRSS) is its own;
+//    in a child process so that its peak RSS (maxRSS) is its own, with the
+//    worker's Node flags (worker/node-flags.ts: its 8 MB semi-spaces change
+//    the export's CPU by a fifth);
 //  - `COPY (SELECT record FROM entity) TO STDOUT` through psql into /dev/null.
 // Several sizes (comma-separated) are loaded and measured one after the
 // other, and the peak RSS of the smallest and largest compared. Each is
@@ -32,6 +34,7 @@ import pg from 'pg';
 import { withDatabaseUser } from '../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
+import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 
 const DATABASE = 'er_bench_export';
@@ -190,7 +193,10 @@ async function child(url: string, dir: string): Promise<void> {
 
 function measureExport(url: string, dir: string, cpuProfileDir?: string): ExportMeasurement {
   const profiling = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`];
-  const run = spawnSync(process.execPath, [...profiling, fileURLToPath(import.meta.url), '--child', url, dir], { encoding: 'utf8', maxBuffer: 16 * MB });
+  const run = spawnSync(process.execPath, [...WORKER_NODE_FLAGS, ...profiling, fileURLToPath(import.meta.url), '--child', url, dir], {
+    encoding: 'utf8',
+    maxBuffer: 16 * MB,
+  });
   if (run.status !== 0) throw new Error(`export failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as ExportMeasurement;
 }
