@@ -39,7 +39,8 @@ const RECORDS_PER_STEP = 5000;
  * each record is written, so the parsed records die young; parsed pages
  * waiting in the read-ahead outlived V8's young generation (8 MB semi-spaces
  * in the worker) and cost 20% more CPU (4.27 s against 3.40 s for 100,000
- * records). 1,000 rows a read took no less CPU and 20-40 MB more RSS.
+ * records). 1,000 rows a read took 0-10% less CPU and 20-40 MB more RSS,
+ * too close to the 300 MB the export may take.
  */
 const ROWS_PER_READ = 250;
 /** Cursor pages read ahead of the writer (each about 650 KB of stored JSON in the benchmark). */
