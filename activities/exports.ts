@@ -34,7 +34,6 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
      */
     async runExport(exportId: string, retentionMs: number): Promise<ExportOutcome> {
       const context = Context.current();
-      const pool = deps.db.pool;
       const exports = deps.db.exports;
       const row = await exports.find(exportId);
       if (!row) throw ApplicationFailure.nonRetryable(`export ${exportId} is not stored`, 'ExportNotFound');
@@ -51,7 +50,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       try {
         const missing = await exports.findMissing(row.requestedIds);
         await exports.markRunning(exportId, missing);
-        const summary = await writeExportFile(pool, store, row, {
+        const summary = await writeExportFile(deps.db.exportRecords, store, row, {
           attempt,
           recordsPerStep: deps.exportRecordsPerStep,
           onStep: async ({ entitiesWritten, bytes }) => {

@@ -2,7 +2,10 @@
 //
 //   npm run bench:export [-- --entities 100000 --runs 1 --validate --keep]
 //   npm run bench:export -- --entities 100000,1000000
-//   (--database NAME: another scratch database; --keep: do not drop it)
+//   (--database NAME: another scratch database; --keep: do not drop it;
+//   --cpu-prof DIR: a V8 CPU profile of each exporting child into DIR;
+//   --loaded: a database kept by an earlier --keep run of the same single
+//   size is measured as it is, without loading it again)
 //
 // Creates a scratch database (er_bench_export; one left by --keep is reused), fills `entity` with N
 // records in a few set-based INSERT … SELECT FROM generate_series statements
@@ -10,7 +13,9 @@
 // row), then times, in the same run:
 //  - the export path of the activity (services/exports/write.ts: cursor →
 //    XML writer → SHA-256 → temporary file → fsync → rename), called directly
-//    in a child process so that its peak RSS (maxRSS) is its own;
+//    in a child process so that its peak RSS (maxRSS) is its own, with the
+//    worker's Node flags (worker/node-flags.ts: its 8 MB semi-spaces change
+//    the export's CPU by a fifth);
 //  - `COPY (SELECT record FROM entity) TO STDOUT` through psql into /dev/null.
 // Several sizes (comma-separated) are loaded and measured one after the
 // other, and the peak RSS of the smallest and largest compared. Each is
@@ -27,8 +32,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { withDatabaseUser } from '../db/mikro-orm.config.ts';
-import { ensureDatabase, migrate, openOrm, pgPool } from '../db/orm.ts';
+import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
+import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 
 const DATABASE = 'er_bench_export';
@@ -135,6 +141,17 @@ async function loadEntities(url: string, count: number): Promise<void> {
   }
 }
 
+async function requireLoaded(url: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('select count(*) as n from entity');
+    if (Number(rows[0]?.n) !== count) throw new Error(`--loaded: the database holds ${rows[0]?.n} entities, not ${count}`);
+  } finally {
+    await client.end();
+  }
+}
+
 // ---- measurement ----
 
 interface ExportMeasurement {
@@ -153,16 +170,16 @@ async function child(url: string, dir: string): Promise<void> {
   const { insertExport } = await import('../db/exports.ts');
   const { directoryExportStore } = await import('../services/exports/files.ts');
   const { writeExportFile } = await import('../services/exports/write.ts');
-  const orm = await openOrm(url);
-  const pool = await pgPool(orm);
+  const { openDb } = await import('../db/index.ts');
+  const db = await openDb(url);
   const id = randomUUID();
-  await insertExport(pool, { id, kind: 'snapshot', requestedIds: [], requestedBy: 'bench' });
+  await insertExport(db.pool, { id, kind: 'snapshot', requestedIds: [], requestedBy: 'bench' });
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const summary = await writeExportFile(pool, directoryExportStore(dir), { id, kind: 'snapshot', requestedIds: [], fromSeq: null }, { attempt: 1 });
+  const summary = await writeExportFile(db.exportRecords, directoryExportStore(dir), { id, kind: 'snapshot', requestedIds: [], fromSeq: null }, { attempt: 1 });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  await orm.close();
+  await db.close();
   const result: ExportMeasurement = {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -174,8 +191,12 @@ async function child(url: string, dir: string): Promise<void> {
   process.stdout.write(JSON.stringify(result));
 }
 
-function measureExport(url: string, dir: string): ExportMeasurement {
-  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', url, dir], { encoding: 'utf8', maxBuffer: 16 * MB });
+function measureExport(url: string, dir: string, cpuProfileDir?: string): ExportMeasurement {
+  const profiling = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`];
+  const run = spawnSync(process.execPath, [...WORKER_NODE_FLAGS, ...profiling, fileURLToPath(import.meta.url), '--child', url, dir], {
+    encoding: 'utf8',
+    maxBuffer: 16 * MB,
+  });
   if (run.status !== 0) throw new Error(`export failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as ExportMeasurement;
 }
@@ -237,6 +258,10 @@ export interface ExportBenchOptions {
   /** Keep the scratch database (a kept one is reused, reloaded per size). */
   keep?: boolean;
   database?: string;
+  /** The kept database already holds the records of the (single) size: do not load them again. */
+  loaded?: boolean;
+  /** A directory for a V8 CPU profile of each exporting child. */
+  cpuProfileDir?: string;
   /** Runs of one size, when not `runs` (the longest are measured once). */
   runsFor?: (entities: number) => number;
 }
@@ -247,14 +272,17 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
   const results: SizeResult[] = [];
   try {
     for (const size of sizes) {
-      const loadStarted = performance.now();
-      await loadEntities(url, size);
-      process.stderr.write(`export: loaded ${size} entities in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s\n`);
+      if (options.loaded) await requireLoaded(url, size);
+      else {
+        const loadStarted = performance.now();
+        await loadEntities(url, size);
+        process.stderr.write(`export: loaded ${size} entities in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s\n`);
+      }
       const result: SizeResult = { entities: size, exportSeconds: [], exportCpuSeconds: [], copySeconds: [], bytes: 0, peakRssBytes: 0 };
       // Alternate, so that both see the same cache state on average.
       for (let run = 0, runsOfSize = options.runsFor?.(size) ?? runs; run < runsOfSize; run += 1) {
         result.copySeconds.push(measureCopy(url));
-        const measured = measureExport(url, dir);
+        const measured = measureExport(url, dir, options.cpuProfileDir);
         if (measured.entities !== size) throw new Error(`export wrote ${measured.entities} entities, expected ${size}`);
         result.exportSeconds.push(measured.seconds);
         result.exportCpuSeconds.push(measured.cpuSeconds);
@@ -337,11 +365,19 @@ async function main(): Promise<void> {
       validate: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       database: { type: 'string', default: DATABASE },
+      loaded: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
     },
   });
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
   if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
-  const figures = await exportFigures(sizes, Number(values.runs), { validate: values.validate, keep: values.keep, database: values.database });
+  const figures = await exportFigures(sizes, Number(values.runs), {
+    validate: values.validate,
+    keep: values.keep,
+    database: values.database,
+    loaded: values.loaded,
+    cpuProfileDir: values['cpu-prof'],
+  });
   printTable(figures);
   if (figures.some((figure) => !figure.met)) process.exitCode = 1;
 }

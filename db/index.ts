@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { BatchRepository } from './batches.ts';
+import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
@@ -35,6 +36,8 @@ export interface Db {
   readonly replayGuard: ReplayGuard;
   /** The submission rate limit's counters, shared by every API process. */
   readonly submissionRate: SubmissionRate;
+  /** The snapshot and revisions reads of the exports. */
+  readonly exportRecords: ExportRecords;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -58,6 +61,7 @@ export async function dbOver(orm: Orm): Promise<Db> {
     jobOutcomes: new JobOutcomes(pool),
     replayGuard: new ReplayGuard(pool),
     submissionRate: new SubmissionRate(pool),
+    exportRecords: exportRecordsOver(pool),
     async ping() {
       await pool.query('select 1');
     },

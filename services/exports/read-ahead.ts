@@ -39,7 +39,12 @@ export async function* readAhead<T>(source: AsyncIterable<T>, limit: number): As
         const batch = buffer;
         buffer = [];
         wakeProducer?.();
-        yield* batch;
+        for (const item of batch) {
+          yield item;
+          // A consumer that never waits for I/O would hold the source's replies in the
+          // socket until the whole batch is done; this lets them in between items.
+          await ioTurn();
+        }
         continue;
       }
       if (failed) throw failure;
@@ -52,4 +57,9 @@ export async function* readAhead<T>(source: AsyncIterable<T>, limit: number): As
     wakeProducer?.();
     await producer;
   }
+}
+
+/** Resolves after the event loop has polled for I/O once. */
+function ioTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -1,76 +1,37 @@
-import type pg from 'pg';
-import { streamPages } from '../../db/cursor.ts';
-import { splitRefs } from '../../db/entity-refs.ts';
-import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from '../../db/revision-changes.ts';
-import type { EntityRecord, EntityRef, Part, RevisionChanges } from '../../domain/model.ts';
+import type { Db } from '../../db/index.ts';
+import type { ExportRecords } from '../../db/export-records.ts';
+import type { EntityRecord, EntityRef, RevisionChanges } from '../../domain/model.ts';
+import { writeEntities, writeRevisions } from '../../domain/xml/index.ts';
+import { requireTransaction } from './updates.ts';
 
-// The two export streams (snapshot and revisions), read through a cursor so
-// memory stays flat whatever the number of records. The v1 API streams them
-// record by record straight into its response; a Temporal export writes them
-// into a file a page (one cursor read) at a time.
+// The v1 exports are synchronous: their XML is written from the export reads'
+// cursor straight into the response as it is read, so memory does not grow
+// with the export. (A Temporal export writes the same reads into a file:
+// services/exports/write.ts.)
 
-/**
- * The current form of the named records that exist (every record when `refs`
- * is empty), in entityId order, each once; refs that name nothing are skipped.
- */
-export async function* streamCurrentRecords(pool: pg.Pool, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord> {
-  for await (const page of streamCurrentRecordPages(pool, refs, rowsPerRead)) yield* page;
+/** The records of streamCurrentRecordPages one at a time. */
+export async function* streamCurrentRecords(records: ExportRecords, refs: readonly EntityRef[]): AsyncGenerator<EntityRecord> {
+  for await (const page of records.currentRecordPages(refs)) yield* page;
 }
 
-/** streamCurrentRecords a page at a time. */
-export async function* streamCurrentRecordPages(pool: pg.Pool, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]> {
-  const { ids, uuids } = splitRefs(refs);
-  const pages =
-    refs.length === 0
-      ? streamPages<{ record: EntityRecord }>(pool, 'select record from entity order by id', [], rowsPerRead)
-      : streamPages<{ record: EntityRecord }>(
-          pool,
-          'select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
-          [ids, uuids],
-          rowsPerRead,
-        );
-  for await (const rows of pages) yield rows.map((row) => row.record);
+/** The change sets of revisionChangePages one at a time. */
+export async function* streamRevisionChanges(records: ExportRecords, fromCommitSeq: string, refs: readonly EntityRef[]): AsyncGenerator<RevisionChanges> {
+  for await (const page of records.revisionChangePages(fromCommitSeq, refs)) yield* page;
 }
 
-interface RevisionRow {
-  uuid: string;
-  batch_id: string;
-  changes: StoredChanges;
-  omitted_parts: Part[] | null;
+/** The v1 snapshot document of the named records; an empty list names none (v2's asynchronous export takes it as "all"). */
+export function v1SnapshotDocument(db: Db, refs: readonly EntityRef[]): AsyncIterable<string> {
+  return writeEntities(refs.length === 0 ? noRecords() : streamCurrentRecords(db.exportRecords, refs), 'v1');
 }
 
 /**
- * The change set of every revision of the transactions committed after the
- * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
- * inside one transaction). An empty `refs` means every entity, as in
- * streamCurrentRecords.
+ * The v1 revisions document after transaction `fromTransId`. The transaction
+ * is looked up before anything is written, so an unknown one is an error
+ * response instead of a broken document.
  */
-export async function* streamRevisionChanges(pool: pg.Pool, fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges> {
-  for await (const page of streamRevisionChangePages(pool, fromCommitSeq, refs, rowsPerRead)) yield* page;
+export async function v1RevisionsDocument(db: Db, fromTransId: string, refs: readonly EntityRef[]): Promise<AsyncIterable<string>> {
+  const from = await requireTransaction(db.pool, fromTransId);
+  return writeRevisions(streamRevisionChanges(db.exportRecords, from.commitSeq, refs), 'v1');
 }
 
-/** streamRevisionChanges a page at a time. */
-export async function* streamRevisionChangePages(
-  pool: pg.Pool,
-  fromCommitSeq: string,
-  refs: readonly EntityRef[],
-  rowsPerRead?: number,
-): AsyncGenerator<RevisionChanges[]> {
-  const { ids, uuids } = splitRefs(refs);
-  const filter =
-    refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
-  const pages = streamPages<RevisionRow>(
-    pool,
-    `select r.uuid, r.batch_id, r.changes, ${OMITTED_CREATED_PARTS_SQL} as omitted_parts
-       from transaction t join revision r on r.seq = t.seq join entity e on e.id = r.entity_id
-      where t.commit_seq > $1 ${filter} order by t.commit_seq, r.entity_id, r.uuid`,
-    refs.length === 0 ? [fromCommitSeq] : [fromCommitSeq, ids, uuids],
-    rowsPerRead,
-  );
-  for await (const rows of pages) {
-    yield rows.map((row) => {
-      const changes = fromStoredChanges(row.changes, row.omitted_parts);
-      return { ...changes, batchId: changes.batchId ?? row.batch_id, revisionUuid: row.uuid };
-    });
-  }
-}
+async function* noRecords(): AsyncGenerator<EntityRecord> {}

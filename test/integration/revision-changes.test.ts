@@ -27,7 +27,7 @@ describe('stored change sets of revisions', () => {
   async function changesOf(entityId: number): Promise<RevisionChanges[]> {
     const [{ seq }] = (await harness.sql<{ seq: string }>('select min(seq) - 1 as seq from transaction')) as [{ seq: string }];
     const all: RevisionChanges[] = [];
-    for await (const changes of streamRevisionChanges(harness.db.pool, seq, [{ entityId }])) all.push(changes);
+    for await (const changes of streamRevisionChanges(harness.db.exportRecords, seq, [{ entityId }])) all.push(changes);
     return all;
   }
 

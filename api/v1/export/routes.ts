@@ -1,10 +1,7 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { EntityRecord } from '../../../domain/model.ts';
-import { writeEntities, writeRevisions } from '../../../domain/xml/index.ts';
-import { streamCurrentRecords, streamRevisionChanges } from '../../../services/reads/exports-stream.ts';
-import { requireTransaction } from '../../../services/reads/updates.ts';
+import { v1RevisionsDocument, v1SnapshotDocument } from '../../../services/reads/exports-stream.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -25,22 +22,17 @@ export function v1ExportRouter(deps: AppDeps): Router {
 
   router.post('/snapshots', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const refs = await readIds(ctx);
-    // v1 asks for named records: an empty list names none (v2's asynchronous export takes it as "all").
-    const records = refs.length === 0 ? noRecords() : streamCurrentRecords(deps.db.pool, refs);
     setV1XmlType(ctx);
-    ctx.body = Readable.from(writeEntities(records, 'v1'));
+    ctx.body = Readable.from(v1SnapshotDocument(deps.db, refs));
   });
 
   router.post('/revisions', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
-    const pool = deps.db.pool;
-    const from = await requireTransaction(pool, fromTransId);
+    const document = await v1RevisionsDocument(deps.db, fromTransId, refs);
     setV1XmlType(ctx);
-    ctx.body = Readable.from(writeRevisions(streamRevisionChanges(pool, from.commitSeq, refs), 'v1'));
+    ctx.body = Readable.from(document);
   });
 
   return router;
 }
-
-async function* noRecords(): AsyncGenerator<EntityRecord> {}
