@@ -76,14 +76,3 @@ export function feedRepository(pool: pg.Pool): FeedRepository {
     },
   };
 }
-
-/**
- * A feed, or the pool of one: the export code still names transactions
- * through the pool (services/exports/start.ts, api/v1/export/routes.ts).
- * Goes once those pass db.feed.
- */
-export type FeedSource = FeedRepository | pg.Pool;
-
-export function feedOf(source: FeedSource): FeedRepository {
-  return 'findTransaction' in source ? source : feedRepository(source);
-}

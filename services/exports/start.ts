@@ -35,7 +35,7 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   let fromSeq: string | undefined;
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
-    fromSeq = (await requireTransaction(deps.db.pool, start.fromTransId)).commitSeq;
+    fromSeq = (await requireTransaction(deps.db.feed, start.fromTransId)).commitSeq;
   }
   const id = randomUUID();
   const { signedRequest } = start;

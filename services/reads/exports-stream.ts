@@ -30,7 +30,7 @@ export function v1SnapshotDocument(db: Db, refs: readonly EntityRef[]): AsyncIte
  * response instead of a broken document.
  */
 export async function v1RevisionsDocument(db: Db, fromTransId: string, refs: readonly EntityRef[]): Promise<AsyncIterable<string>> {
-  const from = await requireTransaction(db.pool, fromTransId);
+  const from = await requireTransaction(db.feed, fromTransId);
   return writeRevisions(streamRevisionChanges(db.exportRecords, from.commitSeq, refs), 'v1');
 }
 
