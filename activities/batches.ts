@@ -44,7 +44,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       const attempt = context.info.attempt;
       try {
         const applied = await inTransaction(pool, async (client) => {
-          const outcome = await applyBatch(client, xmlCommandSource(() => readBatchBody(pool, batchId)), {
+          const outcome = await applyBatch(deps.db.revisions.within(client), xmlCommandSource(() => readBatchBody(pool, batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
             principal: batch.submittedBy,
@@ -52,7 +52,6 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
             offeredForceKey: batch.offeredForceKey ?? undefined,
             forceKeySecret: deps.forceKeySecret,
             commit: true,
-            pool,
             signal: context.cancellationSignal,
             onProgress: async (done, phase) => {
               progress.phase = phase;

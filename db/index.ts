@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { openOrm, type Orm } from './orm.ts';
 
 /**
@@ -11,6 +12,8 @@ export interface Db {
   readonly orm: Orm;
   /** MikroORM's own pg pool: for db/ modules, not for callers outside db/. */
   readonly pool: pg.Pool;
+  /** Applying batches: the apply's statements on a transaction (db/apply/). */
+  readonly revisions: RevisionStore;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +29,7 @@ export async function dbOver(orm: Orm): Promise<Db> {
   return {
     orm,
     pool,
+    revisions: revisionStore(pool),
     async ping() {
       await pool.query('select 1');
     },
