@@ -6,10 +6,10 @@ import {
   createGroupedWorld,
   forceKeyMatches,
   PreferredNameCheck,
-  successRevision,
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
+import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import { refOf } from '../../domain/batch/survey.ts';
 import type { ApplyTransaction, StepLoad } from '../../db/apply/index.ts';
 import {
@@ -116,6 +116,24 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
 export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+  const planned = await planAndWrite(transaction, source, request);
+  // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
+  const result = judge(planned.issues, request, () => ({ outcome: 'success', transactionUuid: planned.transactionUuid, revisions: planned.lines.toRevisions() }));
+  if (planned.wrote) await transaction.endWrites(result.outcome === 'success');
+  return { result, changes: planned.changes };
+}
+
+interface PlannedBatch {
+  issues: EntityIssues[];
+  lines: RevisionLines;
+  transactionUuid: string;
+  /** Whether records were written (under the savepoint the caller ends). */
+  wrote: boolean;
+  changes: number;
+}
+
+/** Steps 1 to 4 of applyBatch: every group planned (and written while the batch has no error), and the batch's issues. */
+async function planAndWrite(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<PlannedBatch> {
   const groupSize = request.groupSize ?? GROUP_SIZE;
   const progress = async (done: number, phase: ApplyPhase) => {
     request.signal?.throwIfAborted();
@@ -156,7 +174,7 @@ export async function applyBatch(transaction: ApplyTransaction, source: CommandS
   planner.declare(survey);
 
   const names = new PreferredNameCheck();
-  const revisions: BatchSuccess['revisions'] = [];
+  const lines = new RevisionLines();
   const writer = request.commit ? transaction.planWriter({ batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
     await transaction.beginWrites();
@@ -170,8 +188,10 @@ export async function applyBatch(transaction: ApplyTransaction, source: CommandS
   /** Takes drained records over: their name keys, their revision for the result, their rows. */
   const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
     for (const record of records) {
+      // The survey's string, not the second reading's equal one: kept to the end by the name check and the lines.
+      record.localId = survey.declarations.get(record.localId)?.localId ?? record.localId;
       names.addRecord(record);
-      revisions.push(successRevision(record));
+      lines.add(record);
     }
     if (writing && planner.hasErrors) writing = false;
     return writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
@@ -215,12 +235,7 @@ export async function applyBatch(transaction: ApplyTransaction, source: CommandS
     const log = new IssueLog(outcome.issues);
     const warnings = names.warnings((entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
-    const issues = log.groups();
-    const result = judge(issues, request, () =>
-      writer === undefined ? { outcome: 'success', transactionUuid: randomUUID(), revisions } : { outcome: 'success', transactionUuid: writer.transactionUuid, revisions },
-    );
-    if (writer !== undefined) await transaction.endWrites(result.outcome === 'success');
-    return { result, changes: total };
+    return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
   } catch (error) {
     // The connection must be idle (no COPY half sent) before the caller can roll back on it.
     await inFlight.catch(() => undefined);
