@@ -32,6 +32,16 @@ function keyOf(record: EntityRecord): { entityType: string; normalizedName: stri
 const keyString = (entityType: string, normalizedName: string) => `${entityType}\u0000${normalizedName}`;
 const splitKey = (key: string) => key.split('\u0000') as [string, string];
 
+/**
+ * A flat copy of a string built by concatenation. V8 keeps a concatenation
+ * of 13 characters or more as a rope over its pieces (here: the record's
+ * entity type and item values), which would all stay alive with the key and
+ * display name kept for every named record of a large batch.
+ */
+function flat(text: string): string {
+  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8');
+}
+
 /** Keys to check: records that are new, or whose type, preferred name or activity changed. */
 export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
   const check = new PreferredNameCheck();
@@ -92,9 +102,9 @@ export class PreferredNameCheck {
   #remember(record: PlannedRecord): NamedRecord | undefined {
     const after = keyOf(record.after);
     if (after === undefined) return undefined;
-    const key = keyString(after.entityType, after.normalizedName);
+    const key = flat(keyString(after.entityType, after.normalizedName));
     const part = preferredNamePart(record.after);
-    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: preferredName(record.after) };
+    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: flat(preferredName(record.after)) };
     if (part !== undefined) {
       const partRef = partRefOf(part.type, part.partUuid);
       named.partType = partRef.type;
