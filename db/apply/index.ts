@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { ApplyTransaction } from './transaction.ts';
 
-export { ApplyTransaction, applyTransaction, type NameKey } from './transaction.ts';
+export { ApplyTransaction, applyTransaction } from './transaction.ts';
 export { PlanWriter, type StepLoad, type WriteContext } from './write-plan.ts';
 
 /**

@@ -5,12 +5,6 @@ import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
 
-/** A preferred name as the name check keys it. */
-export interface NameKey {
-  entityType: string;
-  normalizedName: string;
-}
-
 /**
  * What applying a batch reads, locks, claims and writes, on one PostgreSQL
  * transaction the caller has begun (and commits or rolls back). The use case
@@ -83,32 +77,33 @@ export class ApplyTransaction {
     await claimKeys(this.#client, CLAIM_KINDS.entityUuid, uuids.map((uuid) => uuid.toLowerCase()));
   }
 
-  /** Claims the preferred names the batch writes until the transaction ends; taken after the UUIDs. */
-  async claimPreferredNames(keys: readonly NameKey[]): Promise<void> {
-    await claimKeys(this.#client, CLAIM_KINDS.preferredName, keys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
+  /**
+   * Claims the preferred names the batch writes until the transaction ends;
+   * taken after the UUIDs. A key is the entity type and the normalised name
+   * joined by U+0001 (NAME_KEY_SEPARATOR), as the claim is keyed.
+   */
+  async claimPreferredNames(nameKeys: readonly string[]): Promise<void> {
+    await claimKeys(this.#client, CLAIM_KINDS.preferredName, nameKeys);
   }
 
   /**
-   * Active entities holding these preferred names now, by `entityType \0
-   * normalizedName`. Within the transaction this includes the batch's own
+   * Active entities holding these preferred names (keys as
+   * claimPreferredNames takes them) now, by the same key. Within the transaction this includes the batch's own
    * records written so far; the check leaves the batch's entities out (their
    * planned form decides), so what remains is the database as it was before
    * the batch.
    */
-  async findNameHolders(keys: readonly NameKey[]): Promise<Map<string, number[]>> {
+  async findNameHolders(nameKeys: readonly string[]): Promise<Map<string, number[]>> {
     const holders = new Map<string, number[]>();
-    if (keys.length === 0) return holders;
-    const { rows } = await this.#client.query<{ entity_type: string; name: string; id: string }>(
-      `select e.entity_type, e.preferred_name_norm as name, e.id
-         from entity e
-         join unnest($1::text[], $2::text[]) as k(entity_type, name) on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
+    if (nameKeys.length === 0) return holders;
+    const { rows } = await this.#client.query<{ key: string; id: string }>(
+      `select k.key, e.id
+         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from unnest($1::text[]) key) k
+         join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
         where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
-      [keys.map((key) => key.entityType), keys.map((key) => key.normalizedName)],
+      [nameKeys],
     );
-    for (const row of rows) {
-      const key = `${row.entity_type}\u0000${row.name}`;
-      holders.set(key, [...(holders.get(key) ?? []), Number(row.id)]);
-    }
+    for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;
   }
 

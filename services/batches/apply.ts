@@ -5,6 +5,7 @@ import {
   computeForceKey,
   createGroupedWorld,
   forceKeyMatches,
+  NAME_KEY_SEPARATOR,
   PreferredNameCheck,
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
@@ -228,12 +229,12 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
-    const nameKeys = names.keys();
+    const nameKeys = names.nameKeys();
     if (writing) await transaction.claimPreferredNames(nameKeys);
     const holders = await transaction.findNameHolders(nameKeys);
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
-    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
     return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
   } catch (error) {
