@@ -45,7 +45,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       const attempt = context.info.attempt;
       try {
         const applied = await inTransaction(pool, async (client) => {
-          const outcome = await applyBatch(client, xmlCommandSource(() => batches.readBody(batchId)), {
+          const outcome = await applyBatch(deps.db.revisions.within(client), xmlCommandSource(() => batches.readBody(batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
             principal: batch.submittedBy,
@@ -53,7 +53,6 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
             offeredForceKey: batch.offeredForceKey ?? undefined,
             forceKeySecret: deps.forceKeySecret,
             commit: true,
-            pool,
             signal: context.cancellationSignal,
             onProgress: async (done, phase) => {
               progress.phase = phase;

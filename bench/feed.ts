@@ -20,6 +20,7 @@ import pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
 import { GENESIS_TRANSACTION_ID } from '../migrations/Migration20261123000005Genesis.ts';
 import { applyBatchCommands } from '../services/batches/apply.ts';
+import { applyTransaction } from '../db/apply/index.ts';
 import { finishBatch, markProcessing, storeBatch } from '../db/batches.ts';
 import { feedRepository } from '../db/feed.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
@@ -45,9 +46,9 @@ async function smallBatches(pool: pg.Pool, count: number): Promise<number[]> {
         await storeBatch(client, { id: batchId, sha256: batchId, apiVersion: 'v2', submittedBy: 'bench', force: false, changesTotal: 1, body: Buffer.alloc(0) });
         await markProcessing(client, batchId);
         const result = await applyBatchCommands(
-          client,
+          applyTransaction(client, pool),
           [{ kind: 'create', localId: 'a', entityType: 'BENCH_FEED', parts: [{ partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: `Feed ${batchId}` }] }] }],
-          { batchId, bodySha256: batchId, principal: 'bench', force: false, forceKeySecret: 'bench-feed-secret-0000', commit: true, pool, sender: { id: 'bench', name: 'Bench' } },
+          { batchId, bodySha256: batchId, principal: 'bench', force: false, forceKeySecret: 'bench-feed-secret-0000', commit: true, sender: { id: 'bench', name: 'Bench' } },
         );
         await finishBatch(client, batchId, 'COMPLETED', result);
       }),

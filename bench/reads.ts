@@ -102,7 +102,8 @@ const LOADER_FILES = [
   'domain/search-values.ts',
   'services/batches/apply.ts',
   'services/batches/store.ts',
-  'services/batches/write-plan.ts',
+  'db/apply/write-plan.ts',
+  'db/apply/transaction.ts',
 ];
 
 export function loaderFingerprint(entities: number): string {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { BatchRepository } from './batches.ts';
 import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
@@ -38,6 +39,8 @@ export interface Db {
   readonly submissionRate: SubmissionRate;
   /** The snapshot and revisions reads of the exports. */
   readonly exportRecords: ExportRecords;
+  /** Applying batches: the apply's statements on a transaction (db/apply/). */
+  readonly revisions: RevisionStore;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -62,6 +65,7 @@ export async function dbOver(orm: Orm): Promise<Db> {
     replayGuard: new ReplayGuard(pool),
     submissionRate: new SubmissionRate(pool),
     exportRecords: exportRecordsOver(pool),
+    revisions: revisionStore(pool),
     async ping() {
       await pool.query('select 1');
     },

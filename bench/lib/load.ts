@@ -21,6 +21,7 @@ import { inTransaction } from '../../db/sql.ts';
 import type { BatchHeader, ChangeCommand } from '../../domain/model.ts';
 import { readBatch, serializeBatch } from '../../domain/xml/index.ts';
 import { applyBatchCommands } from '../../services/batches/apply.ts';
+import { applyTransaction } from '../../db/apply/index.ts';
 import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
 import { DRAWS_PER_ENTITY, generateCreates, streamSeed } from './generate.ts';
 
@@ -104,7 +105,7 @@ async function applyChunk(pool: pg.Pool, index: number, size: number, options: L
   await inTransaction(pool, async (client) => {
     await storeBatch(client, { id: batchId, sha256, apiVersion: 'v2', submittedBy: BENCH_PRINCIPAL, force: false, changesTotal: commands.length, body: Buffer.alloc(0) });
     await markProcessing(client, batchId);
-    const outcome = await applyBatchCommands(client, commands, {
+    const outcome = await applyBatchCommands(applyTransaction(client, pool), commands, {
       batchId,
       bodySha256: sha256,
       sender: header.sender,
@@ -112,7 +113,6 @@ async function applyChunk(pool: pg.Pool, index: number, size: number, options: L
       force: false,
       forceKeySecret: FORCE_KEY_SECRET,
       commit: true,
-      pool,
     });
     if (outcome.outcome !== 'success') throw new Error(`chunk ${index} did not apply: ${JSON.stringify(outcome).slice(0, 2000)}`);
     await finishBatch(client, batchId, 'COMPLETED', outcome);

@@ -27,6 +27,7 @@ import {
 import { applyChange } from './apply-change.ts';
 import { describeRef, hasSeverity, IssueLog, itemRefOf, partRefOf, toIssue, type Problem } from './issues.ts';
 import { checkNewParts, partItems, withUuids } from './parts.ts';
+import { EntityIdMap } from './entity-id-map.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
 import { isActive } from './state-rules.ts';
 import { refOf, surveyBatch, type BatchSurvey, type SurveyedDeclaration } from './survey.ts';
@@ -83,11 +84,11 @@ export class BatchPlanner {
   readonly #slotsByUuid = new Map<string, Slot>();
   #declarations = new Map<string, Declaration>();
   #createsByUuid = new Map<string, SurveyedDeclaration>();
-  readonly #createsById = new Map<number, Declaration>();
+  readonly #createsById = new EntityIdMap<Declaration>();
   /** Commands each batch entity may still be the subject of; an entity leaves when its record is drained. */
   readonly #remaining = new Map<number, number>();
   /** State of every drained record (also: which entities the batch planned). */
-  readonly #finalStates = new Map<number, EntityState>();
+  readonly #finalStates = new EntityIdMap<EntityState>();
   /** Slots whose last command has been planned, waiting for drain. */
   readonly #complete: Slot[] = [];
   readonly #pending: PendingReference[] = [];
@@ -121,6 +122,7 @@ export class BatchPlanner {
       const declared = declaration as Declaration;
       if (declared.kind === 'create') {
         const ids = { entityId: this.#env.allocateEntityId(), entityUuid: declared.ref.entityUuid ?? this.#env.newUuid() };
+        this.#finalStates.anchor(ids.entityId);
         declared.ids = ids;
         this.#createsById.set(ids.entityId, declared);
         this.#count(ids.entityId, declared.touches);

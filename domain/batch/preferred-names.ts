@@ -23,14 +23,28 @@ export interface PreferredNameKey {
  */
 export type NameHolders = (entityType: string, normalizedName: string) => readonly number[];
 
+/** Between the entity type and the normalised name in a name key (nameKeys()). */
+export const NAME_KEY_SEPARATOR = '\u0001';
+
 function keyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
   if (!isActive(record.state)) return undefined;
   const normalizedName = normalizeForSearch(preferredName(record));
   return normalizedName === '' ? undefined : { entityType: record.entityType, normalizedName };
 }
 
-const keyString = (entityType: string, normalizedName: string) => `${entityType}\u0000${normalizedName}`;
-const splitKey = (key: string) => key.split('\u0000') as [string, string];
+/** A name's key: the separator is a character no XML document holds, so the key splits back into its two parts. */
+const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
+const splitKey = (key: string) => key.split(NAME_KEY_SEPARATOR) as [string, string];
+
+/**
+ * A flat copy of a string built by concatenation. V8 keeps a concatenation
+ * of 13 characters or more as a rope over its pieces (here: the record's
+ * entity type and item values), which would all stay alive with the key and
+ * display name kept for every named record of a large batch.
+ */
+function flat(text: string): string {
+  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8');
+}
 
 /** Keys to check: records that are new, or whose type, preferred name or activity changed. */
 export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
@@ -83,18 +97,34 @@ export class PreferredNameCheck {
 
   /** The distinct keys to check against the stored holders: entity type and normalised name. */
   keys(): { entityType: string; normalizedName: string }[] {
-    return [...new Set(this.#checked.map((named) => named.key))].map((key) => {
+    return this.nameKeys().map((key) => {
       const [entityType, normalizedName] = splitKey(key);
       return { entityType, normalizedName };
     });
   }
 
+  /**
+   * keys() as the strings the check holds anyway, entity type and normalised
+   * name joined by NAME_KEY_SEPARATOR: what a large apply asks for, without
+   * building two strings and an object for each of its names.
+   */
+  nameKeys(): string[] {
+    const seen = new Set<string>();
+    const keys: string[] = [];
+    for (const { key } of this.#checked) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+      keys.push(key);
+    }
+    return keys;
+  }
+
   #remember(record: PlannedRecord): NamedRecord | undefined {
     const after = keyOf(record.after);
     if (after === undefined) return undefined;
-    const key = keyString(after.entityType, after.normalizedName);
+    const key = flat(keyString(after.entityType, after.normalizedName));
     const part = preferredNamePart(record.after);
-    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: preferredName(record.after) };
+    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: flat(preferredName(record.after)) };
     if (part !== undefined) {
       const partRef = partRefOf(part.type, part.partUuid);
       named.partType = partRef.type;

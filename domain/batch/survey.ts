@@ -30,6 +30,9 @@ export interface SurveyedDeclaration {
   touches: number;
 }
 
+/** The ref of every create without its own UUID: one shared object, not one per entity of a large batch. */
+const NO_REF: EntityRef = Object.freeze({});
+
 export class BatchSurvey {
   /** First declaration of each localId, in batch order. */
   readonly declarations = new Map<string, SurveyedDeclaration>();
@@ -62,7 +65,7 @@ export class BatchSurvey {
     }
     const declaration: SurveyedDeclaration =
       command.kind === 'create'
-        ? { localId, ordinal, kind: 'create', ref: command.entityUuid === undefined ? {} : { entityUuid: command.entityUuid }, touches: 1 }
+        ? { localId, ordinal, kind: 'create', ref: command.entityUuid === undefined ? NO_REF : { entityUuid: command.entityUuid }, touches: 1 }
         : { localId, ordinal, kind: 'stored', ref: refOf(command.entity as { entityId?: number; entityUuid?: string }), touches: 1 };
     this.declarations.set(localId, declaration);
     if (command.kind === 'create' && command.entityUuid !== undefined && !this.createsByUuid.has(command.entityUuid)) {

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import {
   BatchPlanner,
   BatchSurvey,
   computeForceKey,
   createGroupedWorld,
   forceKeyMatches,
+  NAME_KEY_SEPARATOR,
   PreferredNameCheck,
-  successRevision,
-  type EntitySummary,
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
+import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import { refOf } from '../../domain/batch/survey.ts';
+import type { ApplyTransaction, StepLoad } from '../../db/apply/index.ts';
 import {
   BATCH_ISSUE_CODES,
   type BatchFailure,
@@ -21,14 +21,10 @@ import {
   type BatchSuccess,
   type ChangeCommand,
   type EntityIssues,
-  type EntityRecord,
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
-import { splitRefs } from '../../db/entity-refs.ts';
-import { CLAIM_KINDS, claimKeys } from '../../db/write-claims.ts';
 import { newUuid } from './uuids.ts';
-import { PlanWriter, type StepLoad } from './write-plan.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
 export type ApplyPhase = 'read' | 'plan' | 'write';
@@ -43,8 +39,6 @@ export interface ApplyRequest {
   forceKeySecret: string;
   /** False for test batches: plan and judge, write nothing, consume nothing, lock nothing beyond reads. */
   commit: boolean;
-  /** The pool the transaction's connection came from: writes that must not wait for this transaction take another of its connections. */
-  pool: pg.Pool;
   /**
    * Called after every group of commands, with the share of the batch's
    * commands planned so far (0 while reading it through the first time). It
@@ -96,8 +90,8 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
 
 /**
  * Plans and (when allowed and asked) writes a batch in ONE PostgreSQL
- * transaction on `client`, which must already be inside `begin`; the caller
- * commits or rolls back. Memory follows a group of commands, not the batch:
+ * transaction, `transaction`, already begun; the caller commits or rolls
+ * back. Memory follows a group of commands, not the batch:
  *
  * 1. The batch is read through once (BatchSurvey): its localIds, what the
  *    commands reference, and how many commands each entity gets.
@@ -122,7 +116,25 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * an error anywhere (or a warning without force) rolls the savepoint back,
  * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
-export async function applyBatch(client: pg.PoolClient, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+  const planned = await planAndWrite(transaction, source, request);
+  // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
+  const result = judge(planned.issues, request, () => ({ outcome: 'success', transactionUuid: planned.transactionUuid, revisions: planned.lines.toRevisions() }));
+  if (planned.wrote) await transaction.endWrites(result.outcome === 'success');
+  return { result, changes: planned.changes };
+}
+
+interface PlannedBatch {
+  issues: EntityIssues[];
+  lines: RevisionLines;
+  transactionUuid: string;
+  /** Whether records were written (under the savepoint the caller ends). */
+  wrote: boolean;
+  changes: number;
+}
+
+/** Steps 1 to 4 of applyBatch: every group planned (and written while the batch has no error), and the batch's issues. */
+async function planAndWrite(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<PlannedBatch> {
   const groupSize = request.groupSize ?? GROUP_SIZE;
   const progress = async (done: number, phase: ApplyPhase) => {
     request.signal?.throwIfAborted();
@@ -143,11 +155,11 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   const secondPass = groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source;
 
   const lookups = survey.lookups();
-  const locked = await lockEntities(client, lookups.records);
-  if (request.commit) await claimKeys(client, CLAIM_KINDS.entityUuid, lookups.createUuids.map((uuid) => uuid.toLowerCase()));
-  const targets = await loadSummaries(client, lookups.targets);
-  const takenUuids = await takenEntityUuids(client, lookups.createUuids);
-  const entityIds = await allocateEntityIds(client, lookups.createCount, request.commit);
+  const locked = await transaction.lockEntities(lookups.records);
+  if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
+  const targets = await transaction.loadSummaries(lookups.targets);
+  const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
+  const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
   const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
   let nextId = 0;
   const planner = new BatchPlanner(world, {
@@ -163,10 +175,10 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   planner.declare(survey);
 
   const names = new PreferredNameCheck();
-  const revisions: BatchSuccess['revisions'] = [];
-  const writer = request.commit ? new PlanWriter(client, request.pool, { batchId: request.batchId, principal: request.principal }) : undefined;
+  const lines = new RevisionLines();
+  const writer = request.commit ? transaction.planWriter({ batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
-    await client.query('savepoint batch_apply');
+    await transaction.beginWrites();
     await writer.start();
   }
   // Nothing more is written once the batch has an error: the rest is only planned, for its issues.
@@ -177,8 +189,10 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   /** Takes drained records over: their name keys, their revision for the result, their rows. */
   const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
     for (const record of records) {
+      // The survey's string, not the second reading's equal one: kept to the end by the name check and the lines.
+      record.localId = survey.declarations.get(record.localId)?.localId ?? record.localId;
       names.addRecord(record);
-      revisions.push(successRevision(record));
+      lines.add(record);
     }
     if (writing && planner.hasErrors) writing = false;
     return writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
@@ -198,7 +212,7 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
   try {
     await secondPass.read(groupSize, async (commands) => {
       request.signal?.throwIfAborted();
-      world.setRecords(await loadRecords(client, commands));
+      world.setRecords(await transaction.loadRecords(storedUpdateRefs(commands)));
       planner.plan(commands);
       planned += commands.length;
       // Planned: the reader's array is emptied, so the commands go while this group waits for the previous one's COPY.
@@ -215,19 +229,14 @@ export async function applyBatch(client: pg.PoolClient, source: CommandSource, r
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
 
-    const nameKeys = names.keys();
-    if (writing) await claimKeys(client, CLAIM_KINDS.preferredName, nameKeys.map((key) => `${key.entityType}\u0001${key.normalizedName}`));
-    const holders = await findNameHolders(client, nameKeys);
+    const nameKeys = names.nameKeys();
+    if (writing) await transaction.claimPreferredNames(nameKeys);
+    const holders = await transaction.findNameHolders(nameKeys);
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
-    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}\u0000${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
-    const issues = log.groups();
-    const result = judge(issues, request, () =>
-      writer === undefined ? { outcome: 'success', transactionUuid: randomUUID(), revisions } : { outcome: 'success', transactionUuid: writer.transactionUuid, revisions },
-    );
-    if (writer !== undefined) await client.query(result.outcome === 'success' ? 'release savepoint batch_apply' : 'rollback to savepoint batch_apply');
-    return { result, changes: total };
+    return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
   } catch (error) {
     // The connection must be idle (no COPY half sent) before the caller can roll back on it.
     await inFlight.catch(() => undefined);
@@ -250,11 +259,11 @@ function judge(issues: EntityIssues[], request: ApplyRequest, success: () => Bat
 
 /** Commands already in memory, applied in one transaction (the bulk loader and test batches). */
 export async function applyBatchCommands(
-  client: pg.PoolClient,
+  transaction: ApplyTransaction,
   commands: readonly ChangeCommand[],
   request: ApplyRequest & { sender: BatchHeader['sender'] },
 ): Promise<BatchResult> {
-  const { result } = await applyBatch(client, arrayCommandSource(commands, { version: 'v2', sender: request.sender }), request);
+  const { result } = await applyBatch(transaction, arrayCommandSource(commands, { version: 'v2', sender: request.sender }), request);
   return result;
 }
 
@@ -276,81 +285,7 @@ function staleForceKeyIssue(): EntityIssues {
   };
 }
 
-/** Locks the entities updates name, in id order; their summaries tell the planner who they are. */
-async function lockEntities(client: pg.PoolClient, refs: readonly EntityRef[]): Promise<EntitySummary[]> {
-  if (refs.length === 0) return [];
-  const { ids, uuids } = splitRefs(refs);
-  const { rows } = await client.query<{ id: string; uuid: string; state: EntitySummary['state'] }>(
-    `select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id for update`,
-    [ids, uuids],
-  );
-  return rows.map((row) => ({ entityId: Number(row.id), entityUuid: row.uuid, state: row.state }));
-}
-
-/**
- * The current records of the entities a group of commands updates. They are
- * locked, and the batch writes a record only after its last command is
- * planned, so what is read here is each record as the batch found it.
- */
-async function loadRecords(client: pg.PoolClient, commands: readonly ChangeCommand[]): Promise<EntityRecord[]> {
-  const refs = commands.flatMap((command) => (command.kind === 'update' && command.entity.kind === 'stored' ? [refOf(command.entity)] : []));
-  if (refs.length === 0) return [];
-  const { ids, uuids } = splitRefs(refs);
-  const { rows } = await client.query<{ record: EntityRecord }>(`select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
-    ids,
-    uuids,
-  ]);
-  return rows.map((row) => row.record);
-}
-
-async function loadSummaries(client: pg.PoolClient, refs: readonly EntityRef[]): Promise<EntitySummary[]> {
-  if (refs.length === 0) return [];
-  const { ids, uuids } = splitRefs(refs);
-  const { rows } = await client.query<{ id: string; uuid: string; state: EntitySummary['state'] }>(
-    `select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`,
-    [ids, uuids],
-  );
-  return rows.map((row) => ({ entityId: Number(row.id), entityUuid: row.uuid, state: row.state }));
-}
-
-async function takenEntityUuids(client: pg.PoolClient, uuids: readonly string[]): Promise<string[]> {
-  if (uuids.length === 0) return [];
-  const { rows } = await client.query<{ uuid: string }>(`select uuid from entity where uuid = any($1::uuid[])`, [
-    uuids.map((uuid) => uuid.toLowerCase()),
-  ]);
-  const taken = new Set(rows.map((row) => row.uuid));
-  return uuids.filter((uuid) => taken.has(uuid.toLowerCase()));
-}
-
-/** Real ids come from the sequence; a test batch predicts them without consuming any. */
-async function allocateEntityIds(client: pg.PoolClient, count: number, consume: boolean): Promise<number[]> {
-  if (count === 0) return [];
-  const sql = consume
-    ? `select nextval('entity_id_seq') as id from generate_series(1, $1)`
-    : `select (select case when is_called then last_value else last_value - 1 end from entity_id_seq) + n as id from generate_series(1, $1) n`;
-  const { rows } = await client.query<{ id: string }>(sql, [count]);
-  return rows.map((row) => Number(row.id));
-}
-
-/**
- * Active entities holding these preferred names now. Within the transaction
- * this includes the batch's own records written so far; the check leaves the
- * batch's entities out (their planned form decides), so what remains is the
- * database as it was before the batch.
- */
-async function findNameHolders(client: pg.PoolClient, keys: readonly { entityType: string; normalizedName: string }[]): Promise<Map<string, number[]>> {
-  const holders = new Map<string, number[]>();
-  if (keys.length === 0) return holders;
-  const { rows } = await client.query<{ entity_type: string; name: string; id: string }>(
-    `select e.entity_type, e.preferred_name_norm as name, e.id
-       from entity e
-       join unnest($1::text[], $2::text[]) as k(entity_type, name) on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
-      where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
-    [keys.map((key) => key.entityType), keys.map((key) => key.normalizedName)],
-  );
-  for (const row of rows) {
-    const key = `${row.entity_type}\u0000${row.name}`;
-    holders.set(key, [...(holders.get(key) ?? []), Number(row.id)]);
-  }
-  return holders;
+/** The entities a group of commands updates by reference: their records as the batch found them (locked, and written only after their last command). */
+function storedUpdateRefs(commands: readonly ChangeCommand[]): EntityRef[] {
+  return commands.flatMap((command) => (command.kind === 'update' && command.entity.kind === 'stored' ? [refOf(command.entity)] : []));
 }

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { BatchResult, ChangeCommand, XmlVersion } from '../../domain/model.ts';
@@ -40,10 +39,8 @@ export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Arra
   const twin = await findLiveBatchWithBody(pool, sha256, batchId);
   if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
 
-  const client: pg.PoolClient = await pool.connect();
-  try {
-    await client.query('begin');
-    return await applyBatchCommands(client, commands, {
+  return deps.db.revisions.rolledBack((transaction) =>
+    applyBatchCommands(transaction, commands, {
       batchId,
       bodySha256: sha256,
       sender: summary.header.sender,
@@ -51,10 +48,6 @@ export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Arra
       force: false,
       forceKeySecret: deps.config.forceKeySecret,
       commit: false,
-      pool,
-    });
-  } finally {
-    await client.query('rollback').catch(() => undefined);
-    client.release();
-  }
+    }),
+  );
 }

@@ -21,8 +21,8 @@ function note(value: string): Item {
   return { kind: 'string', type: 'NOTE', value };
 }
 
-function request(pool: pg.Pool, overrides: Partial<ApplyRequest> = {}): ApplyRequest {
-  return { batchId: randomUUID(), bodySha256: randomUUID(), principal: 'test', force: false, forceKeySecret: 'grouped-apply-secret-000', commit: true, pool, ...overrides };
+function request(overrides: Partial<ApplyRequest> = {}): ApplyRequest {
+  return { batchId: randomUUID(), bodySha256: randomUUID(), principal: 'test', force: false, forceKeySecret: 'grouped-apply-secret-000', commit: true, ...overrides };
 }
 
 describe('apply in groups', () => {
@@ -55,9 +55,9 @@ describe('apply in groups', () => {
     const client = await pool.connect();
     try {
       await client.query('begin');
-      const batch = request(pool, { groupSize, ...overrides });
+      const batch = request({ groupSize, ...overrides });
       await store(client, batch);
-      const { result } = await applyBatch(client, arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch);
+      const { result } = await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch);
       const { rows } = await client.query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
       const transactions = await client.query('select 1 from transaction where batch_id = $1', [batch.batchId]);
       return { result, records: rows.map((row) => row.record), transactions: transactions.rowCount };
@@ -69,9 +69,9 @@ describe('apply in groups', () => {
 
   async function storedEntity(entityType: string, name: string): Promise<{ entityId: number; rev: string }> {
     const result = await inTransaction(pool, async (client) => {
-      const batch = request(pool);
+      const batch = request();
       await store(client, batch);
-      return applyBatchCommands(client, [{ kind: 'create', localId: 'stored', entityType, parts: [namePart(name)] }], { ...batch, sender: SENDER });
+      return applyBatchCommands(harness.db.revisions.within(client), [{ kind: 'create', localId: 'stored', entityType, parts: [namePart(name)] }], { ...batch, sender: SENDER });
     });
     if (result.outcome !== 'success') throw new Error(JSON.stringify(result));
     const [revision] = result.revisions;

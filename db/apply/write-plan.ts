@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
-import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../../db/copy.ts';
-import { addNameWords } from '../../db/name-vocabulary.ts';
-import { toStoredChanges } from '../../db/revision-changes.ts';
+import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../copy.ts';
+import { addNameWords } from '../name-vocabulary.ts';
+import { toStoredChanges } from '../revision-changes.ts';
 import type { PlannedRecord } from '../../domain/batch/index.ts';
 import type { EntityRecord } from '../../domain/model.ts';
 import { searchUserRoles, searchValues } from '../../domain/search-values.ts';

@@ -1,0 +1,34 @@
+import type pg from 'pg';
+import { ApplyTransaction } from './transaction.ts';
+
+export { ApplyTransaction, applyTransaction } from './transaction.ts';
+export { PlanWriter, type StepLoad, type WriteContext } from './write-plan.ts';
+
+/**
+ * Where batches become revisions: the apply's transaction handle, over a
+ * connection the caller holds (the batch activity commits the job row in
+ * the same transaction), or in a transaction of its own that is always
+ * rolled back (a test batch).
+ */
+export interface RevisionStore {
+  /** The apply's handle on a transaction already begun on `client`; the caller commits or rolls back. */
+  within(client: pg.PoolClient): ApplyTransaction;
+  /** Runs `work` in a transaction that is rolled back whatever happens: nothing it does is kept. */
+  rolledBack<T>(work: (transaction: ApplyTransaction) => Promise<T>): Promise<T>;
+}
+
+export function revisionStore(pool: pg.Pool): RevisionStore {
+  return {
+    within: (client) => new ApplyTransaction(client, pool),
+    async rolledBack(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        return await work(new ApplyTransaction(client, pool));
+      } finally {
+        await client.query('rollback').catch(() => undefined);
+        client.release();
+      }
+    },
+  };
+}

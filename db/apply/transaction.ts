@@ -1,0 +1,135 @@
+import type pg from 'pg';
+import type { EntitySummary } from '../../domain/batch/index.ts';
+import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import { splitRefs } from '../entity-refs.ts';
+import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
+import { PlanWriter, type WriteContext } from './write-plan.ts';
+
+/**
+ * What applying a batch reads, locks, claims and writes, on one PostgreSQL
+ * transaction the caller has begun (and commits or rolls back). The use case
+ * holds this handle and never the connection: every statement of the apply
+ * is here or in PlanWriter.
+ */
+export class ApplyTransaction {
+  readonly #client: pg.PoolClient;
+  readonly #pool: pg.Pool;
+
+  /** `pool` lends another connection for what must not wait for this transaction (the name vocabulary). */
+  constructor(client: pg.PoolClient, pool: pg.Pool) {
+    this.#client = client;
+    this.#pool = pool;
+  }
+
+  /** Locks the entities updates name, in id order (so concurrent batches cannot deadlock); their summaries tell the planner who they are. */
+  async lockEntities(refs: readonly EntityRef[]): Promise<EntitySummary[]> {
+    if (refs.length === 0) return [];
+    const { ids, uuids } = splitRefs(refs);
+    const { rows } = await this.#client.query<SummaryRow>(
+      `select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id for update`,
+      [ids, uuids],
+    );
+    return rows.map(summaryOf);
+  }
+
+  /** Who the stored entities that items and replacements point at are (not locked). */
+  async loadSummaries(refs: readonly EntityRef[]): Promise<EntitySummary[]> {
+    if (refs.length === 0) return [];
+    const { ids, uuids } = splitRefs(refs);
+    const { rows } = await this.#client.query<SummaryRow>(`select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
+      ids,
+      uuids,
+    ]);
+    return rows.map(summaryOf);
+  }
+
+  /** The current records of these entities, as this transaction sees them. */
+  async loadRecords(refs: readonly EntityRef[]): Promise<EntityRecord[]> {
+    if (refs.length === 0) return [];
+    const { ids, uuids } = splitRefs(refs);
+    const { rows } = await this.#client.query<{ record: EntityRecord }>(`select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
+      ids,
+      uuids,
+    ]);
+    return rows.map((row) => row.record);
+  }
+
+  /** Which of these entity UUIDs (any case) a stored entity holds, as given. */
+  async takenEntityUuids(uuids: readonly string[]): Promise<string[]> {
+    if (uuids.length === 0) return [];
+    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any($1::uuid[])`, [uuids.map((uuid) => uuid.toLowerCase())]);
+    const taken = new Set(rows.map((row) => row.uuid));
+    return uuids.filter((uuid) => taken.has(uuid.toLowerCase()));
+  }
+
+  /** `count` entity ids from the sequence; predicted without consuming any when `consume` is false (a test batch). */
+  async allocateEntityIds(count: number, consume: boolean): Promise<number[]> {
+    if (count === 0) return [];
+    const sql = consume
+      ? `select nextval('entity_id_seq') as id from generate_series(1, $1)`
+      : `select (select case when is_called then last_value else last_value - 1 end from entity_id_seq) + n as id from generate_series(1, $1) n`;
+    const { rows } = await this.#client.query<{ id: string }>(sql, [count]);
+    return rows.map((row) => Number(row.id));
+  }
+
+  /** Claims the client-given UUIDs the batch creates until the transaction ends (db/write-claims.ts). */
+  async claimEntityUuids(uuids: readonly string[]): Promise<void> {
+    await claimKeys(this.#client, CLAIM_KINDS.entityUuid, uuids.map((uuid) => uuid.toLowerCase()));
+  }
+
+  /**
+   * Claims the preferred names the batch writes until the transaction ends;
+   * taken after the UUIDs. A key is the entity type and the normalised name
+   * joined by U+0001 (NAME_KEY_SEPARATOR), as the claim is keyed.
+   */
+  async claimPreferredNames(nameKeys: readonly string[]): Promise<void> {
+    await claimKeys(this.#client, CLAIM_KINDS.preferredName, nameKeys);
+  }
+
+  /**
+   * Active entities holding these preferred names (keys as
+   * claimPreferredNames takes them) now, by the same key. Within the transaction this includes the batch's own
+   * records written so far; the check leaves the batch's entities out (their
+   * planned form decides), so what remains is the database as it was before
+   * the batch.
+   */
+  async findNameHolders(nameKeys: readonly string[]): Promise<Map<string, number[]>> {
+    const holders = new Map<string, number[]>();
+    if (nameKeys.length === 0) return holders;
+    const { rows } = await this.#client.query<{ key: string; id: string }>(
+      `select k.key, e.id
+         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from unnest($1::text[]) key) k
+         join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
+        where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
+      [nameKeys],
+    );
+    for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
+    return holders;
+  }
+
+  /** Opens the savepoint the batch's writes sit under until it is judged. */
+  async beginWrites(): Promise<void> {
+    await this.#client.query('savepoint batch_apply');
+  }
+
+  /** Keeps the writes (success) or takes them all back (failure), ending the savepoint either way. */
+  async endWrites(keep: boolean): Promise<void> {
+    await this.#client.query(keep ? 'release savepoint batch_apply' : 'rollback to savepoint batch_apply');
+  }
+
+  /** The writer of the batch's records, group by group. */
+  planWriter(context: WriteContext): PlanWriter {
+    return new PlanWriter(this.#client, this.#pool, context);
+  }
+}
+
+type SummaryRow = { id: string; uuid: string; state: EntitySummary['state'] };
+
+function summaryOf(row: SummaryRow): EntitySummary {
+  return { entityId: Number(row.id), entityUuid: row.uuid, state: row.state };
+}
+
+/** The apply's handle on a transaction already begun on `client` (bench loaders and tests that hold their own pool). */
+export function applyTransaction(client: pg.PoolClient, pool: pg.Pool): ApplyTransaction {
+  return new ApplyTransaction(client, pool);
+}
