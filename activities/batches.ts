@@ -1,11 +1,9 @@
 import type { BatchActivities, BatchHeartbeat, BatchOutcomeStatus } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../db/index.ts';
-import { inTransaction } from '../db/sql.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
-import { finishBatch } from '../db/batches.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -29,7 +27,6 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
      */
     async applyBatch(batchId: string): Promise<BatchOutcomeStatus> {
       const context = Context.current();
-      const pool = deps.db.pool;
       const batches = deps.db.batches;
       const batch = await batches.findState(batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
@@ -44,8 +41,8 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       const total = batch.changesTotal ?? 0;
       const attempt = context.info.attempt;
       try {
-        const applied = await inTransaction(pool, async (client) => {
-          const outcome = await applyBatch(deps.db.revisions.within(client), xmlCommandSource(() => batches.readBody(batchId)), {
+        const applied = await deps.db.revisions.committed(async (transaction) => {
+          const outcome = await applyBatch(transaction, xmlCommandSource(() => batches.readBody(batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
             principal: batch.submittedBy,
@@ -65,7 +62,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
           });
           progress.phase = 'commit';
           const succeeded = outcome.result.outcome === 'success';
-          if (!(await finishBatch(client, batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome.result))) {
+          if (!(await transaction.finishBatch(batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome.result))) {
             throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
           }
           // The last word before the commit: a terminated or superseded attempt must not write.

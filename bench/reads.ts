@@ -101,7 +101,7 @@ const LOADER_FILES = [
   'domain/text.ts',
   'domain/search-values.ts',
   'services/batches/apply.ts',
-  'services/batches/store.ts',
+  'db/batches.ts',
   'db/apply/write-plan.ts',
   'db/apply/transaction.ts',
 ];

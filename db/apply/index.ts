@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction } from '../sql.ts';
 import { ApplyTransaction } from './transaction.ts';
 
 export { ApplyTransaction, applyTransaction } from './transaction.ts';
@@ -13,6 +14,12 @@ export { PlanWriter, type StepLoad, type WriteContext } from './write-plan.ts';
 export interface RevisionStore {
   /** The apply's handle on a transaction already begun on `client`; the caller commits or rolls back. */
   within(client: pg.PoolClient): ApplyTransaction;
+  /**
+   * Runs `work` in a transaction of its own, committed when `work` resolves
+   * and rolled back when it throws: the batch activity's apply, whose job
+   * row ends in the same transaction (`ApplyTransaction.finishBatch`).
+   */
+  committed<T>(work: (transaction: ApplyTransaction) => Promise<T>): Promise<T>;
   /** Runs `work` in a transaction that is rolled back whatever happens: nothing it does is kept. */
   rolledBack<T>(work: (transaction: ApplyTransaction) => Promise<T>): Promise<T>;
 }
@@ -20,6 +27,7 @@ export interface RevisionStore {
 export function revisionStore(pool: pg.Pool): RevisionStore {
   return {
     within: (client) => new ApplyTransaction(client, pool),
+    committed: (work) => inTransaction(pool, (client) => work(new ApplyTransaction(client, pool))),
     async rolledBack(work) {
       const client = await pool.connect();
       try {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { EntitySummary } from '../../domain/batch/index.ts';
-import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import type { BatchResult, EntityRecord, EntityRef } from '../../domain/model.ts';
+import { finishBatch } from '../batches.ts';
 import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
@@ -120,6 +121,15 @@ export class ApplyTransaction {
   /** The writer of the batch's records, group by group. */
   planWriter(context: WriteContext): PlanWriter {
     return new PlanWriter(this.#client, this.#pool, context);
+  }
+
+  /**
+   * Ends the batch's row in this transaction, so that its outcome commits
+   * with its revisions or not at all; false when the row was ended meanwhile
+   * (its workflow was stopped).
+   */
+  finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult): Promise<boolean> {
+    return finishBatch(this.#client, batchId, status, result);
   }
 }
 

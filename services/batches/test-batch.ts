@@ -4,7 +4,6 @@ import type { BatchResult, ChangeCommand, XmlVersion } from '../../domain/model.
 import { readBatch } from '../../domain/xml/batch-reader.ts';
 import { randomUUID } from 'node:crypto';
 import { applyBatchCommands } from './apply.ts';
-import { findBatch, findLiveBatchWithBody } from './store.ts';
 import { bodySource, receiveBatch } from './submission.ts';
 
 /**
@@ -31,12 +30,11 @@ export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Arra
   const summary = await readBatch(bodySource(Buffer.concat(kept)), (command) => commands.push(command));
   kept = [];
   const batchId = summary.header.batchUuid?.toLowerCase() ?? randomUUID();
-  const pool = deps.db.pool;
-  const existing = await findBatch(pool, batchId);
+  const existing = await deps.db.batches.findState(batchId);
   if (existing && existing.status !== 'FAILED') {
     throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
   }
-  const twin = await findLiveBatchWithBody(pool, sha256, batchId);
+  const twin = await deps.db.batches.findLiveWithBody(sha256, batchId);
   if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
 
   return deps.db.revisions.rolledBack((transaction) =>

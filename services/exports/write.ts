@@ -5,7 +5,7 @@ import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
 import { idFilter, type RequestedId } from './ids.ts';
 import { readAhead } from './read-ahead.ts';
-import type { ExportRow } from './requests.ts';
+import type { ExportRow } from '../../db/exports.ts';
 
 // The export itself: rows from a server-side cursor, through the streaming
 // XML writer and onto a temporary file, hashed on the way. Memory holds a few

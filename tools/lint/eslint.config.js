@@ -11,6 +11,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const INFRASTRUCTURE = ['koa', '@koa/*', 'koa-*', '@mikro-orm/*', '@temporalio/*', 'pg', 'pg-*', 'pino', 'prom-client'];
+/** db/ is the data-access layer: the only code that talks to PostgreSQL (migrations, scripts, bench and tests aside). */
+const DATABASE_DRIVERS = { group: ['pg', 'pg-*', '@mikro-orm/*'], message: 'only db/ talks to PostgreSQL: use a repository of Db (db/index.ts)' };
+const HTTP_IN_USE_CASES = [
+  { regex: '(^|/)api/', message: 'only api/ knows HTTP; services throw typed errors' },
+  { group: ['koa', '@koa/*'], message: 'only api/ knows HTTP' },
+];
 
 export default tseslint.config(
   {
@@ -66,13 +72,31 @@ export default tseslint.config(
     basePath: ROOT,
     // Not workflows/: their own rule above is stricter, and a second
     // no-restricted-imports for the same files would replace it (flat config).
-    files: ['services/**/*.ts', 'activities/**/*.ts', 'temporal/**/*.ts', 'db/**/*.ts'],
+    files: ['services/**/*.ts', 'activities/**/*.ts', 'temporal/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...HTTP_IN_USE_CASES, DATABASE_DRIVERS] }] },
+  },
+  {
+    basePath: ROOT,
+    files: ['db/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: HTTP_IN_USE_CASES }] },
+  },
+  {
+    // The API parses, authorises, calls a use case and maps its errors: it
+    // never reaches the data-access layer itself, not even for a type.
+    basePath: ROOT,
+    files: ['api/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '(^|/)api/', message: 'only api/ knows HTTP; services throw typed errors' }, { group: ['koa', '@koa/*'], message: 'only api/ knows HTTP' }] },
+        { patterns: [DATABASE_DRIVERS, { regex: '(^|/)db/', message: 'api/ calls services, which hold the repositories; the entry point opens the database through services/deps.ts' }] },
       ],
     },
+  },
+  {
+    // Process entry points and the rest of the service: drivers only through db/.
+    basePath: ROOT,
+    files: ['worker/**/*.ts', 'cli/**/*.ts', 'metrics/**/*.ts', '*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [DATABASE_DRIVERS] }] },
   },
   {
     // temporal/*.ts is what workflow code shares with the rest: each other only
