@@ -61,15 +61,15 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
             },
           });
           progress.phase = 'commit';
-          const succeeded = outcome.result.outcome === 'success';
-          if (!(await transaction.finishBatch(batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome.result))) {
+          const succeeded = outcome.outcome === 'success';
+          if (!(await transaction.finishBatch(batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome))) {
             throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
           }
           // The last word before the commit: a terminated or superseded attempt must not write.
           await confirmStillWanted(context, deps.checkAttempt);
           return outcome;
         });
-        const status = applied.result.outcome === 'success' ? 'COMPLETED' : 'FAILED';
+        const status = applied.outcome === 'success' ? 'COMPLETED' : 'FAILED';
         deps.log.info({ batchId, status, changes: applied.changes, applyMs: Math.round(performance.now() - started) }, 'batch finished');
         return status;
       } catch (error) {

@@ -5,6 +5,7 @@ import { readBatchBody } from './batch-bodies.ts';
 import { BatchUpload, findLiveBatchWithBody } from './batch-upload.ts';
 import { BatchSchema, type Batch } from './entities/batch.ts';
 import type { Orm } from './orm.ts';
+import { copyTextInPieces } from './copy.ts';
 import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
 
@@ -177,11 +178,43 @@ export async function markProcessing(db: Queryable, batchId: string): Promise<vo
  * first). finished_at is the clock's time, not the start of the transaction.
  */
 export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<boolean> {
-  const updated = await db.query(
-    `update batch set status = $2, result = $3, error = $4, finished_at = clock_timestamp(),
-       changes_applied = case when $2 = 'COMPLETED' then coalesce(changes_total, changes_applied) else changes_applied end
-     where id = $1 and status in ('ACCEPTED', 'PROCESSING')`,
-    [batchId, status, result === null ? null : JSON.stringify(result), error ?? null],
-  );
+  const updated = await db.query(`update batch set status = $2, result = $3, error = $4, ${ENDED} ${STILL_RUNNING_ROW}`, [
+    batchId,
+    status,
+    result === null ? null : JSON.stringify(result),
+    error ?? null,
+  ]);
+  return updated.rowCount === 1;
+}
+
+const ENDED = `finished_at = clock_timestamp(),
+  changes_applied = case when $2 = 'COMPLETED' then coalesce(changes_total, changes_applied) else changes_applied end`;
+const STILL_RUNNING_ROW = `where id = $1 and status in ('ACCEPTED', 'PROCESSING')`;
+
+/** A result document as JSON text in pieces, and how many revision lines it lists. */
+export interface ResultJson {
+  resultJson(): Iterable<string>;
+  revisions: number;
+}
+
+/** Above this many revision lines a result goes by COPY, in pieces; below, as one parameter. */
+const STREAMED_RESULT_LINES = 2000;
+
+/**
+ * finishBatch for the apply's result, on the apply's connection. A large
+ * success's document (60 MB for 300,000 entities) goes by COPY into a
+ * temporary row of its own transaction and from there into the batch row:
+ * at the end of the apply, where the worker's memory peaks, it never holds
+ * the document as one string, as objects, or as one query message.
+ */
+export async function finishBatchWithResult(client: pg.PoolClient, batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
+  if (result.revisions < STREAMED_RESULT_LINES) {
+    const updated = await client.query(`update batch set status = $2, result = $3, error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status, [...result.resultJson()].join('')]);
+    return updated.rowCount === 1;
+  }
+  await client.query('create temporary table if not exists batch_result_text (result text) on commit drop');
+  await client.query('truncate batch_result_text');
+  await copyTextInPieces(client, 'batch_result_text', 'result', result.resultJson());
+  const updated = await client.query(`update batch set status = $2, result = (select result::jsonb from batch_result_text), error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status]);
   return updated.rowCount === 1;
 }

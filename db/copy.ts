@@ -11,7 +11,11 @@ function copyValue(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  const text = value instanceof Date ? value.toISOString() : String(value);
+  return copyText(value instanceof Date ? value.toISOString() : String(value));
+}
+
+/** Text in COPY's text format: each reserved character escaped on its own, so text may be escaped in pieces. */
+function copyText(text: string): string {
   return /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t')) : text;
 }
 
@@ -54,5 +58,19 @@ export async function sendCopyLoad(client: pg.PoolClient, load: CopyLoad): Promi
     if (!stream.write(chunk)) await once(stream, 'drain');
   }
   stream.end();
+  await finished(stream);
+}
+
+/**
+ * Sends one row of one text column by COPY, its value given in pieces: a
+ * value of tens of megabytes (a large batch's result document) is then never
+ * one string in this process, nor one query message.
+ */
+export async function copyTextInPieces(client: pg.PoolClient, table: string, column: string, pieces: Iterable<string>): Promise<void> {
+  const stream = client.query(copyFrom(`copy ${table} (${column}) from stdin`));
+  for (const piece of pieces) {
+    if (!stream.write(Buffer.from(copyText(piece), 'utf8'))) await once(stream, 'drain');
+  }
+  stream.end('\n');
   await finished(stream);
 }

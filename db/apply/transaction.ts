@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { EntitySummary } from '../../domain/batch/index.ts';
-import type { BatchResult, EntityRecord, EntityRef } from '../../domain/model.ts';
-import { finishBatch } from '../batches.ts';
+import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import { finishBatchWithResult, type ResultJson } from '../batches.ts';
 import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
@@ -128,8 +128,8 @@ export class ApplyTransaction {
    * with its revisions or not at all; false when the row was ended meanwhile
    * (its workflow was stopped).
    */
-  finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult): Promise<boolean> {
-    return finishBatch(this.#client, batchId, status, result);
+  finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
+    return finishBatchWithResult(this.#client, batchId, status, result);
   }
 }
 

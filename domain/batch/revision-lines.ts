@@ -45,6 +45,32 @@ export class RevisionLines {
     writeUuid(metadataRev, this.#revs, offset + UUID_BYTES);
   }
 
+  /**
+   * The lines as JSON text, the array `toRevisions()` would stringify to,
+   * in pieces of `linesPerPiece` lines: a batch of 300,000 entities has
+   * 60 MB of it, which is then never one string, nor an object per line.
+   */
+  *jsonPieces(linesPerPiece = 1000): Generator<string> {
+    let piece = '[';
+    for (let index = 0; index < this.#localIds.length; index += 1) {
+      const offset = index * 2 * UUID_BYTES;
+      const verbatim = this.#verbatim.get(index);
+      const line: BatchRevisionResult = {
+        localId: this.#localIds[index]!,
+        entityId: this.#entityIds[index]!,
+        entityUuid: this.#entityUuids[index]!,
+        rev: verbatim?.rev ?? readUuid(this.#revs, offset),
+        metadataRev: verbatim?.metadataRev ?? readUuid(this.#revs, offset + UUID_BYTES),
+      };
+      piece += (index === 0 ? '' : ',') + JSON.stringify(line);
+      if ((index + 1) % linesPerPiece === 0) {
+        yield piece;
+        piece = '';
+      }
+    }
+    yield `${piece}]`;
+  }
+
   /** The lines as the success document lists them, in the order they were added. */
   toRevisions(): BatchRevisionResult[] {
     const revisions: BatchRevisionResult[] = [];

@@ -18,7 +18,6 @@ import {
   type BatchFailure,
   type BatchHeader,
   type BatchResult,
-  type BatchSuccess,
   type ChangeCommand,
   type EntityIssues,
   type EntityRef,
@@ -60,7 +59,13 @@ export interface CommandSource {
 }
 
 export interface AppliedBatch {
-  result: BatchResult;
+  outcome: BatchResult['outcome'];
+  /** The result document as objects; a success's revisions are built from the compact lines when asked (a test batch answers them). */
+  result(): BatchResult;
+  /** The result document as JSON text in pieces, as batch.result stores it: a large success is never one string (ApplyTransaction.finishBatch). */
+  resultJson(): Iterable<string>;
+  /** Revision lines of a success (0 for a failure): how large resultJson is. */
+  revisions: number;
   /** Commands (creates and updates) in the batch. */
   changes: number;
 }
@@ -119,9 +124,17 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
 export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
   const planned = await planAndWrite(transaction, source, request);
   // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
-  const result = judge(planned.issues, request, () => ({ outcome: 'success', transactionUuid: planned.transactionUuid, revisions: planned.lines.toRevisions() }));
-  if (planned.wrote) await transaction.endWrites(result.outcome === 'success');
-  return { result, changes: planned.changes };
+  const refused = judge(planned.issues, request);
+  if (planned.wrote) await transaction.endWrites(refused === undefined);
+  const { changes, lines, transactionUuid } = planned;
+  if (refused !== undefined) return { outcome: 'failure', result: () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
+  return {
+    outcome: 'success',
+    result: () => ({ outcome: 'success', transactionUuid, revisions: lines.toRevisions() }),
+    resultJson: () => successJson(transactionUuid, lines),
+    revisions: lines.length,
+    changes,
+  };
 }
 
 interface PlannedBatch {
@@ -245,7 +258,8 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
 }
 
 /** The outcome of a planned batch: failure on any error, and on warnings unless forced or the force key matches. */
-function judge(issues: EntityIssues[], request: ApplyRequest, success: () => BatchSuccess): BatchResult {
+/** The batch's failure, or undefined when it succeeds. */
+function judge(issues: EntityIssues[], request: ApplyRequest): BatchFailure | undefined {
   if (hasSeverity(issues, 'ERROR')) return failure(issues);
   if (hasSeverity(issues, 'WARNING') && !request.force) {
     const offered = request.offeredForceKey;
@@ -254,7 +268,14 @@ function judge(issues: EntityIssues[], request: ApplyRequest, success: () => Bat
       return failure(listed, computeForceKey(request.forceKeySecret, request.bodySha256, issues));
     }
   }
-  return success();
+  return undefined;
+}
+
+/** What JSON.stringify of the success document gives, in pieces (the key order of BatchSuccess). */
+function* successJson(transactionUuid: string, lines: RevisionLines): Generator<string> {
+  yield `{"outcome":"success","transactionUuid":${JSON.stringify(transactionUuid)},"revisions":`;
+  yield* lines.jsonPieces();
+  yield '}';
 }
 
 /** Commands already in memory, applied in one transaction (the bulk loader and test batches). */
@@ -263,8 +284,7 @@ export async function applyBatchCommands(
   commands: readonly ChangeCommand[],
   request: ApplyRequest & { sender: BatchHeader['sender'] },
 ): Promise<BatchResult> {
-  const { result } = await applyBatch(transaction, arrayCommandSource(commands, { version: 'v2', sender: request.sender }), request);
-  return result;
+  return (await applyBatch(transaction, arrayCommandSource(commands, { version: 'v2', sender: request.sender }), request)).result();
 }
 
 function failure(issues: EntityIssues[], forceKey?: string): BatchFailure {

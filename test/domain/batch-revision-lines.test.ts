@@ -35,4 +35,14 @@ describe('RevisionLines', () => {
     expect([first!.rev, first!.metadataRev]).toEqual([upper, 'not-a-uuid']);
     expect([second!.rev, second!.metadataRev]).toEqual(['00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff']);
   });
+
+  it('writes as JSON pieces exactly what JSON.stringify of its lines gives, whatever the pieces\' size and the localIds hold', () => {
+    const lines = new RevisionLines();
+    const odd = ['quote"', 'back\\slash', 'tab\tand\nline', 'Žluťoučký kůň', '😀 astral', '</x>&'];
+    for (let index = 0; index < 2345; index += 1) lines.add(planned(odd[index % odd.length]! + index, index + 1, randomUUID(), index === 7 ? 'not-a-uuid' : randomUUID()));
+    const expected = JSON.stringify(lines.toRevisions());
+    for (const perPiece of [1, 7, 1000, 5000]) expect([...lines.jsonPieces(perPiece)].join('')).toBe(expected);
+    expect([...new RevisionLines().jsonPieces()].join('')).toBe('[]');
+  });
 });
+
