@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
+import { CopyIn } from './copy.ts';
 import type { Queryable } from './sql.ts';
 
 // The stored bodies of batches, in rows of BODY_CHUNK_BYTES (batch_body_chunk)
@@ -36,7 +34,7 @@ export class BodyWriter {
   readonly #connect: () => Promise<pg.PoolClient>;
   readonly #uuid: Buffer;
   readonly #pending: Buffer[] = [];
-  #stream: CopyStreamQuery | undefined;
+  #copy: CopyIn | undefined;
   #pendingBytes = 0;
   #seq = 0;
   #bytes = 0;
@@ -49,7 +47,7 @@ export class BodyWriter {
 
   /** Whether a COPY is open on the connection: then only dropping the connection ends its transaction. */
   get copying(): boolean {
-    return this.#stream !== undefined && !this.#finished;
+    return this.#copy !== undefined && !this.#finished;
   }
 
   async write(chunk: Uint8Array): Promise<void> {
@@ -67,22 +65,14 @@ export class BodyWriter {
   /** Writes the last row and ends the COPY; the body is then in the transaction. */
   async finish(): Promise<StoredBody> {
     if (this.#pendingBytes > 0 || this.#seq === 0) await this.#flush();
-    const stream = this.#stream as CopyStreamQuery;
-    stream.end(COPY_TRAILER);
-    await finished(stream);
+    await (this.#copy as CopyIn).end(COPY_TRAILER);
     this.#finished = true;
     return { uploadId: this.uploadId, bytes: this.#bytes };
   }
 
   async #flush(): Promise<void> {
-    let stream = this.#stream;
-    const first = stream === undefined;
-    if (stream === undefined) {
-      const client = await this.#connect();
-      stream = this.#stream = client.query(copyFrom('copy batch_body_chunk (upload_id, seq, data) from stdin (format binary)'));
-      // A failed COPY rejects the write or finish that meets it; until then its error must not go unhandled.
-      stream.on('error', () => undefined);
-    }
+    const first = this.#copy === undefined;
+    this.#copy ??= new CopyIn(await this.#connect(), 'copy batch_body_chunk (upload_id, seq, data) from stdin (format binary)');
     const head = Buffer.alloc(2 + 4 + 16 + 4 + 4 + 4);
     let at = head.writeInt16BE(3, 0);
     at = head.writeInt32BE(16, at);
@@ -94,7 +84,7 @@ export class BodyWriter {
     this.#seq += 1;
     this.#pending.length = 0;
     this.#pendingBytes = 0;
-    if (!stream.write(row)) await once(stream, 'drain');
+    await this.#copy.write(row);
   }
 }
 

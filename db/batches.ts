@@ -178,12 +178,11 @@ export async function markProcessing(db: Queryable, batchId: string): Promise<vo
  * first). finished_at is the clock's time, not the start of the transaction.
  */
 export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<boolean> {
-  const updated = await db.query(`update batch set status = $2, result = $3, error = $4, ${ENDED} ${STILL_RUNNING_ROW}`, [
-    batchId,
-    status,
-    result === null ? null : JSON.stringify(result),
-    error ?? null,
-  ]);
+  return endWithJson(db, batchId, status, result === null ? null : JSON.stringify(result), error ?? null);
+}
+
+async function endWithJson(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', resultJson: string | null, error: string | null): Promise<boolean> {
+  const updated = await db.query(`update batch set status = $2, result = $3, error = $4, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status, resultJson, error]);
   return updated.rowCount === 1;
 }
 
@@ -208,10 +207,7 @@ const STREAMED_RESULT_LINES = 2000;
  * the document as one string, as objects, or as one query message.
  */
 export async function finishBatchWithResult(client: pg.PoolClient, batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
-  if (result.revisions < STREAMED_RESULT_LINES) {
-    const updated = await client.query(`update batch set status = $2, result = $3, error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status, [...result.resultJson()].join('')]);
-    return updated.rowCount === 1;
-  }
+  if (result.revisions < STREAMED_RESULT_LINES) return endWithJson(client, batchId, status, [...result.resultJson()].join(''), null);
   await client.query('create temporary table if not exists batch_result_text (result text) on commit drop');
   await client.query('truncate batch_result_text');
   await copyTextInPieces(client, 'batch_result_text', 'result', result.resultJson());

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 
 /**
  * One value in COPY's text format: NULL is \N; backslash, newline, carriage
@@ -48,29 +48,47 @@ export function encodeCopyLoad(table: string, columns: readonly string[], rows: 
 }
 
 /**
- * Sends rows with COPY FROM STDIN on the caller's connection (and so inside
- * its transaction): the fastest way PostgreSQL takes rows, with backpressure.
+ * A COPY FROM STDIN open on the caller's connection (and so inside its
+ * transaction): the fastest way PostgreSQL takes rows. Writes wait while the
+ * connection's buffer is full; a failed COPY rejects the write or end that
+ * meets it. The one COPY-in of the service: the apply's rows, a batch body's
+ * chunks as they arrive, a large result document in pieces.
  */
+export class CopyIn {
+  readonly #stream: CopyStreamQuery;
+
+  constructor(client: pg.PoolClient, statement: string) {
+    this.#stream = client.query(copyFrom(statement));
+    // Until a write or end meets it, a failure must not go unhandled.
+    this.#stream.on('error', () => undefined);
+  }
+
+  async write(bytes: Buffer): Promise<void> {
+    if (!this.#stream.write(bytes)) await once(this.#stream, 'drain');
+  }
+
+  async end(last?: Buffer): Promise<void> {
+    if (last === undefined) this.#stream.end();
+    else this.#stream.end(last);
+    await finished(this.#stream);
+  }
+}
+
+/** Sends rows already encoded (encodeCopyLoad) on the caller's connection. */
 export async function sendCopyLoad(client: pg.PoolClient, load: CopyLoad): Promise<void> {
   if (load.chunks.length === 0) return;
-  const stream = client.query(copyFrom(`copy ${load.table} (${load.columns.join(', ')}) from stdin`));
-  for (const chunk of load.chunks) {
-    if (!stream.write(chunk)) await once(stream, 'drain');
-  }
-  stream.end();
-  await finished(stream);
+  const copy = new CopyIn(client, `copy ${load.table} (${load.columns.join(', ')}) from stdin`);
+  for (const chunk of load.chunks) await copy.write(chunk);
+  await copy.end();
 }
 
 /**
- * Sends one row of one text column by COPY, its value given in pieces: a
- * value of tens of megabytes (a large batch's result document) is then never
- * one string in this process, nor one query message.
+ * Sends one row of one text column, its value given in pieces: a value of
+ * tens of megabytes (a large batch's result document) is then never one
+ * string in this process, nor one query message.
  */
 export async function copyTextInPieces(client: pg.PoolClient, table: string, column: string, pieces: Iterable<string>): Promise<void> {
-  const stream = client.query(copyFrom(`copy ${table} (${column}) from stdin`));
-  for (const piece of pieces) {
-    if (!stream.write(Buffer.from(copyText(piece), 'utf8'))) await once(stream, 'drain');
-  }
-  stream.end('\n');
-  await finished(stream);
+  const copy = new CopyIn(client, `copy ${table} (${column}) from stdin`);
+  for (const piece of pieces) await copy.write(Buffer.from(copyText(piece), 'utf8'));
+  await copy.end(Buffer.from('\n'));
 }

@@ -16,12 +16,12 @@ const BODY_SCHEMAS = { v1: v1SearchBodySchema, v2: searchBodySchema };
 
 export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
   const router = new Router({ prefix: `/api/${version}/search` });
+  const limits = { statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: deps.config.SEARCH_MAX_COUNT_COST, maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES };
 
   router.post('/', requirePermission('read'), async (ctx) => {
     const { page, pageSize, searchType } = parseQuery(ctx, searchQuerySchema);
     checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
     const body = parseWith(BODY_SCHEMAS[version], await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
-    const limits = { statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: deps.config.SEARCH_MAX_COUNT_COST, maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES };
     const result = await searchEntities(deps.db.search, body, { page, pageSize }, searchType, limits);
     setXmlType(ctx, version);
     ctx.body = serializeQueryResult(result, version);

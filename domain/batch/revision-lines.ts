@@ -53,16 +53,7 @@ export class RevisionLines {
   *jsonPieces(linesPerPiece = 1000): Generator<string> {
     let piece = '[';
     for (let index = 0; index < this.#localIds.length; index += 1) {
-      const offset = index * 2 * UUID_BYTES;
-      const verbatim = this.#verbatim.get(index);
-      const line: BatchRevisionResult = {
-        localId: this.#localIds[index]!,
-        entityId: this.#entityIds[index]!,
-        entityUuid: this.#entityUuids[index]!,
-        rev: verbatim?.rev ?? readUuid(this.#revs, offset),
-        metadataRev: verbatim?.metadataRev ?? readUuid(this.#revs, offset + UUID_BYTES),
-      };
-      piece += (index === 0 ? '' : ',') + JSON.stringify(line);
+      piece += (index === 0 ? '' : ',') + JSON.stringify(this.#line(index));
       if ((index + 1) % linesPerPiece === 0) {
         yield piece;
         piece = '';
@@ -73,19 +64,19 @@ export class RevisionLines {
 
   /** The lines as the success document lists them, in the order they were added. */
   toRevisions(): BatchRevisionResult[] {
-    const revisions: BatchRevisionResult[] = [];
-    for (let index = 0; index < this.#localIds.length; index += 1) {
-      const offset = index * 2 * UUID_BYTES;
-      const verbatim = this.#verbatim.get(index);
-      revisions.push({
-        localId: this.#localIds[index]!,
-        entityId: this.#entityIds[index]!,
-        entityUuid: this.#entityUuids[index]!,
-        rev: verbatim?.rev ?? readUuid(this.#revs, offset),
-        metadataRev: verbatim?.metadataRev ?? readUuid(this.#revs, offset + UUID_BYTES),
-      });
-    }
-    return revisions;
+    return Array.from({ length: this.#localIds.length }, (_, index) => this.#line(index));
+  }
+
+  #line(index: number): BatchRevisionResult {
+    const offset = index * 2 * UUID_BYTES;
+    const verbatim = this.#verbatim.get(index);
+    return {
+      localId: this.#localIds[index]!,
+      entityId: this.#entityIds[index]!,
+      entityUuid: this.#entityUuids[index]!,
+      rev: verbatim?.rev ?? readUuid(this.#revs, offset),
+      metadataRev: verbatim?.metadataRev ?? readUuid(this.#revs, offset + UUID_BYTES),
+    };
   }
 }
 
