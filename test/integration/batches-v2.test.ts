@@ -79,26 +79,32 @@ describe('v2 batches', () => {
     expect(Number(revisions[0]!.n)).toBe(2);
   });
 
-  it('stores the result of a batch over 2,000 entities (sent to the row by COPY, in pieces) as the smaller ones: every revision once, as its rows say', async () => {
-    const uuid = randomUUID();
-    const entityType = `LARGE-${randomUUID()}`;
+  it('stores the result of a batch over 2,000 entities (sent to the row by COPY, in pieces) as the smaller ones: every revision once, as its rows say, also for two such batches at once', async () => {
     const size = 2_100;
-    // Non-ASCII localIds (xs:ID admits letters of any script): the pieces go to COPY as UTF-8.
-    const commands = Array.from({ length: size }, (_, index) => create(`záznam${index}`, `Velký záznam ${index}`, { entityType }));
-    expect((await post(batchXml(commands, { uuid }))).status).toBe(200);
-    expect((await finished(uuid)).status).toBe('COMPLETED');
-    const [stored] = await harness.sql<{ outcome: string; lines: number; matching: string }>(
-      `select result->>'outcome' as outcome, jsonb_array_length(result->'revisions') as lines,
-         (select count(*) from jsonb_to_recordset(result->'revisions') as line("localId" text, "entityUuid" uuid, "metadataRev" uuid)
-            join revision r on r.uuid = line."metadataRev" and r.batch_id = $1
-            join entity e on e.id = r.entity_id and e.uuid = line."entityUuid") as matching
-       from batch where id = $1`,
-      [uuid],
+    // Two at once, each on its own connection and its own temporary row: neither sees the other's pieces.
+    const batches = [randomUUID(), randomUUID()].map((uuid) => ({ uuid, entityType: `LARGE-${randomUUID()}` }));
+    await Promise.all(
+      batches.map(async ({ uuid, entityType }) => {
+        // Non-ASCII localIds (xs:ID admits letters of any script): the pieces go to COPY as UTF-8.
+        const commands = Array.from({ length: size }, (_, index) => create(`záznam${index}`, `Velký záznam ${index}`, { entityType }));
+        expect((await post(batchXml(commands, { uuid }))).status).toBe(200);
+      }),
     );
-    expect(stored).toEqual({ outcome: 'success', lines: size, matching: String(size) });
-    const xml = await result(uuid);
-    expect(xml.match(/<revision /g)).toHaveLength(size);
-    expect(xml).toContain('localId="záznam2099"');
+    for (const { uuid } of batches) {
+      expect((await finished(uuid)).status).toBe('COMPLETED');
+      const [stored] = await harness.sql<{ outcome: string; lines: number; matching: string }>(
+        `select result->>'outcome' as outcome, jsonb_array_length(result->'revisions') as lines,
+           (select count(*) from jsonb_to_recordset(result->'revisions') as line("localId" text, "entityUuid" uuid, "metadataRev" uuid)
+              join revision r on r.uuid = line."metadataRev" and r.batch_id = $1
+              join entity e on e.id = r.entity_id and e.uuid = line."entityUuid") as matching
+         from batch where id = $1`,
+        [uuid],
+      );
+      expect(stored).toEqual({ outcome: 'success', lines: size, matching: String(size) });
+      const xml = await result(uuid);
+      expect(xml.match(/<revision /g)).toHaveLength(size);
+      expect(xml).toContain('localId="záznam2099"');
+    }
   });
 
   it('answers 404 BatchNotFound for unknown ids and 400 for ids that are not UUIDs', async () => {
