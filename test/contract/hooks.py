@@ -5,9 +5,19 @@ generator derives from a `type: string` schema. So for the XML media types
 this registers a strategy that draws valid batches (a new record with a drawn
 name and UUIDs): schemathesis then checks that schema-valid batches are
 accepted, and still sends its own broken bodies for the negative checks.
+
+Identifiers of stored things (entities, revisions, batches, exports,
+transactions) drawn at random name nothing, so every lookup would answer 404
+and its checks would never reach the code behind it. test/contract/seed.ts
+stores a few and passes their identifiers in CONTRACT_SEEDS; half of the
+time a drawn identifier is replaced by one of them. Only a drawn value that
+is itself valid (a UUID where the seeds are UUIDs) is replaced: an invalid
+one may be what makes a negative case negative.
 """
 
+import json
 import os
+import re
 import uuid
 
 import schemathesis
@@ -41,3 +51,38 @@ def batch(draw):
 
 
 schemathesis.openapi.media_type("application/xml", batch(), aliases=["text/xml"])
+
+
+SEEDS = json.loads(os.environ.get("CONTRACT_SEEDS", "{}"))
+UUID_TEXT = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _is_uuid(value):
+    return isinstance(value, str) and UUID_TEXT.match(value) is not None
+
+
+def _replaceable(original, seeds):
+    """Whether a drawn value is as valid as the seeds are, so replacing it cannot make a negative case positive."""
+    if all(_is_uuid(seed) for seed in seeds):
+        return _is_uuid(original)
+    return isinstance(original, str)
+
+
+def _with_seeds(values):
+    if not isinstance(values, dict):
+        return st.just(values)
+    names = [name for name, value in values.items() if name in SEEDS and _replaceable(value, SEEDS[name])]
+    if not names:
+        return st.just(values)
+    choices = {name: st.one_of(st.just(values[name]), st.sampled_from(SEEDS[name])) for name in names}
+    return st.fixed_dictionaries(choices).map(lambda drawn: {**values, **drawn})
+
+
+@schemathesis.hook
+def flatmap_path_parameters(context, path_parameters):
+    return _with_seeds(path_parameters)
+
+
+@schemathesis.hook
+def flatmap_query(context, query):
+    return _with_seeds(query)

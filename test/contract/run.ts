@@ -6,9 +6,13 @@
 // scratch database, worker and API as child processes). Exit 1 on any
 // failure; the last line is `contract: N passed, M failed` (one per document).
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { BENCH_TOKEN, startStack } from '../../bench/lib/stack.ts';
+import { BENCH_TOKEN, dropDatabase, startStack } from '../../bench/lib/stack.ts';
 import { ensureVenvTool } from '../../scripts/lib/venv.ts';
+import { plainRule } from './plain-rules.ts';
+import { type ContractData, seedContractData } from './seed.ts';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 /** hooks.py (valid batch bodies for the XML media types) and schemathesis.toml. */
@@ -20,7 +24,14 @@ const schemathesis = ensureVenvTool('schemathesis', SCHEMATHESIS_VERSION, 'schem
 // The submission limit would answer 429 to a fuzzer that submits hundreds of batches; it has its own test.
 const stack = await startStack(`er_contract_${process.pid}`, { SUBMISSION_RATE_LIMIT: '0' }, { childOutput: 'file' });
 
-function runSchemathesis(version: 'v1' | 'v2'): Promise<boolean> {
+/** Copies schemathesis's output, its pytest-style rules as plain headings (plain-rules.ts says why). */
+function copyOutput(from: Readable, to: Writable): Promise<void> {
+  const lines = createInterface({ input: from, crlfDelay: Infinity });
+  lines.on('line', (line) => to.write(`${plainRule(line)}\n`));
+  return new Promise((resolve) => lines.once('close', resolve));
+}
+
+function runSchemathesis(version: 'v1' | 'v2', seeded: ContractData): Promise<boolean> {
   const base = `${stack.apiUrl}/api/${version}`;
   const args = [
     '--config-file',
@@ -46,17 +57,19 @@ function runSchemathesis(version: 'v1' | 'v2'): Promise<boolean> {
   ];
   process.stdout.write(`▶ schemathesis ${args.join(' ').replace(BENCH_TOKEN, '***')}\n`);
   return new Promise((resolve) => {
-    const env = { ...process.env, PYTHONPATH: HOOKS_DIR, SCHEMATHESIS_HOOKS: 'hooks', CONTRACT_API_VERSION: version };
-    const child = spawn(schemathesis, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
-    child.once('exit', (code) => resolve(code === 0));
+    const env = { ...process.env, PYTHONPATH: HOOKS_DIR, SCHEMATHESIS_HOOKS: 'hooks', CONTRACT_API_VERSION: version, CONTRACT_SEEDS: JSON.stringify(seeded) };
+    const child = spawn(schemathesis, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const copied = Promise.all([copyOutput(child.stdout, process.stdout), copyOutput(child.stderr, process.stderr)]);
+    child.once('exit', (code) => void copied.then(() => resolve(code === 0)));
   });
 }
 
 let passed = 0;
 let failed = 0;
 try {
+  const seeded = await seedContractData(stack);
   for (const version of ['v2', 'v1'] as const) {
-    if (await runSchemathesis(version)) passed += 1;
+    if (await runSchemathesis(version, seeded)) passed += 1;
     else failed += 1;
   }
   if (stack.unexpectedExits.length > 0) {
@@ -65,6 +78,7 @@ try {
   }
 } finally {
   await stack.stop();
+  await dropDatabase(stack.databaseUrl);
 }
 process.stdout.write(`contract: ${passed} passed, ${failed} failed\n`);
 process.exitCode = failed > 0 ? 1 : 0;
