@@ -22,8 +22,10 @@ import { ENTITY_ID_PARAMETER } from './entities.ts';
 // under the route's pattern; test/integration/entity-get-direct.test.ts
 // holds the two side by side); any other request, and one of these whose
 // answer is a problem (401, 403, 404, 500), goes to Koa, which answers it
-// as it answers every request. The Koa chain's middleware, router and
-// context were about a third of such a GET's CPU time (docs/performance.md).
+// as it answers every request. Without Koa's context, middleware and
+// router (and with the reads batched across turns, db/records.ts, and the
+// compiled writer) such a GET costs the API about a third less CPU
+// (bench/profile-get.ts).
 
 /** What Koa gives a server to call (app.callback()). */
 type Handler = ReturnType<Koa['callback']>;
