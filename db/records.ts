@@ -31,11 +31,10 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
     if (reads === undefined || inFlight) return;
     pending = undefined;
     inFlight = true;
-    void readTogether(pool, reads, () => {
+    void readTogether(pool, reads).finally(() => {
       inFlight = false;
-      // The reads asked meanwhile go out at once, before these answers are written: the API
-      // writes them while PostgreSQL reads the next ones, not one after the other.
-      send();
+      // The answer came in a poll phase: the requests read in it join those that waited.
+      if (pending !== undefined) setImmediate(send);
     });
   };
   return {
@@ -71,34 +70,29 @@ interface PendingReads {
 /** Refs per statement: a burst of thousands of GETs becomes a few statements, not one unbounded one. */
 const REFS_PER_STATEMENT = 500;
 
-type CurrentRow = { id: string; uuid: string; record: EntityRecord };
-
-/**
- * The reads as statements of at most REFS_PER_STATEMENT refs. Once every
- * statement has its rows (or failed), `answered` is called, and then each
- * waiter gets its record.
- */
-async function readTogether(pool: pg.Pool, reads: PendingReads, answered: () => void): Promise<void> {
+async function readTogether(pool: pg.Pool, reads: PendingReads): Promise<void> {
   const ids = [...reads.byId.keys()];
   const uuids = [...reads.byUuid.keys()];
-  const chunks: { ids: string[]; uuids: string[] }[] = [];
+  const statements: Promise<void>[] = [];
   for (let at = 0; at < ids.length + uuids.length; at += REFS_PER_STATEMENT) {
-    chunks.push({
-      ids: ids.slice(at, at + REFS_PER_STATEMENT),
-      uuids: uuids.slice(Math.max(0, at - ids.length), Math.max(0, at + REFS_PER_STATEMENT - ids.length)),
-    });
+    const someIds = ids.slice(at, at + REFS_PER_STATEMENT);
+    const someUuids = uuids.slice(Math.max(0, at - ids.length), Math.max(0, at + REFS_PER_STATEMENT - ids.length));
+    statements.push(readSome(pool, reads, someIds, someUuids));
   }
-  const outcomes = await Promise.allSettled(chunks.map((chunk) => selectCurrent(pool, chunk.ids, chunk.uuids)));
-  answered();
-  for (const [index, outcome] of outcomes.entries()) {
-    const chunk = chunks[index]!;
-    const waiters = [...chunk.ids.map((id) => reads.byId.get(id)!), ...chunk.uuids.map((uuid) => reads.byUuid.get(uuid)!)].flat();
-    if (outcome.status === 'rejected') {
-      for (const waiter of waiters) waiter.reject(outcome.reason);
-      continue;
-    }
+  await Promise.all(statements);
+}
+
+async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids: string[]): Promise<void> {
+  const waiters = [...ids.map((id) => reads.byId.get(id)!), ...uuids.map((uuid) => reads.byUuid.get(uuid)!)].flat();
+  try {
+    // Named, so each pooled connection parses and plans it once: the hottest read of the service.
+    const { rows } = await pool.query<{ id: string; uuid: string; record: EntityRecord }>({
+      name: 'current-records',
+      text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
+      values: [ids, uuids],
+    });
     const found = new Set<Waiter[]>();
-    for (const row of outcome.value) {
+    for (const row of rows) {
       for (const waiting of [reads.byId.get(String(row.id)), reads.byUuid.get(row.uuid)]) {
         if (waiting === undefined || found.has(waiting)) continue;
         found.add(waiting);
@@ -107,17 +101,9 @@ async function readTogether(pool: pg.Pool, reads: PendingReads, answered: () => 
     }
     // Those no row answered name no record.
     for (const waiter of waiters) waiter.resolve(undefined);
+  } catch (error) {
+    for (const waiter of waiters) waiter.reject(error);
   }
-}
-
-async function selectCurrent(pool: pg.Pool, ids: string[], uuids: string[]): Promise<CurrentRow[]> {
-  // Named, so each pooled connection parses and plans it once: the hottest read of the service.
-  const { rows } = await pool.query<CurrentRow>({
-    name: 'current-records',
-    text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
-    values: [ids, uuids],
-  });
-  return rows;
 }
 
 async function recordAtRevision(pool: pg.Pool, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
