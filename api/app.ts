@@ -10,6 +10,7 @@ import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { entitiesRouter } from './reads/entities.ts';
+import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
 import { updatesRouter } from './reads/updates.ts';
 import { v1Routers } from './v1/routes.ts';
@@ -37,5 +38,10 @@ export function buildApp(deps: AppDeps): Koa {
     // Without throw the router sets the Allow header; errorHandler turns its bare 405/501 into a problem.
     app.use(router.allowedMethods());
   }
+  // The GET of a current record, where it needs nothing of Koa, is answered before it (api/reads/entity-get.ts):
+  // what a middleware above does to that GET, entity-get.ts must do too (test/integration/entity-get-direct.test.ts
+  // compares the two answers header for header).
+  const koaCallback = app.callback.bind(app);
+  app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
   return app;
 }

@@ -16,7 +16,11 @@ export function recordEtag(record: EntityRecord): string {
 export function etagMatches(ctx: Context, tag: string): boolean {
   const etag = `"${tag}"`;
   ctx.set('ETag', etag);
-  const header = ctx.get('if-none-match');
+  return ifNoneMatchNames(ctx.get('if-none-match'), etag);
+}
+
+/** Whether an If-None-Match header ('' or undefined when absent) names the entity tag `etag` (quoted), weakly or strongly. */
+export function ifNoneMatchNames(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);

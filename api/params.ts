@@ -5,6 +5,9 @@ import { problem } from './problems.ts';
 // Request parsing shared by every route: zod schemas in, typed values out, a
 // 400 problem naming the bad field otherwise.
 
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ENTITY_NUMBER_PATTERN = /^[1-9][0-9]{0,15}$/;
+
 /**
  * Any 8-4-4-4-12 hex UUID, in any case (the real interface's Uuid is 36
  * characters of format uuid; PostgreSQL takes every such value, whatever its
@@ -12,24 +15,34 @@ import { problem } from './problems.ts';
  */
 export const uuidSchema = z
   .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' })
+  .regex(UUID_PATTERN, { message: 'must be a UUID' })
   .transform((value) => value.toLowerCase());
 
 /** A number or a UUID: the spec's EntityId, the real EntityRef (entity numbers are int32; a larger one names no record). */
 export const entityIdSchema = z.union([
-  z.string().regex(/^[1-9][0-9]{0,15}$/).transform((value) => ({ entityId: Number(value) })),
+  z.string().regex(ENTITY_NUMBER_PATTERN).transform((value) => ({ entityId: Number(value) })),
   uuidSchema.transform((value) => ({ entityUuid: value })),
 ]);
+
+export type EntityIdRef = z.output<typeof entityIdSchema>;
+
+/** What entityIdSchema parses, without its machinery: the GET of a record reads one per request. */
+export function parseEntityRef(value: unknown): EntityIdRef | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (ENTITY_NUMBER_PATTERN.test(value)) return { entityId: Number(value) };
+  if (UUID_PATTERN.test(value)) return { entityUuid: value.toLowerCase() };
+  return undefined;
+}
 
 /**
  * The entity named in a path. A value that is neither an entity number nor a
  * UUID names no record: 404, as for any unknown record (the real EntityRef is
  * a free string, so its clients expect no 400 here).
  */
-export function entityRefParam(ctx: Context, name: string): z.output<typeof entityIdSchema> {
-  const parsed = entityIdSchema.safeParse(ctx.params[name]);
-  if (!parsed.success) throw problem(404, 'EntityNotFound', `no entity ${String(ctx.params[name])}`);
-  return parsed.data;
+export function entityRefParam(ctx: Context, name: string): EntityIdRef {
+  const ref = parseEntityRef(ctx.params[name]);
+  if (ref === undefined) throw problem(404, 'EntityNotFound', `no entity ${String(ctx.params[name])}`);
+  return ref;
 }
 
 export const booleanQuerySchema = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');

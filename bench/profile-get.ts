@@ -107,19 +107,21 @@ function summarize(files: string[], from: number, to: number): string {
   return lines.join('\n');
 }
 
-/** CPU seconds (user + system) the API process and its children (a cluster's processes) have used so far. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds (user, system) the API process and its children (a cluster's processes) have used so far. */
+function cpuSeconds(pid: number): { user: number; system: number } {
   const pids = [pid];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
   }
-  let ticks = 0;
+  let user = 0;
+  let system = 0;
   for (const one of pids) {
     // Fields 14 and 15 (utime, stime), counted after the parenthesised command name.
     const fields = readFileSync(`/proc/${one}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
+    user += Number(fields[11]);
+    system += Number(fields[12]);
   }
-  return ticks / 100;
+  return { user: user / 100, system: system / 100 };
 }
 
 /** CLOCK_MONOTONIC in µs: the clock V8's profiler stamps its samples with. */
@@ -170,9 +172,13 @@ if (isScript(import.meta)) {
     await stopProcess(api);
     const files = readdirSync(out).filter((name) => name.endsWith('.cpuprofile')).map((name) => join(out, name));
     // CPU time per request does not depend on how much of the machine others take, as rates and latencies do.
-    const perRequest = (cpu: number, r: typeof bearer) => `${((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs CPU per request`;
-    const rate = (name: string, r: typeof bearer, cpu: number) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(cpu, r)}, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer, cpuBetween - cpuBefore)}; ${rate('HMAC', hmac, cpuAfter - cpuBetween)}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
+    type Cpu = ReturnType<typeof cpuSeconds>;
+    const perRequest = (from: Cpu, to: Cpu, r: typeof bearer) => {
+      const micros = (cpu: number) => ((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0);
+      return `${micros(to.user + to.system - from.user - from.system)} µs CPU per request (user ${micros(to.user - from.user)}, system ${micros(to.system - from.system)})`;
+    };
+    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${r.errors} errors`;
+    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter)}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);

@@ -4,12 +4,14 @@ import type { EntityRecord, EntityRef } from '../domain/model.ts';
 /** Records as clients read them: the current form, and the form as of one revision. */
 export interface RecordRepository {
   /**
-   * The current form of a record, by number or UUID. The reads asked for in
-   * one turn of the event loop (the GETs whose requests arrived together) go
-   * to PostgreSQL as one statement, `where id = any($1) or uuid = any($2)`:
-   * one round trip for all of them instead of one each. Each still reads the
-   * row as committed when the statement runs, after its request arrived;
-   * nothing is kept once answered (no cache).
+   * The current form of a record, by number or UUID. The reads asked for
+   * together go to PostgreSQL as one statement, `where id = any($1) or uuid =
+   * any($2)`: one round trip for all of them instead of one each. Together
+   * means in one turn of the event loop (the GETs whose requests arrived
+   * together) or, while a statement of these reads is in flight, in any turn
+   * until it is answered: those are sent as the next statement as soon as it
+   * is. Each still reads the row as committed when its statement runs, after
+   * its request arrived; nothing is kept once answered (no cache).
    */
   current(ref: EntityRef): Promise<EntityRecord | undefined>;
   /**
@@ -22,15 +24,25 @@ export interface RecordRepository {
 
 export function recordRepository(pool: pg.Pool): RecordRepository {
   let pending: PendingReads | undefined;
+  let inFlight = false;
+  // After the poll phase of this turn (every request it read has asked), unless a statement is in flight.
+  const send = () => {
+    const reads = pending;
+    if (reads === undefined || inFlight) return;
+    pending = undefined;
+    inFlight = true;
+    void readTogether(pool, reads).finally(() => {
+      inFlight = false;
+      // The answer came in a poll phase: the requests read in it join those that waited.
+      if (pending !== undefined) setImmediate(send);
+    });
+  };
   return {
     current(ref) {
       let reads = pending;
       if (reads === undefined) {
         reads = pending = { byId: new Map(), byUuid: new Map() };
-        setImmediate(() => {
-          pending = undefined;
-          void readTogether(pool, reads!);
-        });
+        if (!inFlight) setImmediate(send);
       }
       const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
       return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -27,7 +27,8 @@ interface StoredToken {
 }
 
 export function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
+  // The one-shot hash: no Hash object per request (a bearer request hashes its token).
+  return hash('sha256', text, 'buffer');
 }
 
 /** Tokens kept only as hashes; a presented token is compared against every one in constant time. */

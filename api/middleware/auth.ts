@@ -22,6 +22,57 @@ interface Refusal {
   properties?: ErrorProperties;
 }
 
+/** The parts of a request its credentials are checked against: what Koa's context and a bare request both give. */
+export interface CredentialRequest {
+  /** The Authorization header ('' when absent). */
+  authorization: string;
+  /** The X-NDA-Date header ('' when absent). */
+  date: string;
+  /** The Host header ('' when absent). */
+  host: string;
+  /** The X-Forwarded-Host header ('' when absent): read only behind a trusted proxy. */
+  forwardedHost: string;
+  method: string;
+  rawPath: string;
+  rawQuery: string;
+}
+
+export type CredentialCheck = { ok: true; principal: Principal; signature?: RequestSignature } | { ok: false; refusal: Refusal };
+
+/**
+ * The principal a request's credentials name: a bearer token, or an
+ * NDA-HMAC-SHA256 signature of an API key; else why not. Shared by the
+ * middleware below and the GET of a record (api/reads/entity-get.ts).
+ */
+export function credentialChecker(tokens: TokenRegistry | 'disabled', config: AuthConfig): (request: CredentialRequest) => CredentialCheck {
+  const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
+  const tokenFile = generatedTokenFile(config);
+  // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
+  const tokenHint = tokenFile === undefined ? '' : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
+  return (request) => {
+    if (tokens === 'disabled') return { ok: true, principal: OPEN_PRINCIPAL };
+    const header = request.authorization;
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (header === '') {
+      return { ok: false, refusal: { reason: 'NoCredentials', detail: `no Authorization header: send "Authorization: Bearer <token>", or sign the request with an API key (${NDA_HMAC_SCHEME})${tokenHint}` } };
+    } else if (bearer) {
+      const principal = tokens.authenticate(bearer[1]!);
+      if (principal) return { ok: true, principal };
+      return { ok: false, refusal: { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` } };
+    } else if (NDA_HMAC_HEADER.test(header)) {
+      const check = apiKeys.verify({ authorization: header, date: request.date, host: signedHost(request, config), method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery });
+      if (check.ok) {
+        const { verified } = check;
+        if (!config.API_KEY_REPLAY_GUARD) return { ok: true, principal: verified.principal };
+        return { ok: true, principal: verified.principal, signature: { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } };
+      }
+      const { reason, detail, canonical } = check.refusal;
+      return { ok: false, refusal: { reason, detail, ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) } };
+    }
+    return { ok: false, refusal: { reason: 'UnsupportedScheme', detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature` } };
+  };
+}
+
 /**
  * Resolves the request's credentials to a principal on ctx.state: a bearer
  * token, or an NDA-HMAC-SHA256 signature of an API key. Public paths pass
@@ -29,42 +80,24 @@ interface Refusal {
  * with a secret (docs/decisions.md).
  */
 export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthConfig): Middleware {
-  const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
-  const tokenFile = generatedTokenFile(config);
-  // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
-  const tokenHint = tokenFile === undefined ? '' : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
+  const check = credentialChecker(tokens, config);
   return async function authenticateMiddleware(ctx, next) {
-    if (tokens === 'disabled') {
-      ctx.state.principal = OPEN_PRINCIPAL;
+    const checked = check({
+      authorization: ctx.get('authorization'),
+      date: ctx.get(NDA_DATE_HEADER),
+      host: ctx.get('host'),
+      forwardedHost: ctx.get('x-forwarded-host'),
+      method: ctx.method,
+      rawPath: ctx.path,
+      rawQuery: ctx.querystring,
+    });
+    if (checked.ok) {
+      ctx.state.principal = checked.principal;
+      if (checked.signature) ctx.state.signature = checked.signature;
       return next();
     }
-    const header = ctx.get('authorization');
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    let refusal: Refusal;
-    if (header === '') {
-      refusal = { reason: 'NoCredentials', detail: `no Authorization header: send "Authorization: Bearer <token>", or sign the request with an API key (${NDA_HMAC_SCHEME})${tokenHint}` };
-    } else if (bearer) {
-      const principal = tokens.authenticate(bearer[1]!);
-      if (principal) {
-        ctx.state.principal = principal;
-        return next();
-      }
-      refusal = { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` };
-    } else if (NDA_HMAC_HEADER.test(header)) {
-      const check = apiKeys.verify({ authorization: header, date: ctx.get(NDA_DATE_HEADER), host: signedHost(ctx, config), method: ctx.method, rawPath: ctx.path, rawQuery: ctx.querystring });
-      if (check.ok) {
-        const { verified } = check;
-        ctx.state.principal = verified.principal;
-        if (config.API_KEY_REPLAY_GUARD) ctx.state.signature = { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } satisfies RequestSignature;
-        return next();
-      }
-      const { reason, detail, canonical } = check.refusal;
-      refusal = { reason, detail, ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) };
-    } else {
-      refusal = { reason: 'UnsupportedScheme', detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature` };
-    }
     if (PUBLIC_PATHS.some((pattern) => pattern.test(ctx.path))) return next();
-    throw unauthorized(refusal);
+    throw unauthorized(checked.refusal);
   };
 }
 
@@ -72,10 +105,10 @@ export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthCon
  * The host name the client signed: PUBLIC_HOST when set, else the Host header
  * (X-Forwarded-Host first behind a trusted proxy), without its port.
  */
-function signedHost(ctx: Context, config: AuthConfig): string | undefined {
+function signedHost(request: CredentialRequest, config: AuthConfig): string | undefined {
   if (config.PUBLIC_HOST) return config.PUBLIC_HOST;
-  const forwarded = config.TRUST_PROXY ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
-  const header = forwarded || ctx.get('host');
+  const forwarded = config.TRUST_PROXY ? request.forwardedHost.split(',')[0]!.trim() : '';
+  const header = forwarded || request.host;
   // Clients call one or a few names: each is parsed (a WHATWG URL) once, not per request.
   if (!hostnames.has(header)) {
     if (hostnames.size >= HOSTNAMES_KEPT) hostnames.clear();

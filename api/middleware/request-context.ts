@@ -17,8 +17,7 @@ const SLOW_MS = 1000;
  */
 export function requestContext(log: Logger): Middleware {
   return async function requestContextMiddleware(ctx, next) {
-    const offered = ctx.get('x-request-id');
-    const requestId = REQUEST_ID_PATTERN.test(offered) ? offered : randomUUID();
+    const requestId = requestIdOf(ctx.get('x-request-id'));
     ctx.state.requestId = requestId;
     let child: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', { get: () => (child ??= log.child({ requestId })), enumerable: true });
@@ -27,11 +26,21 @@ export function requestContext(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      const ms = Math.round(performance.now() - started);
-      const routine = ctx.state.routineRead === true && ctx.status < 400 && ms < SLOW_MS;
-      if (!routine || log.isLevelEnabled('debug')) {
-        log[routine ? 'debug' : 'info']({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name, ms }, 'request');
-      }
+      logRequest(log, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name }, started, ctx.state.routineRead === true);
     }
   };
+}
+
+/** The request's id: the client's X-Request-Id when it is a sensible one, else a new UUID. */
+export function requestIdOf(offered: string | undefined): string {
+  return offered !== undefined && REQUEST_ID_PATTERN.test(offered) ? offered : randomUUID();
+}
+
+/** The request's line, once answered: at debug for a routine read that succeeded within SLOW_MS, else at info. */
+export function logRequest(log: Logger, request: { requestId: string; method: string; path: string; status: number; principal: unknown }, started: number, routineRead: boolean): void {
+  const ms = Math.round(performance.now() - started);
+  const routine = routineRead && request.status < 400 && ms < SLOW_MS;
+  if (!routine || log.isLevelEnabled('debug')) {
+    log[routine ? 'debug' : 'info']({ ...request, ms }, 'request');
+  }
 }

@@ -12,14 +12,15 @@ import { setXmlType } from '../xml-type.ts';
 
 // Entity reads, one router per interface version: each names the path
 // parameter as its OpenAPI does; only v2 reads a record as of a revision.
-const ID_PARAMETER = { v1: 'apid', v2: 'entityId' } as const;
+export const ENTITY_ID_PARAMETER = { v1: 'apid', v2: 'entityId' } as const;
 
 export function entitiesRouter(deps: AppDeps, version: XmlVersion): Router {
   const router = new Router({ prefix: `/api/${version}/entities` });
-  const id = ID_PARAMETER[version];
+  const id = ENTITY_ID_PARAMETER[version];
 
   router.get(`/:${id}`, requirePermission('read'), async (ctx) => {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
+    // Most of these GETs are answered before Koa, by entity-get.ts, exactly as here.
     ctx.state.routineRead = true;
     const record = await findCurrentRecord(deps.db.records, entityRefParam(ctx, id));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params[id]}`);

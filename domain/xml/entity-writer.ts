@@ -1,7 +1,7 @@
 // Entity records: one `entity` document, or a stream of them under
-// `entities` (the snapshot export), one chunk per record. The stream is
-// written by the compiled writer (compiled-entity-writer.ts), held byte for
-// byte to the Markup writer here.
+// `entities` (the snapshot export), one chunk per record. Both are written
+// by the compiled writer (compiled-entity-writer.ts), held byte for byte to
+// the Markup writer here.
 
 import type { EntityRecord, XmlVersion } from '../model.ts';
 import { xmlDateTime } from './date-time.ts';
@@ -15,7 +15,34 @@ import { writeIssue, writeParticipant, writeUser } from './write-metadata.ts';
 
 export { partsInOutputOrder };
 
+/**
+ * One entity document (GET of a record): the compiled element of the export
+ * (compiled-entity-writer.ts) behind the declaration, its root start tag
+ * carrying the version's namespace. Byte for byte serializeEntityByMarkup.
+ */
 export function serializeEntity(record: EntityRecord, version: XmlVersion): string {
+  let writer = documentWriters.get(version);
+  if (writer === undefined) {
+    writer = entityDocumentWriter(version);
+    documentWriters.set(version, writer);
+  }
+  return writer(record);
+}
+
+const documentWriters = new Map<XmlVersion, (record: EntityRecord) => string>();
+
+function entityDocumentWriter(version: XmlVersion): (record: EntityRecord) => string {
+  const vocab = vocabularyFor(version);
+  const element = entityElementWriter(version);
+  // The element starts `<entity` and its attributes; the document's root
+  // start tag is the same with the namespace first (Markup.openDocument).
+  const rootOpenLength = `<${vocab.root.entity}`.length;
+  const documentOpen = new Markup().openDocument(vocab.root.entity, vocab).take().slice(0, -'>'.length);
+  return (record) => documentOpen + element(record).slice(rootOpenLength);
+}
+
+/** The entity document by the Markup writer: the reference serializeEntity is held to. */
+export function serializeEntityByMarkup(record: EntityRecord, version: XmlVersion): string {
   const vocab = vocabularyFor(version);
   const out = new Markup();
   writeEntity(out, record, vocab, true);

@@ -102,4 +102,40 @@ describe('GETs of records that arrive together', () => {
       pool.query = query as typeof pool.query;
     }
   });
+
+  it('sends the reads asked while a statement is in flight, in whatever turns, as the next statement', async () => {
+    const pool = harness.db.pool;
+    const statements: unknown[][] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    const counting = (async (...args: unknown[]) => {
+      const config = args[0] as pg.QueryConfig;
+      if (config.name === 'current-records') {
+        statements.push(config.values!.flat());
+        // The first statement is answered only once every read has been asked.
+        if (statements.length === 1) await held;
+      }
+      return query(...args);
+    }) as unknown as typeof pool.query;
+    pool.query = counting;
+    try {
+      const [first, ...others] = entities;
+      const reads = [findCurrentRecord(harness.db.records, { entityId: first!.entityId })];
+      // Each of the others in a turn of its own, all while the first statement waits.
+      for (const entity of others) {
+        await new Promise((resolve) => setImmediate(resolve));
+        reads.push(findCurrentRecord(harness.db.records, { entityUuid: entity.entityUuid }));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(statements).toHaveLength(1);
+      release();
+      const records = await Promise.all(reads);
+      expect(records.map((record) => record?.entityId)).toEqual(entities.map((entity) => entity.entityId));
+      expect(statements).toEqual([[String(first!.entityId)], others.map((entity) => entity.entityUuid)]);
+    } finally {
+      release();
+      pool.query = query as typeof pool.query;
+    }
+  });
 });
