@@ -60,6 +60,12 @@ export interface CompiledSearch {
    * needle's words), so no cost estimate refuses it.
    */
   countFollowsMatches: boolean;
+  /**
+   * Each row of the page also carries the total (column `total`): a query
+   * narrowed to candidates (nameWordCandidates) finds them all to page them,
+   * so counting them there spares finding them a second time.
+   */
+  pageCarriesTotal: boolean;
   matchers: LookupMatcher[];
 }
 
@@ -508,6 +514,8 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
   const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
+  const pageCarriesTotal = compiler.narrowed && soleUser === undefined;
+  if (pageCarriesTotal) columns = `${columns}, count(*) over () as total`;
   return {
     page: soleUser
       ? // The user's entries are in entity order in the key: the page is read there, then its records.
@@ -523,6 +531,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
     // Narrowed to candidates, the count visits those alone; the planner prices the words of any needle alike (the
     // candidates of `novák, jan`: 120,000, well above the limit, where 2,700 of 1,000,000 entities are found).
     countFollowsMatches: soleCount !== undefined || compiler.narrowed || (searchType === 'EXACT' && isNameWordsSearch(query)),
+    pageCarriesTotal,
     matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,
   };
 }

@@ -56,6 +56,8 @@ interface ResultRow {
   description: string | null;
   lookup_value?: string;
   lookup_part_type?: PartType;
+  /** CompiledSearch.pageCarriesTotal: the total, on every row. */
+  total?: string;
 }
 
 interface LookupRow {
@@ -86,6 +88,8 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
 }
 
 function snapshotOn(client: pg.PoolClient): SearchSnapshot {
+  // The totals pages carried (CompiledSearch.pageCarriesTotal): the count of the same snapshot.
+  const totals = new WeakMap<CompiledSearch, number>();
   return {
     async similarNames(text, cap) {
       const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, cap));
@@ -93,12 +97,15 @@ function snapshotOn(client: pg.PoolClient): SearchSnapshot {
     },
     async page(search) {
       const { rows } = await client.query<ResultRow>(search.page);
+      if (search.pageCarriesTotal && rows[0]?.total !== undefined) totals.set(search, Number(rows[0].total));
       return rows.map(searchHit);
     },
     async countCost(search) {
       return explainedCost(client, search.count);
     },
     async count(search) {
+      const carried = totals.get(search);
+      if (carried !== undefined) return carried;
       const { rows } = await client.query<{ total: string }>(search.count);
       return Number(rows[0]?.total ?? 0);
     },
