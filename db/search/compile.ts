@@ -66,6 +66,12 @@ export interface CompiledSearch {
    * so counting them there spares finding them a second time.
    */
   pageCarriesTotal: boolean;
+  /**
+   * The same search without that narrowing, for a needle whose words are too
+   * common to narrow well (the repository chooses, by the planner's estimate
+   * of this one's count).
+   */
+  plain?: CompiledSearch;
   matchers: LookupMatcher[];
 }
 
@@ -172,8 +178,12 @@ class ConditionCompiler {
   narrowed = false;
   private aliases = 0;
 
-  constructor(params: Params) {
+  /** Whether conditions may be narrowed to candidates at all. */
+  readonly narrowing: boolean;
+
+  constructor(params: Params, narrowing: boolean) {
     this.params = params;
+    this.narrowing = narrowing;
   }
 
   private alias(prefix: string): string {
@@ -197,7 +207,7 @@ class ConditionCompiler {
     const predicates = [`${alias}.entity_id = e.id`];
     if (scope.partAlias) predicates.push(`${alias}.part_uuid = ${scope.partAlias}.part_uuid`);
     this.addMatcher(test, scope, positive);
-    const candidates = conjunct ? nameWordCandidates(test, scope, this.params) : undefined;
+    const candidates = conjunct && this.narrowing ? nameWordCandidates(test, scope, this.params) : undefined;
     if (candidates === undefined) {
       predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
       return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')})`;
@@ -487,9 +497,9 @@ const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.descrip
  * pg_trgm.word_similarity_threshold, 0.6 unless configured), that also meet
  * all filters, best match first; each row carries its best name as lookup.
  */
-export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType): CompiledSearch {
+export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, narrowing = true): CompiledSearch {
   const params = new Params();
-  const compiler = new ConditionCompiler(params);
+  const compiler = new ConditionCompiler(params, narrowing);
   let from = 'entity e';
   let order = 'e.id';
   let columns = RESULT_COLUMNS;
@@ -516,6 +526,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
   const pageCarriesTotal = compiler.narrowed && soleUser === undefined;
   if (pageCarriesTotal) columns = `${columns}, count(*) over () as total`;
+  const plain = compiler.narrowed ? compileSearch(query, paging, searchType, false) : undefined;
   return {
     page: soleUser
       ? // The user's entries are in entity order in the key: the page is read there, then its records.
@@ -528,10 +539,10 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
           values: params.values,
         },
     count: soleCount ?? { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
-    // Narrowed to candidates, the count visits those alone; the planner prices the words of any needle alike (the
-    // candidates of `novák, jan`: 120,000, well above the limit, where 2,700 of 1,000,000 entities are found).
-    countFollowsMatches: soleCount !== undefined || compiler.narrowed || (searchType === 'EXACT' && isNameWordsSearch(query)),
+    // Narrowed, the page carries the total, or the repository answers the plain search, priced as before.
+    countFollowsMatches: plain?.countFollowsMatches ?? (soleCount !== undefined || (searchType === 'EXACT' && isNameWordsSearch(query))),
     pageCarriesTotal,
+    ...(plain ? { plain } : {}),
     matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,
   };
 }
