@@ -349,8 +349,8 @@ function nameWordCandidates(test: RowTest, scope: Scope, params: Params): string
     const escaped = escapeLike(word);
     const pattern = { whole: escaped, prefix: `${escaped}%`, suffix: `%${escaped}`, inside: `%${escaped}%` }[match];
     // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
-    const words = match === 'whole' ? `nw.word = ${params.add(word, 'text')}` : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(pattern, 'text')}))`;
-    return `select nw.entity_id from name_word nw where ${words}${preferred}`;
+    const wordTest = match === 'whole' ? `nw.word = ${params.add(word, 'text')}` : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(pattern, 'text')}))`;
+    return `select nw.entity_id from name_word nw where ${wordTest}${preferred}`;
   });
   return selects.join(' intersect ');
 }
