@@ -56,6 +56,8 @@ interface ResultRow {
   description: string | null;
   lookup_value?: string;
   lookup_part_type?: PartType;
+  /** CompiledSearch.pageCarriesTotal: the total, on every row. */
+  total?: string;
 }
 
 interface LookupRow {
@@ -71,7 +73,8 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
     async inSnapshot(statementTimeoutMs, read) {
       try {
         return await inTransaction(pool, async (client) => {
-          await client.query('set transaction isolation level repeatable read read only');
+          // No JIT: a search is milliseconds of work, and compiling a plan the planner prices above 100,000 took 120 ms.
+          await client.query('set transaction isolation level repeatable read read only; set local jit = off');
           // A setting of this transaction only: the pooled connection goes back without it.
           if (statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(statementTimeoutMs)}`);
           return read(snapshotOn(client));
@@ -84,21 +87,57 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
   };
 }
 
+/**
+ * A narrowed search (CompiledSearch.plain) is answered narrowed when the
+ * planner expects its plain count to cost at most this: a needle selective
+ * by its trigrams (`novák, jan`: about 700), whose words are then selective
+ * too. Above it (`ing., 1`: 127,000), the needle's words are common, reading
+ * their name_word entries would cost more than the plain search (9 s for
+ * `ing., 1` on 1,000,000 entities), and the plain search is answered, and
+ * priced, as before.
+ */
+const NARROWING_MAX_PLAIN_COST = 10_000;
+
+/** Which form of a search a snapshot answered, with what its page carried and the plain count's estimate. */
+interface Answered {
+  search: CompiledSearch;
+  total?: number;
+  plainCost?: number;
+}
+
 function snapshotOn(client: pg.PoolClient): SearchSnapshot {
+  const answered = new WeakMap<CompiledSearch, Answered>();
+  const answer = async (search: CompiledSearch): Promise<Answered> => {
+    let chosen = answered.get(search);
+    if (chosen === undefined) {
+      const plainCost = search.plain && (await explainedCost(client, search.plain.count));
+      chosen = search.plain && plainCost !== undefined && plainCost > NARROWING_MAX_PLAIN_COST ? { search: search.plain, plainCost } : { search, plainCost };
+      answered.set(search, chosen);
+    }
+    return chosen;
+  };
   return {
     async similarNames(text, cap) {
       const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, cap));
       return Number(rows[0]?.names ?? 0);
     },
     async page(search) {
-      const { rows } = await client.query<ResultRow>(search.page);
+      const chosen = await answer(search);
+      const { rows } = await client.query<ResultRow>(chosen.search.page);
+      // The total the page carried (CompiledSearch.pageCarriesTotal): the count of this snapshot.
+      if (chosen.search.pageCarriesTotal && rows[0]?.total !== undefined) chosen.total = Number(rows[0].total);
       return rows.map(searchHit);
     },
     async countCost(search) {
-      return explainedCost(client, search.count);
+      const chosen = await answer(search);
+      if (chosen.total !== undefined) return 0;
+      if (chosen.search === search.plain && chosen.plainCost !== undefined) return chosen.plainCost;
+      return explainedCost(client, chosen.search.count);
     },
     async count(search) {
-      const { rows } = await client.query<{ total: string }>(search.count);
+      const chosen = await answer(search);
+      if (chosen.total !== undefined) return chosen.total;
+      const { rows } = await client.query<{ total: string }>(chosen.search.count);
       return Number(rows[0]?.total ?? 0);
     },
     async lookups(entityIds, matchers) {

@@ -74,7 +74,13 @@ describe('compileSearch', () => {
     expect(compileSearch({ cond: name }, paging, 'EXACT').countFollowsMatches).toBe(true);
     expect(compileSearch({ cond: name, types: ['PERSON'], state: ['ERS_NEW'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
     expect(compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, paging, 'EXACT').countFollowsMatches).toBe(true);
-    expect(compileSearch({ cond: { ...name, value: 'Novák, Jan' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    // A needle with separators is narrowed through its words to candidates, counted on the page itself.
+    const separated = compileSearch({ cond: { ...name, value: 'Novák, Jan' } }, paging, 'EXACT');
+    expect({ follows: separated.countFollowsMatches, carried: separated.pageCarriesTotal, plain: separated.plain?.page.text.includes('like') }).toEqual({ follows: false, carried: true, plain: true });
+    expect(separated.page.text).toContain('count(*) over () as total');
+    expect(compileSearch({ cond: name }, paging, 'EXACT').pageCarriesTotal).toBe(false);
+    // Under `or`, the plain comparison alone.
+    expect(compileSearch({ cond: { condType: 'or', conds: [{ ...name, value: 'Novák, Jan' }, name] } }, paging, 'EXACT').plain).toBeUndefined();
     expect(compileSearch({ cond: { condType: 'part', partType: 'PT_NAME' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
     expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(false);
     expect(compileSearch({ cond: name, userName: 'Eva' }, paging, 'EXACT').countFollowsMatches).toBe(false);

@@ -492,7 +492,11 @@ describe('POST /api/v2/search', () => {
       const either = { condType: 'or', conds: [index('name', 'CT_CONTAINS', 'nov'), index('description', 'CT_CONTAINS', 'graf')] } as SearchQuery['cond'];
       expect(await searchValueAccess({ cond: either }, 'EXACT')).toEqual(['value index', 'value index']);
       const nameWithSeparator = index('name', 'CT_CONTAINS', 'novak, j') as SearchQuery['cond'];
-      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index']);
+      // Its words narrow the candidates through name_word (one read each), whose names are then compared by entity.
+      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index', 'value index', 'search_value_entity_idx']);
+      // Under `or`, it is the plain comparison.
+      const nameOrDescription = { condType: 'or', conds: [nameWithSeparator, index('description', 'CT_CONTAINS', 'graf')] } as SearchQuery['cond'];
+      expect(await searchValueAccess({ cond: nameOrDescription }, 'EXACT')).toEqual(['value index', 'value index']);
       expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index']);
     } finally {
       await client.query('rollback');
