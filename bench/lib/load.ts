@@ -168,7 +168,9 @@ export async function loadGeneratedEntities(url: string, count: number, options:
     try {
       await client.query(`set maintenance_work_mem = '1GB'`);
       for (const index of indexes) await client.query(index.definition);
-      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role');
+      // Every table a read uses: without autovacuum (off on this machine's server) name_word would have no
+      // visibility map (no index-only scans) and no statistics (estimates that make the planner JIT-compile).
+      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role, name_word, name_vocabulary');
     } finally {
       client.release();
     }
