@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ExportRecords } from '../../db/export-records.ts';
-import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import type { EntityRef } from '../../domain/model.ts';
+import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
 import { idFilter, type RequestedId } from './ids.ts';
@@ -52,21 +53,31 @@ export async function writeExportFile(records: ExportRecords, store: ExportFileS
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
   return job.kind === 'snapshot'
-    ? writeDocument(parsedAtUse(entitiesDocument('v2')), records.currentRecordTextPages(refs, rowsPerRead), store, job, options)
-    : writeDocument(revisionsDocument('v2'), records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
+    ? writeDocument(snapshotDocument(), records.currentRecordByteTextPages(refs), store, job, options)
+    : writeDocument({ ...revisionsDocument('v2'), elementEncoding: 'utf8' }, records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
 }
 
-/** The document over records kept as their JSON text until written (ExportRecords.currentRecordTextPages). */
-function parsedAtUse(document: DocumentParts<EntityRecord>): DocumentParts<string> {
-  return { ...document, element: (json) => document.element(JSON.parse(json) as EntityRecord) };
+/**
+ * The snapshot's entities over records read as byte strings
+ * (ExportRecords.currentRecordByteTextPages), parsed only as each is written
+ * and written in that form: the bytes go to the file as they came, with no
+ * UTF-8 decoding or encoding on the way.
+ */
+function snapshotDocument(): DocumentParts<string> {
+  const { opening, closing } = entitiesDocument('v2');
+  return { opening, element: byteStringElementWriter('v2'), elementEncoding: 'latin1', closing };
 }
 
 interface DocumentParts<T> {
   opening: string;
   /** One record's element; undefined when the record has nothing to say in this document. */
   element: (row: T) => string | undefined;
+  /** How elements become bytes: 'latin1' for byte strings (UTF-8 bytes one per character). */
+  elementEncoding: OutputEncoding;
   closing: string;
 }
+
+type OutputEncoding = 'utf8' | 'latin1';
 
 async function writeDocument<T>(
   document: DocumentParts<T>,
@@ -96,7 +107,7 @@ async function writeDocument<T>(
         const element = document.element(row);
         if (element === undefined) continue;
         if (written - lastStep >= recordsPerStep) lastStep = await step();
-        if (!out.add(element)) await out.write(element);
+        if (!out.add(element, document.elementEncoding)) await out.write(element, document.elementEncoding);
         written += 1;
       }
     }
@@ -136,20 +147,20 @@ class HashedOutput {
   }
 
   /** Adds text to the buffer when it fits without a write first; false when it needs write(). */
-  add(text: string): boolean {
-    if (this.used + text.length * 3 > this.buffer.length) return false;
-    this.used += this.buffer.write(text, this.used, 'utf8');
+  add(text: string, encoding: OutputEncoding = 'utf8'): boolean {
+    if (this.used + maxBytes(text, encoding) > this.buffer.length) return false;
+    this.used += this.buffer.write(text, this.used, encoding);
     return true;
   }
 
-  async write(text: string): Promise<void> {
-    // A UTF-16 code unit never takes more than three bytes in UTF-8.
-    if (this.used + text.length * 3 > this.buffer.length) await this.flush();
-    if (text.length * 3 > this.buffer.length) {
-      await this.emit(Buffer.from(text, 'utf8'));
+  async write(text: string, encoding: OutputEncoding = 'utf8'): Promise<void> {
+    const most = maxBytes(text, encoding);
+    if (this.used + most > this.buffer.length) await this.flush();
+    if (most > this.buffer.length) {
+      await this.emit(Buffer.from(text, encoding));
       return;
     }
-    this.used += this.buffer.write(text, this.used, 'utf8');
+    this.add(text, encoding);
   }
 
   /** Starts writing what the buffer holds; the other buffer takes the text that follows. */
@@ -188,6 +199,11 @@ class HashedOutput {
     writing.catch(() => undefined);
     this.writing = writing;
   }
+}
+
+/** The most bytes `text` can take: a UTF-16 code unit never takes more than three in UTF-8, a byte string's character one. */
+function maxBytes(text: string, encoding: OutputEncoding): number {
+  return encoding === 'latin1' ? text.length : text.length * 3;
 }
 
 /** Entity references of the requested identifiers (the API has checked each is a number or a UUID). */
