@@ -158,6 +158,8 @@ interface ExportMeasurement {
   seconds: number;
   /** CPU time of the exporting process (user + system): what the export costs apart from waiting. */
   cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel (socket reads, file writes). */
+  systemCpuSeconds: number;
   entities: number;
   bytes: number;
   peakRssBytes: number;
@@ -183,6 +185,7 @@ async function child(url: string, dir: string): Promise<void> {
   const result: ExportMeasurement = {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemCpuSeconds: cpu.system / 1e6,
     entities: summary.entitiesWritten,
     bytes: summary.bytes,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
@@ -289,7 +292,7 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
         result.bytes = measured.bytes;
         result.peakRssBytes = Math.max(result.peakRssBytes, measured.peakRssBytes);
         process.stderr.write(
-          `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
+          `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s, of which system ${measured.systemCpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
         );
         if (options.validate && run === 0) {
           const { validateDocument } = await import('../domain/validation/index.ts');
