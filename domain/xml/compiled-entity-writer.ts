@@ -103,7 +103,7 @@ function asciiOnly(value: string | undefined): string | undefined {
   if (value !== undefined && NON_ASCII.test(value)) throw EXACT;
   return value;
 }
-const NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** xmlDateTime of a byte string: the same result, ASCII values only. */
 function byteStringDateTime(value: string | undefined): string | undefined {
