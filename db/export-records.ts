@@ -24,21 +24,26 @@ export interface ExportRecords {
    */
   currentRecordTextPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]>;
   /**
-   * The same records' JSON texts as their UTF-8 bytes, one byte per
-   * character (the bytes decoded as Latin-1), through one binary COPY: the
-   * snapshot export's read. A page is what one read of the socket brought.
-   * Byte strings take half the memory of the two-byte strings any Czech
-   * text makes, cost no UTF-8 decoding, and go back to bytes as Latin-1
-   * with a plain copy; the writer keeps them in that form (see
-   * byteStringElementWriter in domain/xml/compiled-entity-writer.ts).
+   * The same records' JSON texts as their UTF-8 bytes, through one binary
+   * COPY: the snapshot export's read. A page is what one read of the socket
+   * brought. Bytes wait outside V8's heap, so pages read ahead cost no
+   * young-generation collection anything; the reader makes a record a
+   * string only when it writes it.
    */
-  currentRecordByteTextPages(refs: readonly EntityRef[]): AsyncGenerator<string[]>;
+  currentRecordTextBytes(refs: readonly EntityRef[]): AsyncGenerator<RecordTexts>;
   /**
    * The change set of every revision of the transactions committed after the
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
    * inside one transaction). An empty `refs` means every entity.
    */
   revisionChangePages(fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges[]>;
+}
+
+/** Records' JSON texts as UTF-8 bytes, one after the other: record i is bytes[starts[i], ends[i]). */
+export interface RecordTexts {
+  bytes: Buffer;
+  starts: number[];
+  ends: number[];
 }
 
 interface RevisionRow {
@@ -70,11 +75,11 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
 
     currentRecordTextPages: (refs, rowsPerRead) => currentRecords(refs, rowsPerRead),
 
-    currentRecordByteTextPages(refs) {
+    currentRecordTextBytes(refs) {
       const { ids, uuids } = splitRefs(refs);
       // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
       const filter = refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
-      return copyOutByteTexts(pool, `select record::text from entity ${filter} order by id`);
+      return copyOutTexts(pool, `select record::text from entity ${filter} order by id`);
     },
 
     async *revisionChangePages(fromCommitSeq, refs, rowsPerRead) {
@@ -111,52 +116,16 @@ const COPY_BYTES_AHEAD = 1024 * 1024;
 
 /**
  * The one text column of every row of `query`, through `COPY … TO STDOUT
- * (FORMAT binary)`, as byte strings (Latin-1 decoding of the UTF-8 bytes), a
- * page per chunk of COPY data. The COPY waits while the reader does (the
+ * (FORMAT binary)`, as its bytes, a page per chunk of COPY data. The COPY waits while the reader does (the
  * socket is not read): memory stays flat. Stopping early drops the
  * connection, which ends the COPY on the server.
  */
-async function* copyOutByteTexts(pool: pg.Pool, query: string): AsyncGenerator<string[]> {
+async function* copyOutTexts(pool: pg.Pool, query: string): AsyncGenerator<RecordTexts> {
   const client = await pool.connect();
   const stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { highWaterMark: COPY_BYTES_AHEAD }));
   let complete = false;
   try {
-    let rest: Buffer | undefined;
-    let headerRead = false;
-    let trailerRead = false;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const bytes = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
-      let offset = 0;
-      if (!headerRead) {
-        if (bytes.length < COPY_HEADER_BYTES || bytes.length < COPY_HEADER_BYTES + bytes.readInt32BE(COPY_HEADER_BYTES - 4)) {
-          rest = bytes;
-          continue;
-        }
-        if (!bytes.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw new Error('COPY: not a binary COPY header');
-        offset = COPY_HEADER_BYTES + bytes.readInt32BE(COPY_HEADER_BYTES - 4);
-        headerRead = true;
-      }
-      const page: string[] = [];
-      // A row: int16 field count (1), int32 length, the bytes; the trailer: int16 -1.
-      while (offset + 2 <= bytes.length) {
-        const fields = bytes.readInt16BE(offset);
-        if (fields === -1) {
-          trailerRead = true;
-          offset += 2;
-          break;
-        }
-        if (offset + 6 > bytes.length) break;
-        const length = bytes.readInt32BE(offset + 2);
-        if (fields !== 1 || length < 0) throw new Error(`COPY: a row of ${fields} fields, the first ${length} bytes long`);
-        const end = offset + 6 + length;
-        if (end > bytes.length) break;
-        page.push(bytes.toString('latin1', offset + 6, end));
-        offset = end;
-      }
-      rest = offset < bytes.length ? bytes.subarray(offset) : undefined;
-      if (page.length > 0) yield page;
-    }
-    if (!trailerRead || rest !== undefined) throw new Error('COPY: the data ended inside a row');
+    yield* binaryCopyTexts(stream);
     complete = true;
   } finally {
     // A connection left inside a COPY is closed, not returned (its later failure is expected).
@@ -166,4 +135,63 @@ async function* copyOutByteTexts(pool: pg.Pool, query: string): AsyncGenerator<s
     }
     client.release(!complete);
   }
+}
+
+/**
+ * The rows of binary COPY data of one non-null column, however the data is
+ * cut into chunks: a page per chunk (a row that began in an earlier chunk
+ * comes first, on its own, copied out of the two).
+ */
+export async function* binaryCopyTexts(chunks: AsyncIterable<Buffer>): AsyncGenerator<RecordTexts> {
+  let rest: Buffer | undefined;
+  let headerRead = false;
+  let trailerRead = false;
+  for await (const chunk of chunks) {
+    let bytes = chunk;
+    if (rest !== undefined) {
+      // Only the bytes of the row begun in an earlier chunk are copied, not the whole chunk.
+      const length = headerRead && rest.length >= 6 && rest.readInt16BE(0) === 1 ? rest.readInt32BE(2) : -1;
+      const missing = length < 0 ? Infinity : 6 + length - rest.length;
+      if (missing > chunk.length) {
+        bytes = Buffer.concat([rest, chunk]);
+      } else {
+        const row = Buffer.concat([rest, chunk.subarray(0, missing)]);
+        yield { bytes: row, starts: [6], ends: [row.length] };
+        bytes = chunk.subarray(missing);
+      }
+      rest = undefined;
+    }
+    let offset = 0;
+    if (!headerRead) {
+      if (bytes.length < COPY_HEADER_BYTES || bytes.length < COPY_HEADER_BYTES + bytes.readInt32BE(COPY_HEADER_BYTES - 4)) {
+        rest = bytes;
+        continue;
+      }
+      if (!bytes.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw new Error('COPY: not a binary COPY header');
+      offset = COPY_HEADER_BYTES + bytes.readInt32BE(COPY_HEADER_BYTES - 4);
+      headerRead = true;
+    }
+    const starts: number[] = [];
+    const ends: number[] = [];
+    // A row: int16 field count (1), int32 length, the bytes; the trailer: int16 -1.
+    while (offset + 2 <= bytes.length && !trailerRead) {
+      const fields = bytes.readInt16BE(offset);
+      if (fields === -1) {
+        trailerRead = true;
+        offset += 2;
+        break;
+      }
+      if (offset + 6 > bytes.length) break;
+      const length = bytes.readInt32BE(offset + 2);
+      if (fields !== 1 || length < 0) throw new Error(`COPY: a row of ${fields} fields, the first ${length} bytes long`);
+      const end = offset + 6 + length;
+      if (end > bytes.length) break;
+      starts.push(offset + 6);
+      ends.push(end);
+      offset = end;
+    }
+    rest = offset < bytes.length ? bytes.subarray(offset) : undefined;
+    if (starts.length > 0) yield { bytes, starts, ends };
+  }
+  if (!headerRead || !trailerRead || rest !== undefined) throw new Error('COPY: the data ended inside a row');
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ExportRecords } from '../../db/export-records.ts';
+import type { ExportRecords, RecordTexts } from '../../db/export-records.ts';
 import type { EntityRef } from '../../domain/model.ts';
 import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
@@ -8,9 +8,10 @@ import { idFilter, type RequestedId } from './ids.ts';
 import { readAhead } from './read-ahead.ts';
 import type { ExportRow } from '../../db/exports.ts';
 
-// The export itself: rows from a server-side cursor, through the streaming
-// XML writer and onto a temporary file, hashed on the way. Memory holds a few
-// cursor pages and one write buffer, whatever the number of records.
+// The export itself: rows from PostgreSQL (the snapshot's by one COPY, the
+// revisions' from a server-side cursor), through the streaming XML writer and
+// onto a temporary file, hashed on the way. Memory holds a few pages and two
+// write buffers, whatever the number of records.
 
 export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'requestedIds' | 'fromSeq'>;
 
@@ -35,16 +36,14 @@ export interface ExportFileSummary extends ExportProgress {
 }
 
 const RECORDS_PER_STEP = 5000;
-/**
- * Rows per cursor read. The snapshot's pages hold JSON text, parsed only as
- * each record is written, so the parsed records die young; parsed pages
- * waiting in the read-ahead outlived V8's young generation (8 MB semi-spaces
- * in the worker) and cost 20% more CPU (4.27 s against 3.40 s for 100,000
- * records). 1,000 rows a read took 0-10% less CPU and 20-40 MB more RSS,
- * too close to the 300 MB the export may take.
- */
+/** Rows per cursor read (the revisions export; the snapshot reads by COPY). */
 const ROWS_PER_READ = 250;
-/** Cursor pages read ahead of the writer (each about 650 KB of stored JSON in the benchmark). */
+/**
+ * Pages read ahead of the writer: cursor pages of revisions, or chunks of
+ * the snapshot's COPY data (bytes outside V8's heap: records made strings
+ * while they waited here outlived V8's young generation, 8 MB semi-spaces in
+ * the worker, and cost a fifth more CPU).
+ */
 const PAGES_AHEAD = 4;
 /** Bytes collected before a write: large writes, bounded memory. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
@@ -52,36 +51,47 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
-  return job.kind === 'snapshot'
-    ? writeDocument(snapshotDocument(), records.currentRecordByteTextPages(refs), store, job, options)
-    : writeDocument({ ...revisionsDocument('v2'), elementEncoding: 'utf8' }, records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
+  if (job.kind === 'snapshot') return writeDocument(snapshotDocument(), records.currentRecordTextBytes(refs), store, job, options);
+  const revisions = revisionsDocument('v2');
+  const pages = records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead);
+  return writeDocument({ ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) }, pages, store, job, options);
 }
 
 /**
- * The snapshot's entities over records read as byte strings
- * (ExportRecords.currentRecordByteTextPages), parsed only as each is written
- * and written in that form: the bytes go to the file as they came, with no
- * UTF-8 decoding or encoding on the way.
+ * The snapshot's entities over records read as bytes
+ * (ExportRecords.currentRecordTextBytes), each made a byte string (UTF-8
+ * bytes one per character, their Latin-1 decoding) and parsed only as it is
+ * written, and written in that form: the bytes go to the file as they came,
+ * with no UTF-8 decoding or encoding on the way (byteStringElementWriter).
  */
-function snapshotDocument(): DocumentParts<string> {
+function snapshotDocument(): DocumentParts<RecordTexts> {
   const { opening, closing } = entitiesDocument('v2');
-  return { opening, element: byteStringElementWriter('v2'), elementEncoding: 'latin1', closing };
+  const element = byteStringElementWriter('v2');
+  return {
+    opening,
+    elementEncoding: 'latin1',
+    count: (page) => page.starts.length,
+    element: (page, index) => element(page.bytes.toString('latin1', page.starts[index], page.ends[index])),
+    closing,
+  };
 }
 
-interface DocumentParts<T> {
+/** A document over pages of rows. */
+interface DocumentParts<Page> {
   opening: string;
-  /** One record's element; undefined when the record has nothing to say in this document. */
-  element: (row: T) => string | undefined;
-  /** How elements become bytes: 'latin1' for byte strings (UTF-8 bytes one per character). */
+  count: (page: Page) => number;
+  /** The element of a page's row; undefined when the row has nothing to say in this document. */
+  element: (page: Page, index: number) => string | undefined;
+  /** How elements become bytes: 'latin1' for byte strings. */
   elementEncoding: OutputEncoding;
   closing: string;
 }
 
 type OutputEncoding = 'utf8' | 'latin1';
 
-async function writeDocument<T>(
-  document: DocumentParts<T>,
-  pages: AsyncIterable<readonly T[]>,
+async function writeDocument<Page>(
+  document: DocumentParts<Page>,
+  pages: AsyncIterable<Page>,
   store: ExportFileStore,
   job: ExportJob,
   options: WriteExportOptions,
@@ -103,8 +113,8 @@ async function writeDocument<T>(
     // Pages are read ahead, so PostgreSQL works while this one is written; several, so
     // that a moment without CPU for one side (a shared machine) does not stall the other.
     for await (const page of readAhead(pages, PAGES_AHEAD)) {
-      for (const row of page) {
-        const element = document.element(row);
+      for (let index = 0, count = document.count(page); index < count; index += 1) {
+        const element = document.element(page, index);
         if (element === undefined) continue;
         if (written - lastStep >= recordsPerStep) lastStep = await step();
         if (!out.add(element, document.elementEncoding)) await out.write(element, document.elementEncoding);
