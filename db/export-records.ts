@@ -159,7 +159,6 @@ export async function* binaryCopyTexts(chunks: AsyncIterable<Buffer>): AsyncGene
         yield { bytes: row, starts: [6], ends: [row.length] };
         bytes = chunk.subarray(missing);
       }
-      rest = undefined;
     }
     let offset = 0;
     if (!headerRead) {
