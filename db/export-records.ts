@@ -17,15 +17,8 @@ export interface ExportRecords {
    */
   currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]>;
   /**
-   * currentRecordPages with each record as its stored JSON text, for a
-   * reader that parses a record only when it uses it: pages waiting to be
-   * written are then a few strings, not thousands of small objects that
-   * outlive a young-generation collection.
-   */
-  currentRecordTextPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]>;
-  /**
-   * The same records' JSON texts as their UTF-8 bytes, through one binary
-   * COPY: the snapshot export's read. A page is what one read of the socket
+   * The same records' stored JSON texts as their UTF-8 bytes, through one
+   * binary COPY: the snapshot export's read. A page is what one read of the socket
    * brought. Bytes wait outside V8's heap, so pages read ahead cost no
    * young-generation collection anything; the reader makes a record a
    * string only when it writes it.
@@ -72,8 +65,6 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
     async *currentRecordPages(refs, rowsPerRead) {
       for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
-
-    currentRecordTextPages: (refs, rowsPerRead) => currentRecords(refs, rowsPerRead),
 
     currentRecordTextBytes(refs) {
       const { ids, uuids } = splitRefs(refs);
