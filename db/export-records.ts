@@ -102,8 +102,12 @@ function arrayLiteral(values: readonly string[]): string {
 /** Binary COPY's header: signature, flags, length of the header extension (then the extension). */
 const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const COPY_HEADER_BYTES = COPY_SIGNATURE.length + 8;
-/** Bytes of COPY data read from the socket ahead of the reader. */
-const COPY_BYTES_AHEAD = 1024 * 1024;
+/**
+ * Chunks of COPY data (each one read of the socket, at most 64 KB) read ahead
+ * of the reader. Kept as chunks (object mode): a byte stream joins what it
+ * holds into one new buffer at every read, a copy of every byte.
+ */
+const COPY_CHUNKS_AHEAD = 16;
 
 /**
  * The one text column of every row of `query`, through `COPY … TO STDOUT
@@ -113,7 +117,7 @@ const COPY_BYTES_AHEAD = 1024 * 1024;
  */
 async function* copyOutTexts(pool: pg.Pool, query: string): AsyncGenerator<RecordTexts> {
   const client = await pool.connect();
-  const stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { highWaterMark: COPY_BYTES_AHEAD }));
+  const stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { objectMode: true, highWaterMark: COPY_CHUNKS_AHEAD }));
   let complete = false;
   try {
     yield* binaryCopyTexts(stream);
