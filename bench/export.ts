@@ -11,7 +11,7 @@
 // records in a few set-based INSERT … SELECT FROM generate_series statements
 // (a realistic record template, three parts of eight items, fresh UUIDs per
 // row), then times, in the same run:
-//  - the export path of the activity (services/exports/write.ts: cursor →
+//  - the export path of the activity (services/exports/write.ts: binary COPY →
 //    XML writer → SHA-256 → temporary file → fsync → rename), called directly
 //    in a child process so that its peak RSS (maxRSS) is its own, with the
 //    worker's Node flags (worker/node-flags.ts: its 8 MB semi-spaces change
