@@ -26,7 +26,7 @@ export interface WriteExportOptions {
   /** Records between two calls of onStep (each preceded by a flush to the file). */
   recordsPerStep?: number;
   onStep?: (progress: ExportProgress) => Promise<void>;
-  /** Rows fetched per cursor read. */
+  /** Rows fetched per cursor read (the revisions export; the snapshot reads by one COPY). */
   rowsPerRead?: number;
 }
 
