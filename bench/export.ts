@@ -11,7 +11,7 @@
 // records in a few set-based INSERT … SELECT FROM generate_series statements
 // (a realistic record template, three parts of eight items, fresh UUIDs per
 // row), then times, in the same run:
-//  - the export path of the activity (services/exports/write.ts: cursor →
+//  - the export path of the activity (services/exports/write.ts: binary COPY →
 //    XML writer → SHA-256 → temporary file → fsync → rename), called directly
 //    in a child process so that its peak RSS (maxRSS) is its own, with the
 //    worker's Node flags (worker/node-flags.ts: its 8 MB semi-spaces change
@@ -158,6 +158,8 @@ interface ExportMeasurement {
   seconds: number;
   /** CPU time of the exporting process (user + system): what the export costs apart from waiting. */
   cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel (socket reads, file writes). */
+  systemCpuSeconds: number;
   entities: number;
   bytes: number;
   peakRssBytes: number;
@@ -183,6 +185,7 @@ async function child(url: string, dir: string): Promise<void> {
   const result: ExportMeasurement = {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemCpuSeconds: cpu.system / 1e6,
     entities: summary.entitiesWritten,
     bytes: summary.bytes,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
@@ -289,7 +292,7 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
         result.bytes = measured.bytes;
         result.peakRssBytes = Math.max(result.peakRssBytes, measured.peakRssBytes);
         process.stderr.write(
-          `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
+          `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s, of which system ${measured.systemCpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
         );
         if (options.validate && run === 0) {
           const { validateDocument } = await import('../domain/validation/index.ts');

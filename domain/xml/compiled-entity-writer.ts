@@ -75,13 +75,71 @@ const writers = new Map<XmlVersion, EntityElementWriter>();
 export function entityElementWriter(version: XmlVersion): EntityElementWriter {
   let writer = writers.get(version);
   if (writer === undefined) {
-    writer = compile(vocabularyFor(version));
+    writer = compile(vocabularyFor(version), xmlDateTime);
     writers.set(version, writer);
   }
   return writer;
 }
 
-function compile(vocab: Vocabulary): EntityElementWriter {
+// ---- records as byte strings ----
+//
+// A byte string holds UTF-8 bytes, one per character (their Latin-1
+// decoding). Parsed from a record's JSON text in that form, a record has every
+// value in that form too, and the compiled writer, run over it, writes its
+// usual output in that form: the writer only ever looks for ASCII characters
+// (markup, quotes, controls), which a byte string keeps as they are, and
+// copies the rest. The form is what the export reads and writes (no UTF-8
+// decoding, no encoding, one byte per character in memory). Where the
+// writer would look at more than ASCII, the record is written the exact way
+// instead: a U+FFFE or U+FFFF (refused), any \u escape in the JSON text, a
+// date-time with other than ASCII characters (parsed as a date), issues
+// whose date-times are such, and any value the writer refuses (to throw the
+// exact error).
+
+/** A record needs the exact writer (thrown inside the byte-string writer, caught at its top). */
+const EXACT = Symbol('exact writer');
+
+function asciiOnly(value: string | undefined): string | undefined {
+  if (value !== undefined && NON_ASCII.test(value)) throw EXACT;
+  return value;
+}
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** xmlDateTime of a byte string: the same result, ASCII values only. */
+function byteStringDateTime(value: string | undefined): string | undefined {
+  return xmlDateTime(asciiOnly(value));
+}
+
+/**
+ * The entity element, in the given version, of a record given as its JSON
+ * text in byte-string form, written in byte-string form: encoded as Latin-1,
+ * the result is entityElementWriter's output encoded as UTF-8, byte for byte
+ * (test/domain/xml-compiled-entity-writer.test.ts).
+ */
+export function byteStringElementWriter(version: XmlVersion): (jsonBytes: string) => string {
+  const exact = entityElementWriter(version);
+  const fast = compile(vocabularyFor(version), byteStringDateTime);
+  const written = (jsonBytes: string): string => {
+    // UTF-8 of U+FFFE and U+FFFF starts EF BF; PostgreSQL writes \u only for control characters.
+    if (jsonBytes.indexOf('\xef\xbf') >= 0 || jsonBytes.indexOf('\\u') >= 0) throw EXACT;
+    const record = JSON.parse(jsonBytes) as EntityRecord;
+    for (const issue of record.issues) {
+      asciiOnly(issue.from);
+      asciiOnly(issue.status?.updated);
+    }
+    return fast(record);
+  };
+  return (jsonBytes) => {
+    try {
+      return written(jsonBytes);
+    } catch {
+      const text = Buffer.from(jsonBytes, 'latin1').toString('utf8');
+      return Buffer.from(exact(JSON.parse(text) as EntityRecord), 'utf8').toString('latin1');
+    }
+  };
+}
+
+function compile(vocab: Vocabulary, dateTime: typeof xmlDateTime): EntityElementWriter {
   const root = vocab.root.entity;
   const entityId = attributeWriter(vocab.id.entityId);
   const entityUuid = attributeWriter(vocab.id.entityUuid);
@@ -91,7 +149,7 @@ function compile(vocab: Vocabulary): EntityElementWriter {
   const replacedByUuid = attributeWriter(V1_ONLY.replacedByUuid);
   const rootOpen = `<${root}`;
   const rootClose = `</${root}>`;
-  const revisionInfo = vocab.version === 'v2' ? revisionInfoV2(vocab) : revisionInfoV1(vocab);
+  const revisionInfo = vocab.version === 'v2' ? revisionInfoV2(vocab, dateTime) : revisionInfoV1(vocab, dateTime);
   const parts = partsWriter(vocab);
   const issuesOpen = `<${V2_META.issues}>`;
   const issuesClose = `</${V2_META.issues}>`;
@@ -113,7 +171,7 @@ function compile(vocab: Vocabulary): EntityElementWriter {
   };
 }
 
-function revisionInfoV2(vocab: Vocabulary): (record: EntityRecord) => string {
+function revisionInfoV2(vocab: Vocabulary, dateTime: typeof xmlDateTime): (record: EntityRecord) => string {
   const names = vocab.entity;
   const open = `<${names.revision}>`;
   const close = `</${names.revision}>`;
@@ -126,25 +184,25 @@ function revisionInfoV2(vocab: Vocabulary): (record: EntityRecord) => string {
   const participantClose = `</${V2_META.participant}>`;
   const role = leafWriter('role');
   const lastChange = leafWriter('lastChange');
-  const participant = (value: Participant) => participantOpen + role(value.role) + lastChange(xmlDateTime(value.lastChange)) + user(value.user) + participantClose;
+  const participant = (value: Participant) => participantOpen + role(value.role) + lastChange(dateTime(value.lastChange)) + user(value.user) + participantClose;
 
   return ({ revision }) => {
     let xml = open + rev(revision.rev) + metadataRev(revision.metadataRev) + prevRev(revision.prevRev);
     if (revision.user !== undefined) xml += user(revision.user);
-    xml += createdAt(xmlDateTime(revision.createdAt));
+    xml += createdAt(dateTime(revision.createdAt));
     for (const value of revision.participants) xml += participant(value);
     return xml + close;
   };
 }
 
 /** v1 RevInfo, as entity-writer.ts writes it (v1 exports are not the hot path). */
-function revisionInfoV1(vocab: Vocabulary): (record: EntityRecord) => string {
+function revisionInfoV1(vocab: Vocabulary, dateTime: typeof xmlDateTime): (record: EntityRecord) => string {
   const names = vocab.entity;
   return ({ revision: { rev, user, createdAt } }) => {
     const out = new Markup();
     out.open(names.revision).leaf(names.rev, rev).leaf(V1_ONLY.userName, user?.name);
     if (user?.entityId !== undefined) out.empty(V1_ONLY.userEntity, [[vocab.id.entityId, user.entityId]]);
-    return out.leaf(names.createdAt, xmlDateTime(createdAt)).close(names.revision).take();
+    return out.leaf(names.createdAt, dateTime(createdAt)).close(names.revision).take();
   };
 }
 

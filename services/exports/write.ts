@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
-import type { ExportRecords } from '../../db/export-records.ts';
-import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import type { ExportRecords, RecordTexts } from '../../db/export-records.ts';
+import type { EntityRef } from '../../domain/model.ts';
+import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
 import { idFilter, type RequestedId } from './ids.ts';
 import { readAhead } from './read-ahead.ts';
 import type { ExportRow } from '../../db/exports.ts';
 
-// The export itself: rows from a server-side cursor, through the streaming
-// XML writer and onto a temporary file, hashed on the way. Memory holds a few
-// cursor pages and one write buffer, whatever the number of records.
+// The export itself: rows from PostgreSQL (the snapshot's by one COPY, the
+// revisions' from a server-side cursor), through the streaming XML writer and
+// onto a temporary file, hashed on the way. Memory holds a few pages and two
+// write buffers, whatever the number of records.
 
 export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'requestedIds' | 'fromSeq'>;
 
@@ -24,7 +26,7 @@ export interface WriteExportOptions {
   /** Records between two calls of onStep (each preceded by a flush to the file). */
   recordsPerStep?: number;
   onStep?: (progress: ExportProgress) => Promise<void>;
-  /** Rows fetched per cursor read. */
+  /** Rows fetched per cursor read (the revisions export; the snapshot reads by one COPY). */
   rowsPerRead?: number;
 }
 
@@ -34,16 +36,14 @@ export interface ExportFileSummary extends ExportProgress {
 }
 
 const RECORDS_PER_STEP = 5000;
-/**
- * Rows per cursor read. The snapshot's pages hold JSON text, parsed only as
- * each record is written, so the parsed records die young; parsed pages
- * waiting in the read-ahead outlived V8's young generation (8 MB semi-spaces
- * in the worker) and cost 20% more CPU (4.27 s against 3.40 s for 100,000
- * records). 1,000 rows a read took 0-10% less CPU and 20-40 MB more RSS,
- * too close to the 300 MB the export may take.
- */
+/** Rows per cursor read (the revisions export; the snapshot reads by COPY). */
 const ROWS_PER_READ = 250;
-/** Cursor pages read ahead of the writer (each about 650 KB of stored JSON in the benchmark). */
+/**
+ * Pages read ahead of the writer: cursor pages of revisions, or chunks of
+ * the snapshot's COPY data (bytes outside V8's heap: records made strings
+ * while they waited here outlived V8's young generation, 8 MB semi-spaces in
+ * the worker, and cost a fifth more CPU).
+ */
 const PAGES_AHEAD = 4;
 /** Bytes collected before a write: large writes, bounded memory. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
@@ -51,26 +51,47 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
-  return job.kind === 'snapshot'
-    ? writeDocument(parsedAtUse(entitiesDocument('v2')), records.currentRecordTextPages(refs, rowsPerRead), store, job, options)
-    : writeDocument(revisionsDocument('v2'), records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead), store, job, options);
+  if (job.kind === 'snapshot') return writeDocument(snapshotDocument(), records.currentRecordTextBytes(refs), store, job, options);
+  const revisions = revisionsDocument('v2');
+  const pages = records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead);
+  return writeDocument({ ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) }, pages, store, job, options);
 }
 
-/** The document over records kept as their JSON text until written (ExportRecords.currentRecordTextPages). */
-function parsedAtUse(document: DocumentParts<EntityRecord>): DocumentParts<string> {
-  return { ...document, element: (json) => document.element(JSON.parse(json) as EntityRecord) };
+/**
+ * The snapshot's entities over records read as bytes
+ * (ExportRecords.currentRecordTextBytes), each made a byte string (UTF-8
+ * bytes one per character, their Latin-1 decoding) and parsed only as it is
+ * written, and written in that form: the bytes go to the file as they came,
+ * with no UTF-8 decoding or encoding on the way (byteStringElementWriter).
+ */
+function snapshotDocument(): DocumentParts<RecordTexts> {
+  const { opening, closing } = entitiesDocument('v2');
+  const element = byteStringElementWriter('v2');
+  return {
+    opening,
+    elementEncoding: 'latin1',
+    count: (page) => page.starts.length,
+    element: (page, index) => element(page.bytes.toString('latin1', page.starts[index], page.ends[index])),
+    closing,
+  };
 }
 
-interface DocumentParts<T> {
+/** A document over pages of rows. */
+interface DocumentParts<Page> {
   opening: string;
-  /** One record's element; undefined when the record has nothing to say in this document. */
-  element: (row: T) => string | undefined;
+  count: (page: Page) => number;
+  /** The element of a page's row; undefined when the row has nothing to say in this document. */
+  element: (page: Page, index: number) => string | undefined;
+  /** How elements become bytes: 'latin1' for byte strings. */
+  elementEncoding: OutputEncoding;
   closing: string;
 }
 
-async function writeDocument<T>(
-  document: DocumentParts<T>,
-  pages: AsyncIterable<readonly T[]>,
+type OutputEncoding = 'utf8' | 'latin1';
+
+async function writeDocument<Page>(
+  document: DocumentParts<Page>,
+  pages: AsyncIterable<Page>,
   store: ExportFileStore,
   job: ExportJob,
   options: WriteExportOptions,
@@ -92,11 +113,11 @@ async function writeDocument<T>(
     // Pages are read ahead, so PostgreSQL works while this one is written; several, so
     // that a moment without CPU for one side (a shared machine) does not stall the other.
     for await (const page of readAhead(pages, PAGES_AHEAD)) {
-      for (const row of page) {
-        const element = document.element(row);
+      for (let index = 0, count = document.count(page); index < count; index += 1) {
+        const element = document.element(page, index);
         if (element === undefined) continue;
         if (written - lastStep >= recordsPerStep) lastStep = await step();
-        if (!out.add(element)) await out.write(element);
+        if (!out.add(element, document.elementEncoding)) await out.write(element, document.elementEncoding);
         written += 1;
       }
     }
@@ -136,20 +157,20 @@ class HashedOutput {
   }
 
   /** Adds text to the buffer when it fits without a write first; false when it needs write(). */
-  add(text: string): boolean {
-    if (this.used + text.length * 3 > this.buffer.length) return false;
-    this.used += this.buffer.write(text, this.used, 'utf8');
+  add(text: string, encoding: OutputEncoding = 'utf8'): boolean {
+    if (this.used + maxBytes(text, encoding) > this.buffer.length) return false;
+    this.used += this.buffer.write(text, this.used, encoding);
     return true;
   }
 
-  async write(text: string): Promise<void> {
-    // A UTF-16 code unit never takes more than three bytes in UTF-8.
-    if (this.used + text.length * 3 > this.buffer.length) await this.flush();
-    if (text.length * 3 > this.buffer.length) {
-      await this.emit(Buffer.from(text, 'utf8'));
+  async write(text: string, encoding: OutputEncoding = 'utf8'): Promise<void> {
+    const most = maxBytes(text, encoding);
+    if (this.used + most > this.buffer.length) await this.flush();
+    if (most > this.buffer.length) {
+      await this.emit(Buffer.from(text, encoding));
       return;
     }
-    this.used += this.buffer.write(text, this.used, 'utf8');
+    this.add(text, encoding);
   }
 
   /** Starts writing what the buffer holds; the other buffer takes the text that follows. */
@@ -188,6 +209,11 @@ class HashedOutput {
     writing.catch(() => undefined);
     this.writing = writing;
   }
+}
+
+/** The most bytes `text` can take: a UTF-16 code unit never takes more than three in UTF-8, a byte string's character one. */
+function maxBytes(text: string, encoding: OutputEncoding): number {
+  return encoding === 'latin1' ? text.length : text.length * 3;
 }
 
 /** Entity references of the requested identifiers (the API has checked each is a number or a UUID). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/generate.ts';
 import { ITEM_KINDS, PART_TYPES, type EntityRecord, type Item, type ItemKind, type Part, type UserInfo, type XmlVersion } from '../../domain/model.ts';
-import { entityElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
+import { byteStringElementWriter, entityElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity, serializeEntityByMarkup, serializeEntityElement, writeEntities } from '../../domain/xml/entity-writer.ts';
 import { collect, sampleRecord, uuid } from '../fixtures/xml/support.ts';
 
@@ -178,5 +178,44 @@ describe('the compiled entity writer', () => {
       ),
     );
     expect(chunks.slice(1, -1)).toEqual(records.map((record) => serializeEntityElement(record, 'v2')));
+  });
+});
+
+/** A string's UTF-8 bytes, one per character: the form the export reads records in and writes elements in. */
+const byteString = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+
+describe('the compiled entity writer over byte strings', () => {
+  it.each(VERSIONS)('writes the UTF-8 bytes of the exact output for every record (%s)', (version) => {
+    const writer = byteStringElementWriter(version);
+    const generate = recordGenerator(version === 'v2' ? 31 : 32);
+    for (let n = 1; n <= 3000; n++) {
+      const record = generate(n);
+      expect(writer(byteString(JSON.stringify(record))), JSON.stringify(record)).toBe(byteString(serializeEntityElement(record, version)));
+    }
+  });
+
+  it('leaves to the exact writer what only it decides: dates beyond ASCII, \\u escapes, U+FFFE and U+FFFF', () => {
+    const writer = byteStringElementWriter('v2');
+    const record = sampleRecord(4);
+    const odd: EntityRecord[] = [
+      // Date.parse sees other characters than the text holds; the exact writer decides.
+      { ...record, revision: { ...record.revision, createdAt: '2025-03-01T10:15:00 Žluťoučký' } },
+      { ...record, revision: { ...record.revision, createdAt: '1 Jan 2020 ž' } },
+      { ...record, issues: sampleRecord(5).issues.map((issue) => ({ ...issue, from: '2025 ř 01' })) },
+    ];
+    for (const value of odd) expect(writer(byteString(JSON.stringify(value)))).toBe(byteString(serializeEntityElement(value, 'v2')));
+    for (const bad of ['\uFFFE', 'a \uFFFF b', '\u0001', '\uD800 lone']) {
+      const inText: EntityRecord = { ...record, parts: [{ partUuid: uuid(4), type: 'PT_BODY', items: [{ kind: 'string', type: 'T', value: bad }] }] };
+      const exactError = (() => {
+        try {
+          serializeEntityElement(inText, 'v2');
+        } catch (error) {
+          return error;
+        }
+        throw new Error(`${JSON.stringify(bad)} was written`);
+      })();
+      // The same error, message and all (its index counts UTF-16 code units, not bytes).
+      expect(() => writer(byteString(JSON.stringify(inText)))).toThrow(exactError as Error);
+    }
   });
 });

@@ -4,8 +4,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChangeCommand } from '../../domain/model.ts';
+import type { ChangeCommand, EntityRecord } from '../../domain/model.ts';
 import { validateDocument } from '../../domain/validation/index.ts';
+import { serializeEntityElement } from '../../domain/xml/entity-writer.ts';
 import type { ExportStatusView } from '../../services/exports/status.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -155,6 +156,9 @@ describe('v2 exports', () => {
     const ids = [...xml.matchAll(/<entity entityId="(\d+)"/g)].map((match) => Number(match[1]));
     expect(ids).toEqual([a.entityId, b.entityId, d.entityId]);
     expect(xml).toContain('Karel Čapek');
+    // The file holds each stored record exactly as the reference writer writes it (the export reads and writes bytes).
+    const stored = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [[a.entityId, b.entityId, d.entityId]]);
+    expect(xml).toContain(stored.map(({ record }) => serializeEntityElement(record, 'v2')).join(''));
     expect(readFileSync(join(harness.config.exportDir, `${id}.xml`)).equals(file)).toBe(true);
   });
 
