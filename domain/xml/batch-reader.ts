@@ -2,7 +2,7 @@
 // createEntity / updateEntity becomes one ChangeCommand the moment it closes.
 
 import type { BatchHeader, ChangeCommand } from '../model.ts';
-import { readXmlStream, xmlError, type XmlDocumentHandler, type XmlElement } from './element-stream.ts';
+import { readXmlStream, readXmlText, xmlError, type XmlDocumentHandler, type XmlElement } from './element-stream.ts';
 import { readCreate, readHeader, readUpdate } from './read-changes.ts';
 import { invalid, newReadContext, unexpected, type ReadContext } from './read-support.ts';
 import { versionOfNamespace, vocabularyFor } from './vocabulary.ts';
@@ -70,6 +70,13 @@ export async function readBatch(
 ): Promise<BatchReadSummary> {
   const { handler, summary } = batchHandler(onCommand);
   await readXmlStream(source, handler);
+  return summary();
+}
+
+/** readBatch of a small document already in memory, synchronously. */
+export function readBatchText(text: string, onCommand: (command: ChangeCommand) => void): BatchReadSummary {
+  const { handler, summary } = batchHandler(onCommand);
+  readXmlText(text, handler);
   return summary();
 }
 
