@@ -12,7 +12,7 @@
 
 import type { BatchHeader, ChangeCommand, EntityRef } from '../model.ts';
 import { walkTagsFrom, type TagVisitor } from '../validation/scan.ts';
-import { readBatchText } from './batch-reader.ts';
+import { batchPushReader } from './batch-reader.ts';
 import { findForbiddenCharacter } from './escape.ts';
 import { versionOfNamespace, vocabularyFor, type Vocabulary } from './vocabulary.ts';
 
@@ -92,9 +92,10 @@ class SurveyWalker implements TagVisitor {
   #resume = 0;
   #vocab: Vocabulary | undefined;
   #rootStart: Buffer | undefined;
-  #rootQName = '';
   #rootClosed = false;
-  #info: Buffer | undefined;
+  /** The full reader, for the header and the commands the walk does not read itself. */
+  #reader: ReturnType<typeof batchPushReader> | undefined;
+  #collected: ChangeCommand[] = [];
   #header: BatchHeader | undefined;
   #changes = 0;
   /** The open top-level element: where it starts in #bytes, and what the walk has read of it. */
@@ -170,7 +171,6 @@ class SurveyWalker implements TagVisitor {
     if (version === undefined) return this.#fail();
     this.#vocab = vocabularyFor(version);
     this.#rootStart = Buffer.from(this.#bytes.subarray(lt, gt + 1));
-    this.#rootQName = qname;
     this.#open.push(localName(qname));
     return true;
   }
@@ -190,11 +190,10 @@ class SurveyWalker implements TagVisitor {
     const command = this.#command!;
     this.#command = undefined;
     if (this.#header === undefined) {
-      // The first child: the header, read by the full reader (which also checks it is one).
-      this.#info = Buffer.from(this.#bytes.subarray(command.start, end));
-      const read = readFragment(this.#document(Buffer.alloc(0)));
-      if (read === undefined || read.commands.length > 0) return this.#fail();
-      this.#header = read.header;
+      // The first child: the header, read by the full reader (which also checks the root, and that this is the header).
+      const read = this.#read(Buffer.concat([this.#rootStart!, this.#bytes.subarray(command.start, end)]));
+      if (this.#failed || read.length > 0) return this.#fail();
+      this.#header = this.#reader!.header();
       return true;
     }
     this.#changes += 1;
@@ -202,15 +201,24 @@ class SurveyWalker implements TagVisitor {
       this.#sink.addCreate(command.create.localId, command.create.entityUuid, command.create.targets);
       return true;
     }
-    const read = readFragment(this.#document(this.#bytes.subarray(command.start, end)));
-    if (read === undefined || read.commands.length !== 1) return this.#fail();
-    this.#sink.add(read.commands[0]!);
+    // One reader reads these in order: what a command refers to in an earlier one (a userRef) is there, as in a full reading.
+    const read = this.#read(this.#bytes.subarray(command.start, end));
+    if (this.#failed || read.length !== 1) return this.#fail();
+    this.#sink.add(read[0]!);
     return true;
   }
 
-  /** A batch of the header and `command` alone, under the document's own root start tag (its namespace declarations). */
-  #document(command: Buffer): Buffer {
-    return Buffer.concat([this.#rootStart!, this.#info!, command, Buffer.from(`</${this.#rootQName}>`)]);
+  /** The commands the full reader finds in these bytes (whole elements, fed after the root's start tag and the header); a refusal fails the walk. */
+  #read(bytes: Buffer): ChangeCommand[] {
+    const commands: ChangeCommand[] = [];
+    this.#collected = commands;
+    this.#reader ??= batchPushReader((command) => this.#collected.push(command));
+    try {
+      this.#reader.write(bytes.toString('utf8'));
+    } catch {
+      this.#failed = true;
+    }
+    return commands;
   }
 
   #fail(): boolean {
@@ -233,15 +241,4 @@ function storedRef(attributes: ReadonlyMap<string, string>, vocab: Vocabulary): 
   }
   if (entityUuid !== undefined) ref.entityUuid = entityUuid;
   return ref;
-}
-
-/** A small batch document read by the full reader; undefined when it refuses it. */
-function readFragment(document: Buffer): { header: BatchHeader; commands: ChangeCommand[] } | undefined {
-  const commands: ChangeCommand[] = [];
-  try {
-    const { header } = readBatchText(document.toString('utf8'), (command) => commands.push(command));
-    return { header, commands };
-  } catch {
-    return undefined;
-  }
 }

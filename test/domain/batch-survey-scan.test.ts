@@ -79,6 +79,19 @@ describe('scanBatchSurvey (the first pass over a stored body)', () => {
     expect({ ...(await byScan(oneChunk(prefixed))), chunks: undefined }).toEqual({ ...expected, chunks: undefined });
   });
 
+  it('reads updates in order with the full reader: a userRef to a user an earlier command declared resolves', async () => {
+    const xml = batchV2(`
+      <updateEntity><entity localId="e1" entityId="5" rev="e9e0c4f4-4ff7-4bf8-8933-af51e5dc25a4"/>
+        <addParticipant><role>APPROVER</role><lastChange>2025-03-01T10:15:00Z</lastChange><user localId="u1"><id>x</id><name>X</name></user></addParticipant></updateEntity>
+      <createEntity localId="n1" entityType="PERSON"/>
+      <updateEntity><entityRef>n1</entityRef>
+        <addParticipant><role>APPROVER</role><lastChange>2025-03-01T10:15:00Z</lastChange><userRef>u1</userRef></addParticipant></updateEntity>
+      <updateEntity><entityRef>e1</entityRef><setState><state>ERS_APPROVED</state><entityRef entityUuid="7ae81dfe-0d82-4718-a0c2-d3fdd188408c"/></setState></updateEntity>`);
+    const expected = await byReading(xml);
+    expect(expected.survey.lookups.records).toEqual([{ entityId: 5 }]);
+    expect({ ...(await byScan(byteChunks(xml, 50))), chunks: undefined }).toEqual({ ...expected, chunks: undefined });
+  });
+
   it('reports progress once a chunk', async () => {
     const scanned = await byScan(byteChunks(batchV2(CREATES), 100));
     expect(scanned?.chunks).toBe(Math.ceil(new TextEncoder().encode(batchV2(CREATES)).length / 100));
