@@ -3,7 +3,8 @@
 
 import type { EntityRecord, Item, Part } from './model.ts';
 
-const ASCII = /^[\x00-\x7f]*$/;
+/** Text of ASCII characters alone (no code unit above U+007F). */
+const ASCII = /^[^\u0080-\uffff]*$/;
 
 /**
  * Accent-, case- and whitespace-insensitive form for search and for the
