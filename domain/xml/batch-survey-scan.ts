@@ -67,8 +67,17 @@ function parseStartTag(bytes: Buffer, lt: number, gt: number): { qname: string; 
   const qname = tag.slice(0, nameEnd);
   const attributes = new Map<string, string>();
   ATTRIBUTE.lastIndex = nameEnd;
-  for (let match = ATTRIBUTE.exec(tag); match !== null; match = ATTRIBUTE.exec(tag)) attributes.set(match[1]!, match[2] ?? match[3]!);
+  for (let match = ATTRIBUTE.exec(tag); match !== null; match = ATTRIBUTE.exec(tag)) attributes.set(match[1]!, flat(match[2] ?? match[3]!));
   return { qname, attributes };
+}
+
+/**
+ * A copy of a value cut out of a tag's text: V8 keeps a substring of 13
+ * characters or more as a slice holding the whole tag, and the survey keeps
+ * localIds and entity UUIDs to the end of the apply.
+ */
+function flat(value: string): string {
+  return value.length < 13 ? value : Buffer.from(value, 'utf8').toString('utf8');
 }
 
 function localName(qname: string): string {
