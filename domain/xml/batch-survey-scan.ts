@@ -5,10 +5,13 @@
 // elements a full reading does. Only the common shape is read this way: a
 // create whose localId, entityUuid and stored entity references are plain
 // attribute values (no character references, no whitespace to normalise).
-// Every other command (updates, and creates the walk is not sure of) is read
-// by the full reader from its own bytes; and whatever the walk does not
-// expect gives the whole first pass back to the full reader (undefined), so
-// that a body that does not read fails as it always has.
+// Every other command (updates, and creates the walk is not sure of) goes,
+// in document order, through one full reader fed with its bytes alone; and
+// whatever the walk does not expect (or the full reader refuses) gives the
+// whole first pass back to the full reading (undefined), so that a body that
+// does not read fails as it always has. What the walk does not check (a
+// create's parts, items and values) the second pass reads in full, and a
+// document refused there is refused with the same error, before any commit.
 
 import type { BatchHeader, ChangeCommand, EntityRef } from '../model.ts';
 import { walkTagsFrom, type TagVisitor } from '../validation/scan.ts';
