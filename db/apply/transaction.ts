@@ -59,7 +59,10 @@ export class ApplyTransaction {
   async takenEntityUuids(uuids: readonly string[]): Promise<string[]> {
     if (uuids.length === 0) return [];
     // The uuid type reads any case: the batch's UUIDs go as given, and only the taken ones (usually none) are matched back.
-    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any($1::uuid[])`, [uuids]);
+    // One JSON text, not pg's array parameter (a string per UUID).
+    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any(array(select json_array_elements_text($1::json))::uuid[])`, [
+      JSON.stringify(uuids),
+    ]);
     if (rows.length === 0) return [];
     const taken = new Set(rows.map((row) => row.uuid));
     return uuids.filter((uuid) => taken.has(uuid.toLowerCase()));
