@@ -119,10 +119,11 @@ export class ApplyTransaction {
     if (nameKeys.length === 0) return holders;
     const { rows } = await this.#client.query<{ key: string; id: string }>(
       `select k.key, e.id
-         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from unnest($1::text[]) key) k
+         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from json_array_elements_text($1::json) key) k
          join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
         where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
-      [nameKeys],
+      // One JSON text, not pg's array parameter (a string per key).
+      [JSON.stringify(nameKeys)],
     );
     for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;
