@@ -112,18 +112,20 @@ export class ApplyTransaction {
    * claimPreferredNames takes them) now, by the same key. Within the transaction this includes the batch's own
    * records written so far; the check leaves the batch's entities out (their
    * planned form decides), so what remains is the database as it was before
-   * the batch.
+   * the batch. `writtenAs`, the seq of the batch's transaction row, leaves
+   * the records it wrote out here already: a large batch's own names are
+   * hundreds of thousands of rows that the check would only drop.
    */
-  async findNameHolders(nameKeys: readonly string[]): Promise<Map<string, number[]>> {
+  async findNameHolders(nameKeys: readonly string[], writtenAs?: string): Promise<Map<string, number[]>> {
     const holders = new Map<string, number[]>();
     if (nameKeys.length === 0) return holders;
     const { rows } = await this.#client.query<{ key: string; id: string }>(
       `select k.key, e.id
          from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from json_array_elements_text($1::json) key) k
          join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
-        where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
+        where e.state in ('ERS_NEW', 'ERS_APPROVED') and e.last_seq is distinct from $2::bigint`,
       // One JSON text, not pg's array parameter (a string per key).
-      [JSON.stringify(nameKeys)],
+      [JSON.stringify(nameKeys), writtenAs ?? null],
     );
     for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;

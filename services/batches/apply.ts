@@ -244,7 +244,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
 
     const nameKeys = names.nameKeys();
     if (writing) await transaction.claimPreferredNames(nameKeys);
-    const holders = await transaction.findNameHolders(nameKeys);
+    const holders = await transaction.findNameHolders(nameKeys, writer?.seq);
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
     const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
