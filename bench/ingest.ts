@@ -24,6 +24,36 @@ export interface IngestRun {
   workerPeakRss: number;
   apiPeakRss: number;
   copySeconds: number;
+  /** Seconds until the POST was answered (the upload, validated and stored). */
+  postSeconds: number;
+  /** CPU seconds (user + system) of the worker, of the API and of the database's backends during the run. */
+  workerCpu: number;
+  apiCpu: number;
+  pgCpu: number;
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The CPU seconds of each backend now connected to the stack's database, by pid. */
+function backendCpu(url: string): Map<number, number> {
+  const pids = execFileSync('psql', ['-X', '-At', '-d', url, '-c', 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()'], { encoding: 'utf8' });
+  return new Map(pids.split('\n').filter(Boolean).map((pid) => [Number(pid), cpuSeconds(Number(pid))]));
+}
+
+/** CPU the backends used since `before` (a backend that connected since counts from 0; one that left meanwhile is lost). */
+function backendCpuSince(url: string, before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of backendCpu(url)) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }
 
 function psql(url: string, command: string): void {
@@ -79,7 +109,7 @@ export async function concurrentIngest(entities: number, count: number): Promise
 }
 
 /** Submits the batch in `file` to the stack's API and waits until it is COMPLETED; returns the seconds from POST to COMPLETED. */
-async function submitAndWait(stack: Stack, file: string): Promise<number> {
+async function submitAndWait(stack: Stack, file: string, answered?: (seconds: number) => void): Promise<number> {
   const body = readFileSync(file);
   const started = performance.now();
   const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
@@ -89,6 +119,7 @@ async function submitAndWait(stack: Stack, file: string): Promise<number> {
   });
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   const updateRequestId = (await response.json()) as string;
+  answered?.((performance.now() - started) / 1000);
   await pollUntil(
     async () => {
       const status = (await (
@@ -120,11 +151,16 @@ export async function ingestRuns(entities: number, runs: number): Promise<Ingest
       const file = join(dir, 'batch.xml');
       // A new batch UUID per run (the service refuses a batch it has already seen), the same entities.
       const bytes = await writeGeneratedBatch(file, entities, { batchUuid: randomUUID(), seed: entities });
-      const seconds = await submitAndWait(stack, file);
+      const cpuBefore = { worker: cpuSeconds(stack.worker.pid!), api: cpuSeconds(stack.api.pid!), pg: backendCpu(stack.databaseUrl) };
+      let postSeconds = 0;
+      const seconds = await submitAndWait(stack, file, (answered) => (postSeconds = answered));
+      const workerCpu = cpuSeconds(stack.worker.pid!) - cpuBefore.worker;
+      const apiCpu = cpuSeconds(stack.api.pid!) - cpuBefore.api;
+      const pgCpu = backendCpuSince(stack.databaseUrl, cpuBefore.pg);
       const workerPeakRss = peakRss(stack.worker.pid!);
       const apiPeakRss = peakRss(stack.api.pid!);
       const copySeconds = await timeCopy(stack.databaseUrl, dir, entities);
-      results.push({ entities, bytes, seconds, workerPeakRss, apiPeakRss, copySeconds });
+      results.push({ entities, bytes, seconds, workerPeakRss, apiPeakRss, copySeconds, postSeconds, workerCpu, apiCpu, pgCpu });
     }
     if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
     return results;
@@ -153,7 +189,7 @@ export async function ingestFigures(sizes: number[], runs: number): Promise<Figu
     const results = await ingestRuns(size, runs);
     for (const result of results) {
       process.stderr.write(
-        `ingest ${size}: ${result.seconds.toFixed(2)} s (COPY ${result.copySeconds.toFixed(2)} s), worker peak ${(result.workerPeakRss / MB).toFixed(0)} MB, API peak ${(result.apiPeakRss / MB).toFixed(0)} MB, load ${loadavg()[0]!.toFixed(1)}\n`,
+        `ingest ${size}: ${result.seconds.toFixed(2)} s (COPY ${result.copySeconds.toFixed(2)} s), worker peak ${(result.workerPeakRss / MB).toFixed(0)} MB, API peak ${(result.apiPeakRss / MB).toFixed(0)} MB, POST answered ${result.postSeconds.toFixed(1)} s, CPU worker ${result.workerCpu.toFixed(1)} s / API ${result.apiCpu.toFixed(1)} s / PostgreSQL ${result.pgCpu.toFixed(1)} s, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
       );
     }
     const seconds = median(results.map((r) => r.seconds));

@@ -19,7 +19,8 @@ function copyText(text: string): string {
   return /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t')) : text;
 }
 
-const CHUNK_CHARACTERS = 256 * 1024;
+/** Bytes of a COPY chunk. */
+const CHUNK_BYTES = 256 * 1024;
 
 /**
  * Rows for one COPY, already in its text format as UTF-8 bytes: the CPU work,
@@ -33,18 +34,37 @@ export interface CopyLoad {
   chunks: Buffer[];
 }
 
+/**
+ * Each row is written as UTF-8 straight into the chunk it goes in (a row
+ * never spans two), so no string longer than a row is ever built.
+ */
 export function encodeCopyLoad(table: string, columns: readonly string[], rows: Iterable<readonly unknown[]>): CopyLoad {
   const chunks: Buffer[] = [];
-  let buffer = '';
+  let chunk: Buffer | undefined;
+  let at = 0;
   for (const row of rows) {
-    buffer += `${row.map(copyValue).join('\t')}\n`;
-    if (buffer.length >= CHUNK_CHARACTERS) {
-      chunks.push(Buffer.from(buffer, 'utf8'));
-      buffer = '';
+    let line = '';
+    for (let index = 0; index < row.length; index += 1) line += index === 0 ? copyValue(row[index]) : `\t${copyValue(row[index])}`;
+    line += '\n';
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+    const most = line.length * 3;
+    if (chunk !== undefined && chunk.length - at < most) {
+      chunks.push(filled(chunk, at));
+      chunk = undefined;
     }
+    if (chunk === undefined) {
+      chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, most));
+      at = 0;
+    }
+    at += chunk.write(line, at, 'utf8');
   }
-  if (buffer.length > 0) chunks.push(Buffer.from(buffer, 'utf8'));
+  if (chunk !== undefined && at > 0) chunks.push(filled(chunk, at));
   return { table, columns, chunks };
+}
+
+/** The first `bytes` of a chunk: a copy when that is less than half of it, so small loads do not hold whole chunks. */
+function filled(chunk: Buffer, bytes: number): Buffer {
+  return bytes < chunk.length / 2 ? Buffer.from(chunk.subarray(0, bytes)) : chunk.subarray(0, bytes);
 }
 
 /**

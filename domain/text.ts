@@ -3,11 +3,16 @@
 
 import type { EntityRecord, Item, Part } from './model.ts';
 
+/** Text of ASCII characters alone (no code unit above U+007F). */
+const ASCII = /^[^\u0080-\uffff]*$/;
+
 /**
  * Accent-, case- and whitespace-insensitive form for search and for the
  * preferred-name uniqueness check: 'Novák  Jan' and 'NOVAK jan' are equal.
  */
 export function normalizeForSearch(text: string): string {
+  // ASCII has no marks and is its own NFD and NFC form: most item values (dates, numbers, UUIDs, codes) take this path.
+  if (ASCII.test(text)) return text.toLowerCase().replace(/\s+/g, ' ').trim();
   // Lower-case first so that e.g. 'İ' loses its dot with the other marks.
   return text
     .toLowerCase()

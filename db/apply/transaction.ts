@@ -58,19 +58,39 @@ export class ApplyTransaction {
   /** Which of these entity UUIDs (any case) a stored entity holds, as given. */
   async takenEntityUuids(uuids: readonly string[]): Promise<string[]> {
     if (uuids.length === 0) return [];
-    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any($1::uuid[])`, [uuids.map((uuid) => uuid.toLowerCase())]);
+    // The uuid type reads any case: the batch's UUIDs go as given, and only the taken ones (usually none) are matched back.
+    // One JSON text, not pg's array parameter (a string per UUID).
+    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any(array(select json_array_elements_text($1::json))::uuid[])`, [
+      JSON.stringify(uuids),
+    ]);
+    if (rows.length === 0) return [];
     const taken = new Set(rows.map((row) => row.uuid));
     return uuids.filter((uuid) => taken.has(uuid.toLowerCase()));
   }
 
-  /** `count` entity ids from the sequence; predicted without consuming any when `consume` is false (a test batch). */
+  /**
+   * `count` entity ids from the sequence, in the order it gave them;
+   * predicted without consuming any when `consume` is false (a test batch).
+   * They come back as runs of consecutive ids (one, unless a concurrent
+   * batch drew from the sequence meanwhile), not a row per id: a large
+   * batch's hundreds of thousands of rows were tens of MB for a moment.
+   */
   async allocateEntityIds(count: number, consume: boolean): Promise<number[]> {
     if (count === 0) return [];
-    const sql = consume
-      ? `select nextval('entity_id_seq') as id from generate_series(1, $1)`
-      : `select (select case when is_called then last_value else last_value - 1 end from entity_id_seq) + n as id from generate_series(1, $1) n`;
-    const { rows } = await this.#client.query<{ id: string }>(sql, [count]);
-    return rows.map((row) => Number(row.id));
+    const ids = consume
+      ? `select nextval('entity_id_seq') as id, n from generate_series(1, $1) n`
+      : `select (select case when is_called then last_value else last_value - 1 end from entity_id_seq) + n as id, n from generate_series(1, $1) n`;
+    const { rows } = await this.#client.query<{ first: string; ids: number }>(
+      `select min(id) as first, count(*)::int as ids
+         from (select id, n, sum(case when id = previous + 1 then 0 else 1 end) over (order by n) as run
+                 from (select id, n, lag(id) over (order by n) as previous from (${ids}) drawn) steps) runs
+        group by run
+        order by min(n)`,
+      [count],
+    );
+    const allocated: number[] = [];
+    for (const row of rows) for (let id = Number(row.first), last = id + row.ids; id < last; id += 1) allocated.push(id);
+    return allocated;
   }
 
   /** Claims the client-given UUIDs the batch creates until the transaction ends (db/write-claims.ts). */
@@ -92,17 +112,20 @@ export class ApplyTransaction {
    * claimPreferredNames takes them) now, by the same key. Within the transaction this includes the batch's own
    * records written so far; the check leaves the batch's entities out (their
    * planned form decides), so what remains is the database as it was before
-   * the batch.
+   * the batch. `writtenAs`, the seq of the batch's transaction row, leaves
+   * the records it wrote out here already: a large batch's own names are
+   * hundreds of thousands of rows that the check would only drop.
    */
-  async findNameHolders(nameKeys: readonly string[]): Promise<Map<string, number[]>> {
+  async findNameHolders(nameKeys: readonly string[], writtenAs?: string): Promise<Map<string, number[]>> {
     const holders = new Map<string, number[]>();
     if (nameKeys.length === 0) return holders;
     const { rows } = await this.#client.query<{ key: string; id: string }>(
       `select k.key, e.id
-         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from unnest($1::text[]) key) k
+         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from json_array_elements_text($1::json) key) k
          join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
-        where e.state in ('ERS_NEW', 'ERS_APPROVED')`,
-      [nameKeys],
+        where e.state in ('ERS_NEW', 'ERS_APPROVED') and e.last_seq is distinct from $2::bigint`,
+      // One JSON text, not pg's array parameter (a string per key).
+      [JSON.stringify(nameKeys), writtenAs ?? null],
     );
     for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;

@@ -105,6 +105,11 @@ export class PlanWriter {
     this.#context = context;
   }
 
+  /** The seq of the batch's transaction row (last_seq of every record it writes), once started. */
+  get seq(): string | undefined {
+    return this.#seq;
+  }
+
   /** Inserts the batch's transaction row (once, before the first group). */
   async start(): Promise<void> {
     if (this.#seq !== undefined) return;

@@ -5,7 +5,7 @@
 // is the subject of a command (a record is written once its last command is
 // planned), and what the caller must load (see BatchLookups).
 
-import type { ChangeCommand, EntityRef, EntityTarget, Item, Part } from '../model.ts';
+import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../model.ts';
 
 export interface BatchLookups {
   /** Entities that updates name: load their current records. */
@@ -50,27 +50,42 @@ export class BatchSurvey {
   }
 
   add(command: ChangeCommand): void {
+    if (command.kind === 'create') {
+      this.addCreate(command.localId, command.entityUuid, storedTargetsOf(command.parts));
+      return;
+    }
     const ordinal = this.#commands++;
     this.#addLookups(command);
-    if (command.kind === 'update' && command.entity.kind === 'local') {
+    if (command.entity.kind === 'local') {
       // Counted only when declared earlier: a local update before its declaration fails and touches nothing.
       const declaration = this.declarations.get(command.entity.localId);
       if (declaration !== undefined) declaration.touches += 1;
       return;
     }
-    const localId = command.kind === 'create' ? command.localId : command.entity.localId;
+    const localId = command.entity.localId;
     if (this.declarations.has(localId)) {
       this.duplicates.push({ ordinal, localId });
       return;
     }
-    const declaration: SurveyedDeclaration =
-      command.kind === 'create'
-        ? { localId, ordinal, kind: 'create', ref: command.entityUuid === undefined ? NO_REF : { entityUuid: command.entityUuid }, touches: 1 }
-        : { localId, ordinal, kind: 'stored', ref: refOf(command.entity as { entityId?: number; entityUuid?: string }), touches: 1 };
-    this.declarations.set(localId, declaration);
-    if (command.kind === 'create' && command.entityUuid !== undefined && !this.createsByUuid.has(command.entityUuid)) {
-      this.createsByUuid.set(command.entityUuid, declaration);
+    this.declarations.set(localId, { localId, ordinal, kind: 'stored', ref: refOf(command.entity), touches: 1 });
+  }
+
+  /**
+   * A create, as the survey sees it: its localId, the entityUuid it brings (if
+   * any), and the stored entities its items point at (the first pass over a
+   * stored body reads no more of it: domain/xml/batch-survey-scan.ts).
+   */
+  addCreate(localId: string, entityUuid: string | undefined, targets: readonly EntityRef[]): void {
+    const ordinal = this.#commands++;
+    this.#createCount += 1;
+    for (const target of targets) this.#targets.add(target);
+    if (this.declarations.has(localId)) {
+      this.duplicates.push({ ordinal, localId });
+      return;
     }
+    const declaration: SurveyedDeclaration = { localId, ordinal, kind: 'create', ref: entityUuid === undefined ? NO_REF : { entityUuid }, touches: 1 };
+    this.declarations.set(localId, declaration);
+    if (entityUuid !== undefined && !this.createsByUuid.has(entityUuid)) this.createsByUuid.set(entityUuid, declaration);
   }
 
   lookups(): BatchLookups {
@@ -82,32 +97,31 @@ export class BatchSurvey {
     };
   }
 
-  #addLookups(command: ChangeCommand): void {
+  #addLookups(command: UpdateEntityCommand): void {
     const targets = this.#targets;
     const addTarget = (target: EntityTarget | undefined) => {
       if (target?.kind === 'stored') targets.add(target.ref);
     };
-    const addItems = (items: readonly Item[]) => {
-      for (const item of items) if (item.kind === 'entityRef') addTarget(item.target);
-    };
-    const addParts = (parts: readonly Part[]) => {
-      for (const part of parts) {
-        addItems(part.items);
-        if (part.extensionItems !== undefined) addItems(part.extensionItems);
-      }
-    };
-    if (command.kind === 'create') {
-      this.#createCount += 1;
-      addParts(command.parts);
-      return;
-    }
     if (command.entity.kind === 'stored') this.#records.add(command.entity);
     for (const change of command.changes) {
-      if (change.op === 'newPart') addParts([change.part]);
-      else if (change.op === 'newItems' || change.op === 'updateItems') addItems(change.items);
+      if (change.op === 'newPart') for (const ref of storedTargetsOf([change.part])) targets.add(ref);
+      else if (change.op === 'newItems' || change.op === 'updateItems') for (const ref of storedTargetsOf([{ items: change.items }])) targets.add(ref);
       else if (change.op === 'setState') addTarget(change.replacement);
     }
   }
+}
+
+/** The stored entities that entityRef items of these parts point at, in document order. */
+function storedTargetsOf(parts: readonly Pick<Part, 'items' | 'extensionItems'>[]): EntityRef[] {
+  const refs: EntityRef[] = [];
+  const addItems = (items: readonly Item[]) => {
+    for (const item of items) if (item.kind === 'entityRef' && item.target.kind === 'stored') refs.push(item.target.ref);
+  };
+  for (const part of parts) {
+    addItems(part.items);
+    if (part.extensionItems !== undefined) addItems(part.extensionItems);
+  }
+  return refs;
 }
 
 export function surveyBatch(commands: Iterable<ChangeCommand>): BatchSurvey {

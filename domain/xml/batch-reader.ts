@@ -2,7 +2,7 @@
 // createEntity / updateEntity becomes one ChangeCommand the moment it closes.
 
 import type { BatchHeader, ChangeCommand } from '../model.ts';
-import { readXmlStream, xmlError, type XmlDocumentHandler, type XmlElement } from './element-stream.ts';
+import { readXmlStream, xmlError, XmlElementReader, type XmlDocumentHandler, type XmlElement } from './element-stream.ts';
 import { readCreate, readHeader, readUpdate } from './read-changes.ts';
 import { invalid, newReadContext, unexpected, type ReadContext } from './read-support.ts';
 import { versionOfNamespace, vocabularyFor } from './vocabulary.ts';
@@ -71,6 +71,21 @@ export async function readBatch(
   const { handler, summary } = batchHandler(onCommand);
   await readXmlStream(source, handler);
   return summary();
+}
+
+/**
+ * A batch document fed by the caller in pieces of text, synchronously; each
+ * command goes to onCommand as it closes, and the header is known once its
+ * element has closed. The document need not be fed to its end.
+ */
+export function batchPushReader(onCommand: (command: ChangeCommand) => void): { write(text: string): void; header(): BatchHeader | undefined } {
+  const { handler, summary } = batchHandler(onCommand);
+  const reader = new XmlElementReader(handler);
+  let header: BatchHeader | undefined;
+  return {
+    write: (text) => reader.write(text),
+    header: () => (header ??= summary().header),
+  };
 }
 
 /** Bytes handed to the XML parser at a time, so a group of commands never waits for a whole 4 MB piece of the body. */

@@ -23,6 +23,7 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
+import { scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../domain/xml/batch-survey-scan.ts';
 import { newUuid } from './uuids.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
@@ -56,6 +57,12 @@ export interface ApplyRequest {
  */
 export interface CommandSource {
   read(groupSize: number, onGroup: (commands: ChangeCommand[]) => Promise<void>): Promise<BatchReadSummary>;
+  /**
+   * The first pass alone, cheaper than `read` (a stored body: its bytes are
+   * walked, not parsed into commands); undefined when it cannot be done this
+   * way, and then `read` does it.
+   */
+  survey?(sink: SurveySink, onChunk: () => Promise<void>): Promise<SurveyScanSummary | undefined>;
 }
 
 export interface AppliedBatch {
@@ -79,7 +86,10 @@ export const GROUP_SIZE = 1000;
 
 /** A stored XML body, read from its start for each pass. */
 export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {
-  return { read: (groupSize, onGroup) => readBatchInGroups(body(), groupSize, onGroup) };
+  return {
+    read: (groupSize, onGroup) => readBatchInGroups(body(), groupSize, onGroup),
+    survey: (sink, onChunk) => scanBatchSurvey(body(), sink, onChunk),
+  };
 }
 
 /** Commands already in memory (the bulk loader, tests). */
@@ -154,18 +164,8 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await request.onProgress?.(done, phase);
   };
 
-  const survey = new BatchSurvey();
-  // A batch of one group is not read twice: its commands are kept from the first pass.
-  let groups = 0;
-  let onlyGroup: ChangeCommand[] | undefined;
-  const { header } = await source.read(groupSize, async (commands) => {
-    groups += 1;
-    onlyGroup = groups === 1 ? commands : undefined;
-    for (const command of commands) survey.add(command);
-    await progress(0, 'read');
-  });
+  const { survey, header, secondPass } = await surveyBatch(source, groupSize, () => progress(0, 'read'));
   const total = survey.commands;
-  const secondPass = groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source;
 
   const lookups = survey.lookups();
   const locked = await transaction.lockEntities(lookups.records);
@@ -244,7 +244,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
 
     const nameKeys = names.nameKeys();
     if (writing) await transaction.claimPreferredNames(nameKeys);
-    const holders = await transaction.findNameHolders(nameKeys);
+    const holders = await transaction.findNameHolders(nameKeys, writer?.seq);
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
     const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
@@ -255,6 +255,33 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await inFlight.catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Step 1 of applyBatch, the first pass: by the source's own survey when it
+ * has one, else by reading the commands (a batch of one group is then not
+ * read twice: its commands are kept for the second pass).
+ */
+async function surveyBatch(
+  source: CommandSource,
+  groupSize: number,
+  progress: () => Promise<void>,
+): Promise<{ survey: BatchSurvey; header: BatchHeader; secondPass: CommandSource }> {
+  if (source.survey !== undefined) {
+    const survey = new BatchSurvey();
+    const scanned = await source.survey(survey, progress);
+    if (scanned !== undefined) return { survey, header: scanned.header, secondPass: source };
+  }
+  const survey = new BatchSurvey();
+  let groups = 0;
+  let onlyGroup: ChangeCommand[] | undefined;
+  const { header } = await source.read(groupSize, async (commands) => {
+    groups += 1;
+    onlyGroup = groups === 1 ? commands : undefined;
+    for (const command of commands) survey.add(command);
+    await progress();
+  });
+  return { survey, header, secondPass: groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source };
 }
 
 /** The outcome of a planned batch: failure on any error, and on warnings unless forced or the force key matches. */

@@ -102,6 +102,29 @@ describe('apply in groups', () => {
     );
   }
 
+  it('allocates entity ids as the sequence gives them, also while another transaction draws from it, and predicts them for a test batch', async () => {
+    const [one, two] = [await pool.connect(), await pool.connect()];
+    try {
+      await one.query('begin');
+      const predicted = await harness.db.revisions.within(one).allocateEntityIds(3000, false);
+      // Another connection draws while this one allocates: its ids fall between runs of this batch's, or after them.
+      const [mine, theirs] = await Promise.all([
+        harness.db.revisions.within(one).allocateEntityIds(3000, true),
+        two.query<{ id: string }>(`select nextval('entity_id_seq') as id from generate_series(1, 50)`).then(({ rows }) => rows.map((row) => Number(row.id))),
+      ]);
+      expect(mine).toHaveLength(3000);
+      expect(new Set([...mine, ...theirs]).size).toBe(3050);
+      expect(mine).toEqual([...mine].sort((a, b) => a - b));
+      expect(mine.every((id) => Number.isSafeInteger(id) && id > 0)).toBe(true);
+      expect(predicted[0]).toBeLessThanOrEqual(mine[0]!);
+      expect(predicted).toEqual(Array.from({ length: 3000 }, (_, index) => predicted[0]! + index));
+    } finally {
+      await one.query('rollback');
+      one.release();
+      two.release();
+    }
+  });
+
   it('gives the same records in groups of one command as in one group, across forward references and later updates', async () => {
     const entityType = `T-${randomUUID()}`;
     const stored = await storedEntity(entityType, 'Stored');
