@@ -68,12 +68,26 @@ def _replaceable(original, seeds):
     return isinstance(original, str)
 
 
+# A range of two seeded transactions in commit order (the seeds are): drawn
+# apart, the two would name a range only a quarter of the time, and a
+# reversed one half of that.
+RANGE = ("fromTransId", "toTransId")
+
+
+def _ordered_range(transactions):
+    return st.tuples(st.integers(0, len(transactions) - 1), st.integers(0, len(transactions) - 1)).map(
+        lambda ends: dict(zip(RANGE, (transactions[min(ends)], transactions[max(ends)])))
+    )
+
+
 def _with_seeds(values):
     if not isinstance(values, dict):
         return st.just(values)
     names = [name for name, value in values.items() if name in SEEDS and _replaceable(value, SEEDS[name])]
     if not names:
         return st.just(values)
+    if all(name in names for name in RANGE):
+        return st.one_of(st.just(values), _ordered_range(SEEDS[RANGE[0]]).map(lambda drawn: {**values, **drawn}))
     choices = {name: st.one_of(st.just(values[name]), st.sampled_from(SEEDS[name])) for name in names}
     return st.fixed_dictionaries(choices).map(lambda drawn: {**values, **drawn})
 
