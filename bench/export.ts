@@ -36,6 +36,7 @@ import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
 import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
 import { median, printTable, runsNote, type Figure } from './lib/report.ts';
+import { dropDatabase } from './lib/stack.ts';
 
 const DATABASE = 'er_bench_export';
 const MB = 1024 * 1024;
@@ -230,22 +231,6 @@ async function scratchDatabase(name: string): Promise<string> {
   return url.toString();
 }
 
-/** A DROP DATABASE waits for every backend of the server to absorb a barrier; a bounded wait fails loudly instead of hanging. */
-async function dropDatabase(url: string): Promise<void> {
-  const admin = new URL(url);
-  const name = decodeURIComponent(admin.pathname.slice(1));
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), statement_timeout: 120_000 });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-  } catch (error) {
-    console.error(`could not drop ${name}: ${(error as Error).message}; drop it by hand`);
-  } finally {
-    await client.end();
-  }
-}
-
 interface SizeResult {
   entities: number;
   exportSeconds: number[];
@@ -306,7 +291,7 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    if (!options.keep) await dropDatabase(url);
+    if (!options.keep) await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${new URL(url).pathname.slice(1)}: ${error.message}; drop it by hand`));
   }
   return results;
 }

@@ -94,14 +94,18 @@ export async function openDatabase(name: string): Promise<string> {
   return url;
 }
 
+/** A DROP DATABASE waits for every backend of the server to absorb a barrier; a bounded wait fails loudly instead of hanging. */
 export async function dropDatabase(url: string): Promise<void> {
   const admin = new URL(url);
-  const name = admin.pathname.slice(1);
+  const name = decodeURIComponent(admin.pathname.slice(1));
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const client = new pg.Client({ connectionString: admin.toString(), statement_timeout: 120_000 });
   await client.connect();
-  await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-  await client.end();
+  try {
+    await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Peak resident set size of a live process in bytes (VmHWM). */
