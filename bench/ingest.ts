@@ -3,7 +3,7 @@
 // peak RSS, and PostgreSQL COPY of the same rows into the same tables. The
 // runs of one size share one stack (tables truncated between runs).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -108,10 +108,16 @@ export async function concurrentIngest(entities: number, count: number): Promise
   }
 }
 
+/** With APPLY_TIMELINE set (the worker's apply timeline, services/batches/apply-timeline.ts), the bench's own moments go in the same file. */
+function timelineMark(step: string): void {
+  if (process.env.APPLY_TIMELINE) appendFileSync(process.env.APPLY_TIMELINE, `${JSON.stringify({ step, at: Date.now() })}\n`);
+}
+
 /** Submits the batch in `file` to the stack's API and waits until it is COMPLETED; returns the seconds from POST to COMPLETED. */
 async function submitAndWait(stack: Stack, file: string, answered?: (seconds: number) => void): Promise<number> {
   const body = readFileSync(file);
   const started = performance.now();
+  timelineMark('bench:post');
   const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
     method: 'POST',
     headers: { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` },
@@ -120,6 +126,7 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   const updateRequestId = (await response.json()) as string;
   answered?.((performance.now() - started) / 1000);
+  timelineMark('bench:answered');
   await pollUntil(
     async () => {
       const status = (await (
@@ -130,6 +137,7 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
     },
     { timeoutMs: 60 * 60_000, intervalMs: 100, what: `batch ${updateRequestId} to complete`, retryErrors: false },
   );
+  timelineMark('bench:completed');
   return (performance.now() - started) / 1000;
 }
 

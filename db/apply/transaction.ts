@@ -22,6 +22,12 @@ export class ApplyTransaction {
     this.#pool = pool;
   }
 
+  /** The process id of this transaction's PostgreSQL backend (a measuring aid: services/batches/apply-timeline.ts). */
+  async backendPid(): Promise<number> {
+    const { rows } = await this.#client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    return rows[0]!.pid;
+  }
+
   /** Locks the entities updates name, in id order (so concurrent batches cannot deadlock); their summaries tell the planner who they are. */
   async lockEntities(refs: readonly EntityRef[]): Promise<EntitySummary[]> {
     if (refs.length === 0) return [];
