@@ -1,4 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**
  * A measuring aid, off unless APPLY_TIMELINE names a file: each step of an
@@ -12,11 +13,14 @@ export class ApplyTimeline {
   readonly #batchId: string;
   #backendPid: number | undefined;
   #last: { wall: number; cpu: NodeJS.CpuUsage; pg: number };
+  /** How late the event loop ran: a statement or COPY chunk waiting for the worker waits this long. */
+  readonly #delay = monitorEventLoopDelay({ resolution: 5 });
 
   private constructor(file: string, batchId: string) {
     this.#file = file;
     this.#batchId = batchId;
     this.#last = { wall: performance.now(), cpu: process.cpuUsage(), pg: 0 };
+    this.#delay.enable();
   }
 
   /** A timeline when APPLY_TIMELINE is set, else undefined (every call site then costs a check). */
@@ -43,7 +47,10 @@ export class ApplyTimeline {
       wallMs: Math.round(wall - this.#last.wall),
       workerCpuMs: Math.round((cpu.user - this.#last.cpu.user + cpu.system - this.#last.cpu.system) / 1000),
       pgCpuMs: this.#backendPid === undefined ? undefined : pg - this.#last.pg,
+      loopDelayMaxMs: Number.isFinite(this.#delay.max) ? Math.round(this.#delay.max / 1e6) : 0,
     };
+    this.#delay.reset();
+    if (step === 'commit') this.#delay.disable();
     this.#last = { wall, cpu, pg };
     appendFileSync(this.#file, `${JSON.stringify(line)}\n`);
   }
