@@ -4,6 +4,7 @@ import type { Db } from '../db/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
+import { ApplyTimeline } from '../services/batches/apply-timeline.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -27,6 +28,8 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
      */
     async applyBatch(batchId: string): Promise<BatchOutcomeStatus> {
       const context = Context.current();
+      const timeline = ApplyTimeline.start(batchId);
+      timeline?.mark('activityStart');
       const batches = deps.db.batches;
       const batch = await batches.findState(batchId);
       if (!batch) throw ApplicationFailure.nonRetryable(`batch ${batchId} is not stored`, 'BatchNotFound');
@@ -34,6 +37,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       await batches.recordActivityAttempt(batchId, context.info.attempt);
       if (batch.status === 'COMPLETED' || batch.status === 'FAILED') return batch.status;
       await batches.markProcessing(batchId);
+      timeline?.mark('findState+attempt+markProcessing');
 
       const progress: BatchHeartbeat = { phase: 'read', done: 0 };
       const heartbeat = keepHeartbeating(context, () => progress);
@@ -42,6 +46,8 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       const attempt = context.info.attempt;
       try {
         const applied = await deps.db.revisions.committed(async (transaction) => {
+          if (timeline !== undefined) timeline.watchBackend(await transaction.backendPid());
+          timeline?.mark('begin');
           const outcome = await applyBatch(transaction, xmlCommandSource(() => batches.readBody(batchId)), {
             batchId,
             bodySha256: batch.bodySha256,
@@ -50,6 +56,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
             offeredForceKey: batch.offeredForceKey ?? undefined,
             forceKeySecret: deps.forceKeySecret,
             commit: true,
+            timeline,
             signal: context.cancellationSignal,
             onProgress: async (done, phase) => {
               progress.phase = phase;
@@ -65,10 +72,13 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
           if (!(await transaction.finishBatch(batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome))) {
             throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
           }
+          timeline?.mark('finishBatch');
           // The last word before the commit: a terminated or superseded attempt must not write.
           await confirmStillWanted(context, deps.checkAttempt);
+          timeline?.mark('confirmStillWanted');
           return outcome;
         });
+        timeline?.mark('commit');
         const status = applied.outcome === 'success' ? 'COMPLETED' : 'FAILED';
         deps.log.info({ batchId, status, changes: applied.changes, applyMs: Math.round(performance.now() - started) }, 'batch finished');
         return status;

@@ -1,9 +1,12 @@
-// npm run bench:ingest [-- --sizes 1000,10000,100000 --runs 1 --concurrent 2x100000 --json FILE]
+// npm run bench:ingest [-- --sizes 1000,10000,100000 --runs 1 --concurrent 2x100000 --json FILE --timeline FILE]
 // Time from POST to COMPLETED for generated batches of new entities, worker
 // peak RSS, and PostgreSQL COPY of the same rows into the same tables. The
 // runs of one size share one stack (tables truncated between runs).
+// --timeline FILE: the worker writes each apply's steps there (APPLY_TIMELINE,
+// services/batches/apply-timeline.ts), the bench its POST, answer and
+// COMPLETED; a summary is printed at the end.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -108,10 +111,51 @@ export async function concurrentIngest(entities: number, count: number): Promise
   }
 }
 
+/** With APPLY_TIMELINE set (the worker's apply timeline, services/batches/apply-timeline.ts), the bench's own moments go in the same file. */
+function timelineMark(step: string): void {
+  if (process.env.APPLY_TIMELINE) appendFileSync(process.env.APPLY_TIMELINE, `${JSON.stringify({ step, at: Date.now() })}\n`);
+}
+
+/** The timeline file as a table: each step's wall, worker CPU and backend CPU, the groups summed per phase. */
+export function timelineSummary(file: string): string {
+  type Line = { step: string; at: number; wallMs?: number; workerCpuMs?: number; pgCpuMs?: number; loopDelayMaxMs?: number };
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line);
+  const out: string[] = [];
+  let start = 0;
+  const groups = new Map<string, { n: number; wall: number; worker: number; pg: number; loop: number }>();
+  const flush = () => {
+    for (const [step, sum] of groups) {
+      out.push(`${''.padStart(9)} ${step.padEnd(34)} ${(sum.wall / 1000).toFixed(2).padStart(8)} ${(sum.worker / 1000).toFixed(2).padStart(8)} ${(sum.pg / 1000).toFixed(2).padStart(8)} ${String(sum.loop).padStart(6)}  (${sum.n} groups)`);
+    }
+    groups.clear();
+  };
+  out.push(`${'at (s)'.padStart(9)} ${'step'.padEnd(34)} ${'wall'.padStart(8)} ${'worker'.padStart(8)} ${'pg'.padStart(8)} ${'loop'.padStart(6)}`);
+  for (const line of lines) {
+    if (line.step === 'bench:post') start = line.at;
+    if (line.step.startsWith('group:')) {
+      const sum = groups.get(line.step) ?? { n: 0, wall: 0, worker: 0, pg: 0, loop: 0 };
+      sum.n += 1;
+      sum.wall += line.wallMs ?? 0;
+      sum.worker += line.workerCpuMs ?? 0;
+      sum.pg += line.pgCpuMs ?? 0;
+      sum.loop = Math.max(sum.loop, line.loopDelayMaxMs ?? 0);
+      groups.set(line.step, sum);
+      continue;
+    }
+    flush();
+    const at = ((line.at - start) / 1000).toFixed(2).padStart(9);
+    if (line.wallMs === undefined) out.push(`${at} ${line.step}`);
+    else out.push(`${at} ${line.step.padEnd(34)} ${(line.wallMs / 1000).toFixed(2).padStart(8)} ${((line.workerCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${((line.pgCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${String(line.loopDelayMaxMs ?? '').padStart(6)}`);
+  }
+  flush();
+  return `${out.join('\n')}\n(seconds; worker and pg are CPU seconds of the worker process and of the apply's PostgreSQL backend; loop is the event loop's longest delay in ms)\n`;
+}
+
 /** Submits the batch in `file` to the stack's API and waits until it is COMPLETED; returns the seconds from POST to COMPLETED. */
 async function submitAndWait(stack: Stack, file: string, answered?: (seconds: number) => void): Promise<number> {
   const body = readFileSync(file);
   const started = performance.now();
+  timelineMark('bench:post');
   const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
     method: 'POST',
     headers: { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` },
@@ -120,6 +164,7 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   const updateRequestId = (await response.json()) as string;
   answered?.((performance.now() - started) / 1000);
+  timelineMark('bench:answered');
   await pollUntil(
     async () => {
       const status = (await (
@@ -130,6 +175,7 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
     },
     { timeoutMs: 60 * 60_000, intervalMs: 100, what: `batch ${updateRequestId} to complete`, retryErrors: false },
   );
+  timelineMark('bench:completed');
   return (performance.now() - started) / 1000;
 }
 
@@ -235,8 +281,19 @@ export async function ingestFigures(sizes: number[], runs: number): Promise<Figu
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { sizes: { type: 'string', default: '1000,10000,100000' }, runs: { type: 'string', default: '1' }, concurrent: { type: 'string' }, json: { type: 'string' } },
+    options: {
+      sizes: { type: 'string', default: '1000,10000,100000' },
+      runs: { type: 'string', default: '1' },
+      concurrent: { type: 'string' },
+      json: { type: 'string' },
+      timeline: { type: 'string' },
+    },
   });
+  // Read by the worker the stack starts (its environment is this process's) and by timelineMark.
+  if (values.timeline !== undefined) {
+    writeFileSync(values.timeline, '');
+    process.env.APPLY_TIMELINE = values.timeline;
+  }
   const sizes = values.sizes === '' ? [] : values.sizes!.split(',').map(Number);
   const figures = await ingestFigures(sizes, Number(values.runs));
   // --concurrent 2x100000: that many batches of that size applied at once by one worker.
@@ -253,5 +310,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     });
   }
   printTable(figures);
+  if (values.timeline !== undefined) process.stdout.write(timelineSummary(values.timeline));
   if (values.json) writeFileSync(values.json, JSON.stringify(figures, null, 2));
 }

@@ -22,6 +22,12 @@ export class ApplyTransaction {
     this.#pool = pool;
   }
 
+  /** The process id of this transaction's PostgreSQL backend (a measuring aid: services/batches/apply-timeline.ts). */
+  async backendPid(): Promise<number> {
+    const { rows } = await this.#client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    return rows[0]!.pid;
+  }
+
   /** Locks the entities updates name, in id order (so concurrent batches cannot deadlock); their summaries tell the planner who they are. */
   async lockEntities(refs: readonly EntityRef[]): Promise<EntitySummary[]> {
     if (refs.length === 0) return [];
@@ -131,9 +137,17 @@ export class ApplyTransaction {
     return holders;
   }
 
-  /** Opens the savepoint the batch's writes sit under until it is judged. */
+  /**
+   * Opens the savepoint the batch's writes sit under until it is judged.
+   * Before it, the values this transaction stores compressed (records,
+   * snapshots, the result document) are compressed with lz4 where the server
+   * has it, not pglz: the same size for the records, and 40% less of
+   * PostgreSQL's CPU for the entity COPY (30,000 records: 2.55 -> 1.5 s).
+   * Reads decompress either kind.
+   */
   async beginWrites(): Promise<void> {
-    await this.#client.query('savepoint batch_apply');
+    const lz4 = await serverHasLz4(this.#client);
+    await this.#client.query(lz4 ? `set local default_toast_compression = 'lz4'; savepoint batch_apply` : 'savepoint batch_apply');
   }
 
   /** Keeps the writes (success) or takes them all back (failure), ending the savepoint either way. */
@@ -154,6 +168,20 @@ export class ApplyTransaction {
   finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
     return finishBatchWithResult(this.#client, batchId, status, result);
   }
+}
+
+/** Whether the server was built with lz4 (asked once per process: it does not change while the server runs). */
+let lz4Support: Promise<boolean> | undefined;
+
+function serverHasLz4(client: pg.PoolClient): Promise<boolean> {
+  lz4Support ??= client
+    .query<{ lz4: boolean }>(`select coalesce(bool_or('lz4' = any(enumvals)), false) as lz4 from pg_settings where name = 'default_toast_compression'`)
+    .then(({ rows }) => rows[0]?.lz4 ?? false)
+    .catch((error: unknown) => {
+      lz4Support = undefined;
+      throw error;
+    });
+  return lz4Support;
 }
 
 type SummaryRow = { id: string; uuid: string; state: EntitySummary['state'] };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
-import { encodeCopyLoad, sendCopyLoad, type CopyLoad } from '../copy.ts';
+import { encodeCopyLoad, sendCopyLoad, sendCopyLoads, type CopyLoad } from '../copy.ts';
 import { addNameWords } from '../name-vocabulary.ts';
 import { toStoredChanges } from '../revision-changes.ts';
 import type { PlannedRecord } from '../../domain/batch/index.ts';
@@ -166,6 +166,8 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
 }
 
 async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
+  // A group of creates alone: its COPYs as one round trip (sendCopyLoads), PostgreSQL never waiting for the worker between tables.
+  if (load.existingIds.length === 0) return sendCopyLoads(client, [load.created, load.revisions, load.searchValues, load.participants, load.userRoles]);
   await keepSupersededSnapshots(client, load.existingIds);
   await sendCopyLoad(client, load.created);
   await updateEntities(client, load.updatedRows);
@@ -175,9 +177,7 @@ async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
     await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [load.existingIds]);
     await client.query('delete from search_user_role where entity_id = any($1::bigint[])', [load.existingIds]);
   }
-  await sendCopyLoad(client, load.searchValues);
-  await sendCopyLoad(client, load.participants);
-  await sendCopyLoad(client, load.userRoles);
+  await sendCopyLoads(client, [load.searchValues, load.participants, load.userRoles]);
 }
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {

@@ -24,6 +24,7 @@ import {
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
 import { scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../domain/xml/batch-survey-scan.ts';
+import type { ApplyTimeline } from './apply-timeline.ts';
 import { newUuid } from './uuids.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
@@ -49,6 +50,8 @@ export interface ApplyRequest {
   signal?: AbortSignal;
   /** Commands planned and written at a time (default GROUP_SIZE). */
   groupSize?: number;
+  /** Measuring aid (APPLY_TIMELINE): each step's wall and CPU time. */
+  timeline?: ApplyTimeline;
 }
 
 /**
@@ -136,6 +139,7 @@ export async function applyBatch(transaction: ApplyTransaction, source: CommandS
   // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
   const refused = judge(planned.issues, request);
   if (planned.wrote) await transaction.endWrites(refused === undefined);
+  request.timeline?.mark('judge+endWrites');
   const { changes, lines, transactionUuid } = planned;
   if (refused !== undefined) return { outcome: 'failure', result: () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
   return {
@@ -164,15 +168,23 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await request.onProgress?.(done, phase);
   };
 
+  const timeline = request.timeline;
   const { survey, header, secondPass } = await surveyBatch(source, groupSize, () => progress(0, 'read'));
   const total = survey.commands;
+  timeline?.mark('survey');
 
   const lookups = survey.lookups();
+  timeline?.mark('lookups()');
   const locked = await transaction.lockEntities(lookups.records);
+  timeline?.mark('lockEntities');
   if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
+  timeline?.mark('claimEntityUuids');
   const targets = await transaction.loadSummaries(lookups.targets);
+  timeline?.mark('loadSummaries');
   const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
+  timeline?.mark('takenEntityUuids');
   const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
+  timeline?.mark('allocateEntityIds');
   const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
   let nextId = 0;
   const planner = new BatchPlanner(world, {
@@ -186,6 +198,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     user: header.sender,
   });
   planner.declare(survey);
+  timeline?.mark('world+declare');
 
   const names = new PreferredNameCheck();
   const lines = new RevisionLines();
@@ -194,6 +207,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await transaction.beginWrites();
     await writer.start();
   }
+  timeline?.mark('savepoint+transactionRow');
   // Nothing more is written once the batch has an error: the rest is only planned, for its issues.
   let writing = writer !== undefined;
   let planned = 0;
@@ -212,7 +226,9 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
   const send = async (load: StepLoad | undefined, phase: ApplyPhase): Promise<void> => {
+    timeline?.mark('group:plan');
     await inFlight;
+    timeline?.mark('group:wait');
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
       if (load !== undefined) await writer!.send(load);
@@ -241,14 +257,19 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     outcome.records.length = 0;
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
+    timeline?.mark('lastWrite');
 
     const nameKeys = names.nameKeys();
+    timeline?.mark('nameKeys()');
     if (writing) await transaction.claimPreferredNames(nameKeys);
+    timeline?.mark('claimPreferredNames');
     const holders = await transaction.findNameHolders(nameKeys, writer?.seq);
+    timeline?.mark('findNameHolders');
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
     const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
+    timeline?.mark('warnings');
     return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
   } catch (error) {
     // The connection must be idle (no COPY half sent) before the caller can roll back on it.

@@ -227,4 +227,27 @@ describe('apply in groups', () => {
     const { rows } = await pool.query('select count(*)::int as n from entity where entity_type = $1', [entityType]);
     expect(rows[0].n).toBe(0);
   });
+
+  it('stores what it compresses with lz4 where the server has it, for its own transaction only', async () => {
+    const entityType = `T-${randomUUID()}`;
+    const long = Array.from({ length: 400 }, (_, index) => `word${index}`).join(' ');
+    const commands: ChangeCommand[] = [{ kind: 'create', localId: 'long', entityType, parts: [{ ...namePart('Long'), items: [...namePart('Long').items, note(long)] }] }];
+    const client = await pool.connect();
+    try {
+      const { rows: server } = await client.query<{ lz4: boolean }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+      await client.query('begin');
+      const batch = request();
+      await store(client, batch);
+      const result = (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
+      expect(result.outcome).toBe('success');
+      const { rows } = await client.query<{ method: string | null }>('select pg_column_compression(record) as method from entity where entity_type = $1', [entityType]);
+      expect(rows).toEqual([{ method: server[0]!.lz4 ? 'lz4' : 'pglz' }]);
+      await client.query('rollback');
+      const { rows: after } = await client.query<{ default_toast_compression: string }>('show default_toast_compression');
+      expect(after[0]!.default_toast_compression).toBe('pglz');
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
 });
