@@ -137,17 +137,9 @@ export class ApplyTransaction {
     return holders;
   }
 
-  /**
-   * Opens the savepoint the batch's writes sit under until it is judged.
-   * Before it, the values this transaction stores compressed (records,
-   * snapshots, the result document) are compressed with lz4 where the server
-   * has it, not pglz: the same size for the records, and 40% less of
-   * PostgreSQL's CPU for the entity COPY (30,000 records: 2.55 -> 1.5 s).
-   * Reads decompress either kind.
-   */
+  /** Opens the savepoint the batch's writes sit under until it is judged. */
   async beginWrites(): Promise<void> {
-    const lz4 = await serverHasLz4(this.#client);
-    await this.#client.query(lz4 ? `set local default_toast_compression = 'lz4'; savepoint batch_apply` : 'savepoint batch_apply');
+    await this.#client.query('savepoint batch_apply');
   }
 
   /** Keeps the writes (success) or takes them all back (failure), ending the savepoint either way. */
@@ -168,20 +160,6 @@ export class ApplyTransaction {
   finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
     return finishBatchWithResult(this.#client, batchId, status, result);
   }
-}
-
-/** Whether the server was built with lz4 (asked once per process: it does not change while the server runs). */
-let lz4Support: Promise<boolean> | undefined;
-
-function serverHasLz4(client: pg.PoolClient): Promise<boolean> {
-  lz4Support ??= client
-    .query<{ lz4: boolean }>(`select coalesce(bool_or('lz4' = any(enumvals)), false) as lz4 from pg_settings where name = 'default_toast_compression'`)
-    .then(({ rows }) => rows[0]?.lz4 ?? false)
-    .catch((error: unknown) => {
-      lz4Support = undefined;
-      throw error;
-    });
-  return lz4Support;
 }
 
 type SummaryRow = { id: string; uuid: string; state: EntitySummary['state'] };

@@ -228,7 +228,7 @@ describe('apply in groups', () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it('stores what it compresses with lz4 where the server has it, for its own transaction only', async () => {
+  it('stores the records it writes compressed with lz4 where the server has it, as the column says', async () => {
     const entityType = `T-${randomUUID()}`;
     const long = Array.from({ length: 400 }, (_, index) => `word${index}`).join(' ');
     const commands: ChangeCommand[] = [{ kind: 'create', localId: 'long', entityType, parts: [{ ...namePart('Long'), items: [...namePart('Long').items, note(long)] }] }];
@@ -242,9 +242,6 @@ describe('apply in groups', () => {
       expect(result.outcome).toBe('success');
       const { rows } = await client.query<{ method: string | null }>('select pg_column_compression(record) as method from entity where entity_type = $1', [entityType]);
       expect(rows).toEqual([{ method: server[0]!.lz4 ? 'lz4' : 'pglz' }]);
-      await client.query('rollback');
-      const { rows: after } = await client.query<{ default_toast_compression: string }>('show default_toast_compression');
-      expect(after[0]!.default_toast_compression).toBe('pglz');
     } finally {
       await client.query('rollback');
       client.release();
