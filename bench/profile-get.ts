@@ -1,4 +1,4 @@
-// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR]
+// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR --database NAME]
 //
 // A CPU profile of the API under GET /api/v2/entities/{id} at c=32: the
 // reads database of bench:reads (reused or loaded), a headless Temporal dev
@@ -8,6 +8,8 @@
 // Prints the busy time of the measured window (warm-ups and start-up left
 // out) by area and the functions with the most self time. --api-root runs
 // the api/main.ts of another checkout (an older commit, for a before/after).
+// --database reads an existing database of the bench server instead (a copy
+// of a reads database changed by hand, for a prototype; migrated, not loaded).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { freePort } from '../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess } from '../scripts/lib/temporal-server.ts';
 import { commandOptions, isScript, loadAverage } from './lib/cli.ts';
-import { BENCH_TOKEN } from './lib/stack.ts';
+import { BENCH_TOKEN, openDatabase } from './lib/stack.ts';
 import { idSpread, READS_ENV, readsDatabase, runAutocannon, spreadIds } from './reads.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -128,9 +130,9 @@ function cpuSeconds(pid: number): { user: number; system: number } {
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out'] });
+  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out', 'database'] });
   const seconds = Number(values.duration);
-  const database = await readsDatabase(Number(values.entities));
+  const database = values.database === undefined ? await readsDatabase(Number(values.entities)) : { url: await openDatabase(values.database), how: `database ${values.database} as it is` };
   process.stderr.write(`profile: ${database.how}\n`);
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-profile-'));
   const out = resolve(values.out ?? join(scratch, 'profiles'));

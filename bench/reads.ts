@@ -104,6 +104,18 @@ const LOADER_FILES = [
   'db/batches.ts',
   'db/apply/write-plan.ts',
   'db/apply/transaction.ts',
+  // The v2 document stored beside each record (entity.document) and what writes it.
+  'domain/xml/entity-writer.ts',
+  'domain/xml/compiled-entity-writer.ts',
+  'domain/xml/date-time.ts',
+  'domain/xml/escape.ts',
+  'domain/xml/markup.ts',
+  'domain/xml/vocabulary.ts',
+  'domain/xml/vocabulary-shape.ts',
+  'domain/xml/vocabulary-v1.ts',
+  'domain/xml/vocabulary-v2.ts',
+  'domain/xml/write-items.ts',
+  'domain/xml/write-metadata.ts',
 ];
 
 export function loaderFingerprint(entities: number): string {
