@@ -50,6 +50,8 @@ describe('the stored v2 document of a record', () => {
   });
 
   it('is written with each created record, equal to the document built from it, and is what GET sends', async () => {
+    // Compressed with lz4 (this server has it).
+    expect(await harness.sql(`select attcompression from pg_attribute where attrelid = 'entity'::regclass and attname = 'document'`)).toEqual([{ attcompression: 'l' }]);
     for (const entity of [a, b, c]) {
       const { record, document } = await row(entity.entityId);
       expect(document).not.toBeNull();
