@@ -126,6 +126,18 @@ describe('the stored v2 document of a record', () => {
     }
   });
 
+  it('is not sent when no revision can be read from it: the Koa chain builds the document from the record', async () => {
+    const { record, document } = await row(b.entityId);
+    try {
+      await harness.sql(`update entity set document = 'not a document' where id = $1`, [b.entityId]);
+      const got = await body(`/api/v2/entities/${b.entityId}`);
+      expect(got.body).toBe(serializeEntity(record, 'v2'));
+      expect(got.etag).toBe(`"${record.revision.rev}.${record.revision.metadataRev}"`);
+    } finally {
+      await harness.sql(`update entity set document = $2 where id = $1`, [b.entityId, document]);
+    }
+  });
+
   it('is read beside the records others read in the same turn: a record read for v1 or Koa makes the statement send records', async () => {
     const pool = harness.db.pool;
     const statements: string[] = [];
