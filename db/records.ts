@@ -49,7 +49,7 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
       if (pending !== undefined) setImmediate(send);
     });
   };
-  const read = (ref: EntityRef, document: boolean) => {
+  const read = <T>(ref: EntityRef, document: boolean) => {
     let reads = pending;
     if (reads === undefined) {
       reads = pending = { byId: new Map(), byUuid: new Map(), records: false };
@@ -57,16 +57,16 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
     }
     if (!document) reads.records = true;
     const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
-    return new Promise<CurrentRow | undefined>((resolve, reject) => {
-      const waiter = { resolve, reject };
+    return new Promise<T | undefined>((resolve, reject) => {
+      const waiter = { document, resolve, reject } as Waiter;
       const others = waiting.get(key);
       if (others) others.push(waiter);
       else waiting.set(key, [waiter]);
     });
   };
   return {
-    current: (ref) => read(ref, false).then((row) => row?.record ?? undefined),
-    currentDocument: (ref) => read(ref, true).then((row) => (row === undefined ? undefined : row.document !== null && row.document !== undefined ? { document: row.document } : { record: row.record! })),
+    current: (ref) => read<EntityRecord>(ref, false),
+    currentDocument: (ref) => read<CurrentForm>(ref, true),
     atRevision: (ref, revisionId) => recordAtRevision(pool, ref, revisionId),
   };
 }
@@ -77,9 +77,15 @@ interface CurrentRow {
   document?: string | null;
 }
 
-interface Waiter {
-  resolve: (row: CurrentRow | undefined) => void;
+/** A read: of the record (current()), or of the document where one is stored (currentDocument()). */
+type Waiter = ({ document: false; resolve: (record: EntityRecord | undefined) => void } | { document: true; resolve: (form: CurrentForm | undefined) => void }) & {
   reject: (error: unknown) => void;
+};
+
+/** What a waiter is answered with, from its row. */
+function answer(waiter: Waiter, row: CurrentRow): void {
+  if (!waiter.document) waiter.resolve(row.record!);
+  else waiter.resolve(row.document !== null && row.document !== undefined ? { document: row.document } : { record: row.record! });
 }
 
 /** The reads of this turn not yet sent, by entity number and by UUID (lower case). */
@@ -129,7 +135,7 @@ async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids
       for (const waiting of [reads.byId.get(String(row.id)), reads.byUuid.get(row.uuid)]) {
         if (waiting === undefined || found.has(waiting)) continue;
         found.add(waiting);
-        for (const waiter of waiting) waiter.resolve(row);
+        for (const waiter of waiting) answer(waiter, row);
       }
     }
     // Those no row answered name no record.
