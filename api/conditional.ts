@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { EntityRecord } from '../domain/model.ts';
 
 /** The strong tag of a record: its rev alone stays the same across metadata-only revisions, whose document differs. */
-export function recordEtag(record: EntityRecord): string {
+export function recordEtag(record: { revision: Pick<EntityRecord['revision'], 'rev' | 'metadataRev'> }): string {
   return `${record.revision.rev}.${record.revision.metadataRev}`;
 }
 

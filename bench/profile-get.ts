@@ -1,4 +1,4 @@
-// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR]
+// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR --database NAME --socket DIR]
 //
 // A CPU profile of the API under GET /api/v2/entities/{id} at c=32: the
 // reads database of bench:reads (reused or loaded), a headless Temporal dev
@@ -6,19 +6,26 @@
 // (every API process of the cluster writes its own profile), a 2 s warm-up,
 // then --duration seconds with a bearer token and as many HMAC-signed.
 // Prints the busy time of the measured window (warm-ups and start-up left
-// out) by area and the functions with the most self time. --api-root runs
+// out) by area and the functions with the most self time, and per request
+// the CPU time of the API's processes and of the PostgreSQL backends serving
+// it (from /proc: a loaded machine skews them far less than rates). --api-root runs
 // the api/main.ts of another checkout (an older commit, for a before/after).
+// --database reads an existing database of the bench server instead (a copy
+// of a reads database changed by hand, for a prototype; migrated, not loaded).
+// --socket DIR: the API connects to PostgreSQL over its unix socket in DIR
+// (/var/run/postgresql) instead of the URL's TCP address.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { freePort } from '../scripts/lib/ports.ts';
 import { ensureTemporalBinary } from '../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess } from '../scripts/lib/temporal-server.ts';
 import { commandOptions, isScript, loadAverage } from './lib/cli.ts';
-import { BENCH_TOKEN } from './lib/stack.ts';
+import { BENCH_TOKEN, openDatabase } from './lib/stack.ts';
 import { idSpread, READS_ENV, readsDatabase, runAutocannon, spreadIds } from './reads.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -113,6 +120,10 @@ function cpuSeconds(pid: number): { user: number; system: number } {
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
   }
+  return processesCpu(pids);
+}
+
+function processesCpu(pids: readonly number[]): { user: number; system: number } {
   let user = 0;
   let system = 0;
   for (const one of pids) {
@@ -124,13 +135,37 @@ function cpuSeconds(pid: number): { user: number; system: number } {
   return { user: user / 100, system: system / 100 };
 }
 
+/**
+ * CPU seconds the PostgreSQL backends serving the API have used so far: the
+ * client backends connected to the database, other than this query's (the
+ * API's pool keeps its connections through the runs). Needs the server on
+ * this machine.
+ */
+async function backendsCpu(url: string): Promise<{ user: number; system: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`);
+    return processesCpu(rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`)));
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL with its host replaced by the unix socket directory `dir` (pg's `host` parameter). */
+function overSocket(url: string, dir: string): string {
+  const over = new URL(url);
+  over.searchParams.set('host', dir);
+  return over.toString();
+}
+
 /** CLOCK_MONOTONIC in µs: the clock V8's profiler stamps its samples with. */
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out'] });
+  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out', 'database', 'socket'] });
   const seconds = Number(values.duration);
-  const database = await readsDatabase(Number(values.entities));
+  const database = values.database === undefined ? await readsDatabase(Number(values.entities)) : { url: await openDatabase(values.database), how: `database ${values.database} as it is` };
   process.stderr.write(`profile: ${database.how}\n`);
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-profile-'));
   const out = resolve(values.out ?? join(scratch, 'profiles'));
@@ -143,7 +178,7 @@ if (isScript(import.meta)) {
       ...process.env,
       ...READS_ENV,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${out}`.trim(),
-      DATABASE_URL: database.url,
+      DATABASE_URL: values.socket === undefined ? database.url : overSocket(database.url, values.socket),
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: 'bench-profile',
       DATA_DIR: scratch,
@@ -164,10 +199,13 @@ if (isScript(import.meta)) {
     await runAutocannon(apiUrl, paths, 2, 'hmac');
     const from = monotonicMicros();
     const cpuBefore = cpuSeconds(api.pid!);
+    const pgBefore = await backendsCpu(database.url);
     const bearer = await runAutocannon(apiUrl, paths, seconds);
     const cpuBetween = cpuSeconds(api.pid!);
+    const pgBetween = await backendsCpu(database.url);
     const hmac = await runAutocannon(apiUrl, paths, seconds, 'hmac');
     const cpuAfter = cpuSeconds(api.pid!);
+    const pgAfter = await backendsCpu(database.url);
     const to = monotonicMicros();
     await stopProcess(api);
     const files = readdirSync(out).filter((name) => name.endsWith('.cpuprofile')).map((name) => join(out, name));
@@ -177,8 +215,10 @@ if (isScript(import.meta)) {
       const micros = (cpu: number) => ((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0);
       return `${micros(to.user + to.system - from.user - from.system)} µs CPU per request (user ${micros(to.user - from.user)}, system ${micros(to.system - from.system)})`;
     };
-    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu) => `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter)}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
+    const pgPerRequest = (from: Cpu, to: Cpu, r: typeof bearer) => `PostgreSQL ${(((to.user + to.system - from.user - from.system) * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs`;
+    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu, pgFrom: Cpu, pgTo: Cpu) =>
+      `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${pgPerRequest(pgFrom, pgTo, r)}, ${r.errors} errors`;
+    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);

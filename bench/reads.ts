@@ -7,7 +7,9 @@
 //    ids spread over the table, with a bearer token and signed with an HMAC
 //    API key (as the real client signs); the baseline is PostgreSQL's own
 //    rate for the statement the route runs (`pgbench -n -M prepared -c 32
-//    -j 2 -T <duration>` over the same ids), and a bare Koa app (another child
+//    -j 2 -T <duration>` over the same ids: the stored document; the record's
+//    statement, the baseline before documents were stored, is shown beside
+//    it), and a bare Koa app (another child
 //    process) answering the same paths with the same bytes is shown beside it.
 //    The API runs as `npm start` runs it: LOG_LEVEL info (a line per
 //    request), metrics; the GET runs are made once per API_PROCESSES count of
@@ -104,6 +106,18 @@ const LOADER_FILES = [
   'db/batches.ts',
   'db/apply/write-plan.ts',
   'db/apply/transaction.ts',
+  // The v2 document stored beside each record (entity.document) and what writes it.
+  'domain/xml/entity-writer.ts',
+  'domain/xml/compiled-entity-writer.ts',
+  'domain/xml/date-time.ts',
+  'domain/xml/escape.ts',
+  'domain/xml/markup.ts',
+  'domain/xml/vocabulary.ts',
+  'domain/xml/vocabulary-shape.ts',
+  'domain/xml/vocabulary-v1.ts',
+  'domain/xml/vocabulary-v2.ts',
+  'domain/xml/write-items.ts',
+  'domain/xml/write-metadata.ts',
 ];
 
 export function loaderFingerprint(entities: number): string {
@@ -258,15 +272,27 @@ function pgbenchBinary(): string {
 }
 
 /**
- * PostgreSQL's own rate for the statement GET /api/v2/entities/{id} runs
- * (db/records.ts), prepared, 32 clients on 2 threads, over the
- * same ids: what the database serves when nothing but a C client stands
- * between it and the socket.
+ * The statement GET /api/v2/entities/{id} runs (db/records.ts,
+ * RecordRepository.currentDocument: the stored document, the record only
+ * where none is stored), for one id; and the one it ran before documents
+ * were stored (the record, which current() still reads for v1 and Koa),
+ * shown beside it.
  */
-function runPgbench(databaseUrl: string, spread: IdSpread, seconds: number, dir: string): number {
-  const script = join(dir, 'get-entity.sql');
-  // The statement of db/records.ts (RecordRepository.current), over the ids of spreadIds().
-  const lines = [`\\set k random(0, ${spread.count - 1})`, `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`, 'select record from entity where id = :id;'];
+const PGBENCH_STATEMENTS = {
+  document: 'select document, case when document is null then record end as record from entity where id = :id',
+  record: 'select record from entity where id = :id',
+} as const;
+type PgbenchStatement = keyof typeof PGBENCH_STATEMENTS;
+
+/**
+ * PostgreSQL's own rate for a statement of GET /api/v2/entities/{id},
+ * prepared, 32 clients on 2 threads, over the same ids: what the database
+ * serves when nothing but a C client stands between it and the socket.
+ */
+function runPgbench(databaseUrl: string, spread: IdSpread, seconds: number, dir: string, statement: PgbenchStatement = 'document'): number {
+  const script = join(dir, `get-entity-${statement}.sql`);
+  // Over the ids of spreadIds().
+  const lines = [`\\set k random(0, ${spread.count - 1})`, `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`, `${PGBENCH_STATEMENTS[statement]};`];
   writeFileSync(script, `${lines.join('\n')}\n`);
   const url = new URL(databaseUrl);
   const args = ['-n', '-M', 'prepared', '-c', String(CONCURRENCY), '-j', '2', '-T', String(seconds), '-f', script, '-h', url.hostname, '-p', url.port || '5432'];
@@ -339,17 +365,19 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
     const hmac: Throughput[] = [];
     const baseline: Throughput[] = [];
     const pgbench: number[] = [];
+    const pgbenchRecord: number[] = [];
     const loads: string[] = [];
     // Alternated, so that all four see the same background load on average.
     for (let run = 0; run < options.runs; run += 1) {
       loads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!);
       pgbench.push(runPgbench(stack.databaseUrl, spread, options.durationSeconds, dir));
+      pgbenchRecord.push(runPgbench(stack.databaseUrl, spread, options.durationSeconds, dir, 'record'));
       bearer.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
       hmac.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds, 'hmac'));
       baseline.push(await runAutocannon(bare.url, paths, options.durationSeconds));
       const [b, h, k] = [bearer.at(-1)!, hmac.at(-1)!, baseline.at(-1)!];
       process.stderr.write(
-        `reads: GET entity, ${processes} API process(es), run ${run + 1} (load ${loads.at(-1)}): pgbench ${pgbench.at(-1)!.toFixed(0)} tps; bearer ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms p99 ${b.p99.toFixed(2)} ms; ` +
+        `reads: GET entity, ${processes} API process(es), run ${run + 1} (load ${loads.at(-1)}): pgbench ${pgbench.at(-1)!.toFixed(0)} tps (record ${pgbenchRecord.at(-1)!.toFixed(0)}); bearer ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms p99 ${b.p99.toFixed(2)} ms; ` +
           `HMAC ${h.requestsPerSecond.toFixed(0)} req/s p50 ${h.p50.toFixed(2)} ms; bare Koa ${k.requestsPerSecond.toFixed(0)} req/s p50 ${k.p50.toFixed(2)} ms\n`,
       );
     }
@@ -379,13 +407,22 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
     const bareRps = median(baseline.map((r) => r.requestsPerSecond));
     return [
       {
-        figure: `pgbench, select record from entity where id = $1, c=${CONCURRENCY} (beside ${apis})`,
+        figure: `pgbench, ${PGBENCH_STATEMENTS.document.replace(':id', '$1')}, c=${CONCURRENCY} (beside ${apis})`,
         value: pgbenchTps,
         unit: 'tps',
         target: '-',
         met: true,
         info: true,
-        note: `-n -M prepared -c ${CONCURRENCY} -j 2 -T ${options.durationSeconds}, the same ${ids.length} ids; ${runsNote(pgbench)}`,
+        note: `the route's statement (the stored document); -n -M prepared -c ${CONCURRENCY} -j 2 -T ${options.durationSeconds}, the same ${ids.length} ids; ${runsNote(pgbench)}`,
+      },
+      {
+        figure: `pgbench, ${PGBENCH_STATEMENTS.record.replace(':id', '$1')}, c=${CONCURRENCY} (beside ${apis})`,
+        value: median(pgbenchRecord),
+        unit: 'tps',
+        target: '-',
+        met: true,
+        info: true,
+        note: `the route's statement before documents were stored, for comparison: bearer ${(median(bearer.map((r) => r.requestsPerSecond)) / median(pgbenchRecord)).toFixed(2)}×, HMAC ${(median(hmac.map((r) => r.requestsPerSecond)) / median(pgbenchRecord)).toFixed(2)}× of it; ${runsNote(pgbenchRecord)}`,
       },
       throughput('bearer token', bearer, 0.4, common),
       latency('bearer token', bearer),

@@ -15,12 +15,24 @@ export interface RecordRepository {
    */
   current(ref: EntityRef): Promise<EntityRecord | undefined>;
   /**
+   * The current form of a record as a GET of its v2 document needs it: the
+   * document stored beside the record (entity.document, the bytes
+   * serializeEntity(record, 'v2') writes) when there is one, else the record.
+   * Read together with current()'s reads, in the same statements; a read of
+   * these alone asks PostgreSQL for the record only where no document is
+   * stored (no jsonb sent, none parsed).
+   */
+  currentDocument(ref: EntityRef): Promise<CurrentForm | undefined>;
+  /**
    * The record as it was in a revision of that entity, named by its rev or
    * its metadataRev. A rev shared by metadata-only revisions names the latest
    * of them. One indexed row, whatever the length of the history.
    */
   atRevision(ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined>;
 }
+
+/** A record's current form: its stored v2 document, or the record where none is stored (or the same statement read records for others). */
+export type CurrentForm = { document: string; record?: undefined } | { record: EntityRecord; document?: undefined };
 
 export function recordRepository(pool: pg.Pool): RecordRepository {
   let pending: PendingReads | undefined;
@@ -37,35 +49,67 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
       if (pending !== undefined) setImmediate(send);
     });
   };
+  const read = <T>(ref: EntityRef, document: boolean) => {
+    let reads = pending;
+    if (reads === undefined) {
+      reads = pending = { byId: new Map(), byUuid: new Map(), records: false };
+      if (!inFlight) setImmediate(send);
+    }
+    if (!document) reads.records = true;
+    const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
+    return new Promise<T | undefined>((resolve, reject) => {
+      const waiter = { document, resolve, reject } as Waiter;
+      const others = waiting.get(key);
+      if (others) others.push(waiter);
+      else waiting.set(key, [waiter]);
+    });
+  };
   return {
-    current(ref) {
-      let reads = pending;
-      if (reads === undefined) {
-        reads = pending = { byId: new Map(), byUuid: new Map() };
-        if (!inFlight) setImmediate(send);
-      }
-      const [waiting, key] = ref.entityId !== undefined ? [reads.byId, String(ref.entityId)] : [reads.byUuid, ref.entityUuid!];
-      return new Promise((resolve, reject) => {
-        const waiter = { resolve, reject };
-        const others = waiting.get(key);
-        if (others) others.push(waiter);
-        else waiting.set(key, [waiter]);
-      });
-    },
+    current: (ref) => read<EntityRecord>(ref, false),
+    currentDocument: (ref) => read<CurrentForm>(ref, true),
     atRevision: (ref, revisionId) => recordAtRevision(pool, ref, revisionId),
   };
 }
 
-interface Waiter {
-  resolve: (record: EntityRecord | undefined) => void;
+/** A row of a statement of current reads: the record, the document, or both (of each, what the statement asked for). */
+interface CurrentRow {
+  record: EntityRecord | null;
+  document?: string | null;
+}
+
+/** A read: of the record (current()), or of the document where one is stored (currentDocument()). */
+type Waiter = ({ document: false; resolve: (record: EntityRecord | undefined) => void } | { document: true; resolve: (form: CurrentForm | undefined) => void }) & {
   reject: (error: unknown) => void;
+};
+
+/** What a waiter is answered with, from its row. */
+function answer(waiter: Waiter, row: CurrentRow): void {
+  if (!waiter.document) waiter.resolve(row.record!);
+  else waiter.resolve(row.document !== null && row.document !== undefined ? { document: row.document } : { record: row.record! });
 }
 
 /** The reads of this turn not yet sent, by entity number and by UUID (lower case). */
 interface PendingReads {
   byId: Map<string, Waiter[]>;
   byUuid: Map<string, Waiter[]>;
+  /** Whether any of them needs the record itself (current()), not the document where one is stored. */
+  records: boolean;
 }
+
+// The two statements of current reads, named so that each pooled connection
+// parses and plans them once (the hottest reads of the service). When every
+// read of a statement takes the stored document, the record is sent only for
+// rows without one (a CASE does not detoast a column it does not return);
+// when any needs the record, every row sends its record and those reading the
+// document build it from that record (the same bytes).
+const CURRENT_RECORDS = {
+  name: 'current-records',
+  text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
+};
+const CURRENT_DOCUMENTS = {
+  name: 'current-documents',
+  text: 'select id, uuid, document, case when document is null then record end as record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
+};
 
 /** Refs per statement: a burst of thousands of GETs becomes a few statements, not one unbounded one. */
 const REFS_PER_STATEMENT = 500;
@@ -85,18 +129,13 @@ async function readTogether(pool: pg.Pool, reads: PendingReads): Promise<void> {
 async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids: string[]): Promise<void> {
   const waiters = [...ids.map((id) => reads.byId.get(id)!), ...uuids.map((uuid) => reads.byUuid.get(uuid)!)].flat();
   try {
-    // Named, so each pooled connection parses and plans it once: the hottest read of the service.
-    const { rows } = await pool.query<{ id: string; uuid: string; record: EntityRecord }>({
-      name: 'current-records',
-      text: 'select id, uuid, record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])',
-      values: [ids, uuids],
-    });
+    const { rows } = await pool.query<CurrentRow & { id: string; uuid: string }>({ ...(reads.records ? CURRENT_RECORDS : CURRENT_DOCUMENTS), values: [ids, uuids] });
     const found = new Set<Waiter[]>();
     for (const row of rows) {
       for (const waiting of [reads.byId.get(String(row.id)), reads.byUuid.get(row.uuid)]) {
         if (waiting === undefined || found.has(waiting)) continue;
         found.add(waiting);
-        for (const waiter of waiting) waiter.resolve(row.record);
+        for (const waiter of waiting) answer(waiter, row);
       }
     }
     // Those no row answered name no record.

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { Histogram } from 'prom-client';
-import type { XmlVersion } from '../../domain/model.ts';
+import type { EntityRecord, XmlVersion } from '../../domain/model.ts';
+import { v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity } from '../../domain/xml/index.ts';
 import type { HttpLabel } from '../../metrics/api.ts';
-import { findCurrentRecord } from '../../services/reads/entities.ts';
+import { findCurrentDocument, findCurrentRecord, type CurrentForm } from '../../services/reads/entities.ts';
 import { NDA_DATE_HEADER } from '../auth/nda-hmac.ts';
 import { ifNoneMatchNames, recordEtag } from '../conditional.ts';
 import type { AppDeps } from '../deps.ts';
@@ -26,6 +27,8 @@ import { ENTITY_ID_PARAMETER } from './entities.ts';
 // router (and with the reads batched across turns, db/records.ts, and the
 // compiled writer) such a GET costs the API about a third less CPU
 // (bench/profile-get.ts).
+
+const asForm = (record: EntityRecord | undefined): CurrentForm | undefined => (record === undefined ? undefined : { record });
 
 /** What Koa gives a server to call (app.callback()). */
 type Handler = ReturnType<Koa['callback']>;
@@ -65,18 +68,29 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
       rawQuery: '',
     });
     if (!credentials.ok || !hasPermission(credentials.principal, 'read')) return koa(req, res);
-    return findCurrentRecord(deps.db.records, ref).then(
-      (record) => {
-        if (record === undefined) return koa(req, res);
-        const etag = `"${recordEtag(record)}"`;
-        const notModified = ifNoneMatchNames(headers['if-none-match'], etag);
+    // v2 takes the document stored beside the record where there is one (the bytes the writer would write).
+    const found: Promise<CurrentForm | undefined> = version === 'v2' ? findCurrentDocument(deps.db.records, ref) : findCurrentRecord(deps.db.records, ref).then(asForm);
+    return found.then(
+      (form) => {
+        if (form === undefined) return koa(req, res);
+        let etag: string;
         let body: string | undefined;
-        try {
-          if (!notModified) body = serializeEntity(record, version);
-        } catch {
-          // Koa's chain meets the same error and answers it as a problem.
-          return koa(req, res);
+        if (form.document !== undefined) {
+          const revision = v2DocumentRevision(form.document);
+          // Not a document this writer wrote: Koa's chain builds it from the record.
+          if (revision === undefined) return koa(req, res);
+          etag = `"${recordEtag({ revision })}"`;
+          if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = form.document;
+        } else {
+          etag = `"${recordEtag(form.record)}"`;
+          try {
+            if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = serializeEntity(form.record, version);
+          } catch {
+            // Koa's chain meets the same error and answers it as a problem.
+            return koa(req, res);
+          }
         }
+        const notModified = body === undefined;
         const requestId = requestIdOf(headers['x-request-id'] as string | undefined);
         const status = notModified ? 304 : 200;
         logRequest(log, { requestId, method: 'GET', path, status, principal: credentials.principal.name }, started, true);

@@ -8,6 +8,7 @@ import type { PlannedRecord } from '../../domain/batch/index.ts';
 import type { EntityRecord } from '../../domain/model.ts';
 import { searchUserRoles, searchValues } from '../../domain/search-values.ts';
 import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
+import { serializeEntity } from '../../domain/xml/index.ts';
 
 export interface WriteContext {
   batchId: string;
@@ -26,6 +27,7 @@ const ENTITY_COLUMNS = [
   'preferred_name_norm',
   'description',
   'record',
+  'document',
 ];
 
 const REVISION_COLUMNS = [
@@ -194,7 +196,21 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
     name ? normalizeForSearch(name) : null,
     briefDescription(record) ?? null,
     JSON.stringify(record),
+    storedDocument(record),
   ];
+}
+
+/**
+ * The record's v2 document, stored beside it for GET (the bytes the GET would
+ * build, Migration20261125000100EntityDocument); NULL for a record the writer
+ * refuses, whose GET builds it and meets the same error.
+ */
+function storedDocument(record: EntityRecord): string | null {
+  try {
+    return serializeEntity(record, 'v2');
+  } catch {
+    return null;
+  }
 }
 
 async function updateEntities(client: pg.PoolClient, updated: readonly unknown[][]): Promise<void> {
@@ -219,6 +235,7 @@ const ENTITY_COLUMN_TYPES: Record<string, string> = {
   preferred_name_norm: 'text',
   description: 'text',
   record: 'jsonb',
+  document: 'text',
 };
 
 /**

@@ -345,3 +345,32 @@ export function partsInOutputOrder(record: EntityRecord): readonly Part[] {
   ordered.splice(firstName, 0, parts[preferred] as Part);
   return ordered;
 }
+
+// ---- stored documents ----
+
+const REV_OPEN = `<${vocabularyFor('v2').entity.rev}>`;
+const REV_CLOSE = `</${vocabularyFor('v2').entity.rev}>`;
+const METADATA_REV_OPEN = `<${V2_META.metadataRev}>`;
+const METADATA_REV_CLOSE = `</${V2_META.metadataRev}>`;
+
+/**
+ * The rev and metadataRev of a v2 entity document as serializeEntity writes
+ * it (a document stored beside its record): the text of its first rev and
+ * metadataRev elements, which are the revision's, the root's first child (no
+ * attribute value before them holds a `<`, the writer escapes it). Undefined
+ * when the document has no such elements or either value holds an escaped
+ * character (revs are UUIDs: never, but then the text would not be the value).
+ */
+export function v2DocumentRevision(document: string): { rev: string; metadataRev: string } | undefined {
+  const revAt = document.indexOf(REV_OPEN);
+  if (revAt < 0) return undefined;
+  const revEnd = document.indexOf(REV_CLOSE, revAt);
+  if (revEnd < 0 || !document.startsWith(METADATA_REV_OPEN, revEnd + REV_CLOSE.length)) return undefined;
+  const metadataAt = revEnd + REV_CLOSE.length + METADATA_REV_OPEN.length;
+  const metadataEnd = document.indexOf(METADATA_REV_CLOSE, metadataAt);
+  if (metadataEnd < 0) return undefined;
+  const rev = document.slice(revAt + REV_OPEN.length, revEnd);
+  const metadataRev = document.slice(metadataAt, metadataEnd);
+  if (rev.includes('&') || metadataRev.includes('&') || rev.includes('<') || metadataRev.includes('<')) return undefined;
+  return { rev, metadataRev };
+}

@@ -1,5 +1,7 @@
-import type { RecordRepository } from '../../db/records.ts';
+import type { CurrentForm, RecordRepository } from '../../db/records.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+
+export type { CurrentForm };
 
 // GET of one record. The reads of one event-loop turn share one statement
 // (db/records.ts): the hot path of the service, so nothing is added here.
@@ -7,6 +9,11 @@ import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 /** The current form of a record, by number or UUID; undefined when none has that number or UUID. */
 export function findCurrentRecord(records: RecordRepository, ref: EntityRef): Promise<EntityRecord | undefined> {
   return records.current(ref);
+}
+
+/** For a GET of the v2 document: the document stored beside the record when there is one, else the record; undefined when there is no such record. */
+export function findCurrentDocument(records: RecordRepository, ref: EntityRef): Promise<CurrentForm | undefined> {
+  return records.currentDocument(ref);
 }
 
 /** The record as of one of its revisions (its rev or metadataRev); undefined when it has no such revision. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/generate.ts';
 import { ITEM_KINDS, PART_TYPES, type EntityRecord, type Item, type ItemKind, type Part, type UserInfo, type XmlVersion } from '../../domain/model.ts';
-import { byteStringElementWriter, entityElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
+import { byteStringElementWriter, entityElementWriter, v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity, serializeEntityByMarkup, serializeEntityElement, writeEntities } from '../../domain/xml/entity-writer.ts';
 import { collect, sampleRecord, uuid } from '../fixtures/xml/support.ts';
 
@@ -217,5 +217,29 @@ describe('the compiled entity writer over byte strings', () => {
       // The same error, message and all (its index counts UTF-16 code units, not bytes).
       expect(() => writer(byteString(JSON.stringify(inText)))).toThrow(exactError as Error);
     }
+  });
+});
+
+describe('the stored v2 document (entity.document)', () => {
+  it('is the same written from the planned record as from the record read back from its JSON, and tells its rev and metadataRev', () => {
+    const generate = recordGenerator(31);
+    for (let n = 1; n <= 3000; n++) {
+      const record = generate(n);
+      const document = serializeEntity(record, 'v2');
+      // The write path stores the document of the record it has; a GET without one builds it from the stored JSON.
+      expect(serializeEntity(JSON.parse(JSON.stringify(record)) as EntityRecord, 'v2'), JSON.stringify(record)).toBe(document);
+      expect(v2DocumentRevision(document)).toEqual({ rev: record.revision.rev, metadataRev: record.revision.metadataRev });
+    }
+  });
+
+  it('tells no revision of a document it cannot read one from', () => {
+    const document = serializeEntity(sampleRecord(1), 'v2');
+    expect(v2DocumentRevision(document)).toBeDefined();
+    expect(v2DocumentRevision('')).toBeUndefined();
+    expect(v2DocumentRevision('not a document')).toBeUndefined();
+    expect(v2DocumentRevision(document.replace('<metadataRev>', '<other>'))).toBeUndefined();
+    expect(v2DocumentRevision(document.replace('</metadataRev>', ''))).toBeUndefined();
+    expect(v2DocumentRevision(document.replace('</rev>', ''))).toBeUndefined();
+    expect(v2DocumentRevision(document.replace(/<rev>[^<]*</, '<rev>a&amp;b<'))).toBeUndefined();
   });
 });
