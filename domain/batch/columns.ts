@@ -134,6 +134,19 @@ export class UuidColumn {
     const kind = this.#kinds.get(index);
     return kind === 1 ? readUuid(this.#bytes, index * UUID_BYTES) : kind === 2 ? this.#verbatim.get(index) : undefined;
   }
+
+  /** Whether slot `index` holds a canonical UUID of these 16 bytes. */
+  bytesEqual(index: number, bytes: Uint8Array): boolean {
+    if (this.#kinds.get(index) !== 1) return false;
+    const offset = index * UUID_BYTES;
+    for (let at = 0; at < UUID_BYTES; at += 1) if (this.#bytes[offset + at] !== bytes[at]) return false;
+    return true;
+  }
+
+  /** The hash of slot `index`'s bytes (a canonical UUID's). */
+  hash(index: number): number {
+    return hashUuid(this.#bytes, index * UUID_BYTES);
+  }
 }
 
 /** Texts by index, as their UTF-8 bytes one after the other. */
@@ -162,4 +175,88 @@ export class TextColumn {
     const start = index === 0 ? 0 : this.#ends.get(index - 1);
     return this.#bytes.toString('utf8', start, this.#ends.get(index));
   }
+}
+
+/**
+ * A Map from UUIDs to numbers without a string per key: canonical UUIDs as
+ * their 16 bytes in an open-addressing table; any other key in a Map. Keys
+ * come back in the order they were first set (canonical ones first).
+ */
+export class UuidMap {
+  readonly #keys = new UuidColumn();
+  readonly #values = new NumberColumn();
+  /** Entry index + 1 by hash slot; 0: empty. */
+  #table = new Int32Array(2048);
+  readonly #scratch = new Uint8Array(UUID_BYTES);
+  readonly #verbatim = new Map<string, number>();
+
+  get size(): number {
+    return this.#keys.length + this.#verbatim.size;
+  }
+
+  get(uuid: string): number | undefined {
+    if (!CANONICAL_UUID.test(uuid)) return this.#verbatim.get(uuid);
+    const entry = this.#find(uuid);
+    return entry < 0 ? undefined : this.#values.get(entry);
+  }
+
+  has(uuid: string): boolean {
+    return this.get(uuid) !== undefined;
+  }
+
+  set(uuid: string, value: number): void {
+    if (!CANONICAL_UUID.test(uuid)) {
+      this.#verbatim.set(uuid, value);
+      return;
+    }
+    const found = this.#find(uuid);
+    if (found >= 0) {
+      this.#values.set(found, value);
+      return;
+    }
+    const entry = this.#keys.push(uuid);
+    this.#values.set(entry, value);
+    if ((entry + 1) * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+    else this.#place(entry);
+  }
+
+  keys(): string[] {
+    const keys: string[] = [];
+    for (let entry = 0; entry < this.#keys.length; entry += 1) keys.push(this.#keys.get(entry)!);
+    return [...keys, ...this.#verbatim.keys()];
+  }
+
+  entries(): [string, number][] {
+    return this.keys().map((key) => [key, this.get(key)!]);
+  }
+
+  /** The entry of a canonical UUID, or -1. */
+  #find(uuid: string): number {
+    writeUuid(uuid, this.#scratch, 0);
+    const mask = this.#table.length - 1;
+    for (let slot = hashUuid(this.#scratch, 0) & mask; ; slot = (slot + 1) & mask) {
+      const held = this.#table[slot]!;
+      if (held === 0) return -1;
+      if (this.#keys.bytesEqual(held - 1, this.#scratch)) return held - 1;
+    }
+  }
+
+  #place(entry: number): void {
+    const mask = this.#table.length - 1;
+    let slot = this.#keys.hash(entry) & mask;
+    while (this.#table[slot] !== 0) slot = (slot + 1) & mask;
+    this.#table[slot] = entry + 1;
+  }
+
+  #rehash(size: number): void {
+    this.#table = new Int32Array(size);
+    for (let entry = 0; entry < this.#keys.length; entry += 1) this.#place(entry);
+  }
+}
+
+/** A 32-bit hash of the 16 bytes at `offset` (FNV-1a). */
+function hashUuid(bytes: Uint8Array, offset: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < UUID_BYTES; index += 1) hash = Math.imul(hash ^ bytes[offset + index]!, 0x01000193);
+  return hash >>> 0;
 }

@@ -30,7 +30,7 @@ import { checkNewParts, partItems, withUuids } from './parts.ts';
 import { EntityIdMap } from './entity-id-map.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
 import { isActive } from './state-rules.ts';
-import { ByteColumn, NumberColumn } from './columns.ts';
+import { ByteColumn, NumberColumn, UuidColumn } from './columns.ts';
 import { refOf, surveyBatch, BatchSurvey } from './survey.ts';
 import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from './types.ts';
 
@@ -91,7 +91,7 @@ export class BatchPlanner {
   /** A create's allocated entityId, by declaration index. */
   readonly #createIds = new NumberColumn();
   /** A create's entityUuid (its own, or a new one), by declaration index. */
-  readonly #createUuids: (string | undefined)[] = [];
+  readonly #createUuids = new UuidColumn();
   /** The entity a declaration became the subject of (with HAS_SUBJECT). */
   readonly #subjects = new NumberColumn();
   readonly #flags = new ByteColumn();
@@ -143,7 +143,7 @@ export class BatchPlanner {
         this.#finalStates.anchor(entityId);
         this.#createsById.anchor(entityId);
         this.#createIds.set(index, entityId);
-        this.#createUuids[index] = survey.createUuidAt(index) ?? this.#env.newUuid();
+        this.#createUuids.set(index, survey.createUuidAt(index) ?? this.#env.newUuid());
         this.#createsById.set(entityId, index);
         this.#count(entityId, survey.touchesAt(index));
       } else {
@@ -231,7 +231,7 @@ export class BatchPlanner {
 
   /** A create's ids, allocated up front (declare). */
   #createIdsAt(index: number): ResolvedRef | undefined {
-    const entityUuid = this.#createUuids[index];
+    const entityUuid = this.#createUuids.get(index);
     return entityUuid === undefined ? undefined : { entityId: this.#createIds.get(index), entityUuid };
   }
 

@@ -6,7 +6,7 @@
 // planned), and what the caller must load (see BatchLookups).
 
 import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../model.ts';
-import { ByteColumn, NumberColumn } from './columns.ts';
+import { ByteColumn, NumberColumn, UuidColumn, UuidMap } from './columns.ts';
 
 export interface BatchLookups {
   /** Entities that updates name: load their current records. */
@@ -56,11 +56,11 @@ export class BatchSurvey {
   readonly #touches = new NumberColumn();
   readonly #kinds = new ByteColumn();
   /** A create's own entityUuid, by declaration index (undefined when it brings none). */
-  readonly #createUuids: (string | undefined)[] = [];
+  readonly #createUuids = new UuidColumn();
   /** A stored update's reference as written, by declaration index. */
   readonly #storedRefs = new Map<number, EntityRef>();
   /** The first create bringing each entityUuid: its declaration index. */
-  readonly #createByUuid = new Map<string, number>();
+  readonly #createByUuid = new UuidMap();
 
   get commands(): number {
     return this.#commands;
@@ -86,7 +86,7 @@ export class BatchSurvey {
 
   /** The first create bringing each entityUuid (made when asked: tests). */
   get createsByUuid(): Map<string, SurveyedDeclaration> {
-    return new Map([...this.#createByUuid].map(([uuid, index]) => [uuid, this.declaration(index)]));
+    return new Map(this.#createByUuid.entries().map(([uuid, index]) => [uuid, this.declaration(index)]));
   }
 
   /** The declaration index of a localId. */
@@ -117,19 +117,29 @@ export class BatchSurvey {
 
   /** A create's own entityUuid, when it brings one. */
   createUuidAt(index: number): string | undefined {
-    return this.#createUuids[index];
+    return this.#createUuids.get(index);
   }
 
   /** A stored update's reference as written; a create's own entityUuid when it brings one (else an empty ref). */
   refAt(index: number): EntityRef {
     const stored = this.#storedRefs.get(index);
     if (stored !== undefined) return stored;
-    const entityUuid = this.#createUuids[index];
+    const entityUuid = this.#createUuids.get(index);
     return entityUuid === undefined ? {} : { entityUuid };
   }
 
+  /** Declaration `index` as an object (its ref made when read). */
   declaration(index: number): SurveyedDeclaration {
-    return { localId: this.localIdAt(index), ordinal: this.ordinalAt(index), kind: this.isCreate(index) ? 'create' : 'stored', ref: this.refAt(index), touches: this.touchesAt(index) };
+    const refAt = () => this.refAt(index);
+    return {
+      localId: this.localIdAt(index),
+      ordinal: this.ordinalAt(index),
+      kind: this.isCreate(index) ? 'create' : 'stored',
+      get ref() {
+        return refAt();
+      },
+      touches: this.touchesAt(index),
+    };
   }
 
   add(command: ChangeCommand): void {
@@ -169,7 +179,7 @@ export class BatchSurvey {
     }
     const index = this.#declare(localId, ordinal, 0);
     if (entityUuid === undefined) return;
-    this.#createUuids[index] = entityUuid;
+    this.#createUuids.set(index, entityUuid);
     if (!this.#createByUuid.has(entityUuid)) this.#createByUuid.set(entityUuid, index);
   }
 
@@ -177,7 +187,7 @@ export class BatchSurvey {
     return {
       records: this.#records.values(),
       targets: this.#targets.values(),
-      createUuids: [...this.#createByUuid.keys()],
+      createUuids: this.#createByUuid.keys(),
       createCount: this.#createCount,
     };
   }
@@ -186,8 +196,7 @@ export class BatchSurvey {
     const index = this.#localIds.length;
     this.#byLocalId.set(localId, index);
     this.#localIds.push(localId);
-    // A slot for every declaration: the array stays packed.
-    this.#createUuids.push(undefined);
+    this.#createUuids.set(index, undefined);
     this.#ordinals.set(index, ordinal);
     this.#touches.set(index, 1);
     this.#kinds.set(index, kind);

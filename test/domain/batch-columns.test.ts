@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteColumn, NumberColumn, TextColumn, UuidColumn } from '../../domain/batch/columns.ts';
+import { ByteColumn, NumberColumn, TextColumn, UuidColumn, UuidMap } from '../../domain/batch/columns.ts';
 
 // The compact columns an apply keeps per entity: every value reads back as
 // set, past their first growth too.
@@ -47,5 +47,21 @@ describe('compact columns', () => {
     for (const text of written) texts.push(text);
     expect(texts.length).toBe(COUNT);
     expect(Array.from({ length: COUNT }, (_, index) => texts.get(index))).toEqual(written);
+  });
+
+  it('map UUIDs to numbers: canonical ones by their bytes, others as given, in the order first set', () => {
+    const map = new UuidMap();
+    const uuid = (index: number) => `${(index * 2654435761 % 2 ** 32).toString(16).padStart(8, '0')}-0000-4aaa-bfff-${index.toString(16).padStart(12, '0')}`;
+    for (let index = 0; index < COUNT; index += 1) map.set(uuid(index), index * 2);
+    map.set('NOT-canonical', 7);
+    map.set(uuid(3), 33);
+    expect(map.size).toBe(COUNT + 1);
+    for (let index = 0; index < COUNT; index += 1) expect(map.get(uuid(index))).toBe(index === 3 ? 33 : index * 2);
+    expect(map.get('NOT-canonical')).toBe(7);
+    expect(map.has(uuid(COUNT))).toBe(false);
+    // Upper case is another key: as a Map of strings would have it.
+    expect(map.get(uuid(5).toUpperCase())).toBeUndefined();
+    expect(map.keys()).toEqual([...Array.from({ length: COUNT }, (_, index) => uuid(index)), 'NOT-canonical']);
+    expect(map.entries()[3]).toEqual([uuid(3), 33]);
   });
 });
