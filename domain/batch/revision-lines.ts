@@ -9,6 +9,14 @@ import type { PlannedRecord } from './types.ts';
  * 16 bytes each outside V8's heap instead of two strings and an object per
  * line, the entityUuid too; the localId string is the one the survey holds.
  */
+/**
+ * Lines of the result's JSON text per piece: about 190 bytes a line, so a
+ * piece stays well under V8's large-object size (128 KB). A piece of 1,000
+ * lines was a large object, which only a full collection frees: at the end of
+ * a 320,000 apply some 60 MB of them at once (docs/performance.md).
+ */
+export const LINES_PER_PIECE = 250;
+
 export class RevisionLines {
   readonly #localIds: string[] = [];
   readonly #entityIds = new NumberColumn();
@@ -46,7 +54,7 @@ export class RevisionLines {
    * in pieces of `linesPerPiece` lines: a batch of 300,000 entities has
    * 60 MB of it, which is then never one string, nor an object per line.
    */
-  *jsonPieces(linesPerPiece = 1000): Generator<string> {
+  *jsonPieces(linesPerPiece = LINES_PER_PIECE): Generator<string> {
     let piece = '[';
     for (let index = 0; index < this.#localIds.length; index += 1) {
       piece += (index === 0 ? '' : ',') + JSON.stringify(this.#line(index));
