@@ -37,17 +37,26 @@ export function readUuid(source: Uint8Array, offset: number): string {
   return String.fromCharCode(...codes);
 }
 
-/** A typed array twice as long (at least `needed`), with the old one's values. */
-function grown<T extends Uint8Array | Int32Array | Float64Array>(values: T, needed: number, make: (length: number) => T): T {
-  if (needed <= values.length) return values;
-  const next = make(Math.max(needed, values.length * 2));
-  next.set(values);
-  return next;
+/**
+ * Entries per chunk of a column (log 2). A column grows a chunk at a time:
+ * never copied, never more than one chunk ahead of what it holds (a column
+ * that doubled held its old and new arrays at once, and up to twice what it
+ * needed).
+ */
+const CHUNK_SHIFT = 15;
+const CHUNK_ENTRIES = 1 << CHUNK_SHIFT;
+const CHUNK_MASK = CHUNK_ENTRIES - 1;
+
+/** The chunk of `chunks` holding entry `index`, made (with those before it) when missing. */
+function chunkFor<T>(chunks: T[], index: number, make: () => T): T {
+  const at = index >>> CHUNK_SHIFT;
+  while (chunks.length <= at) chunks.push(make());
+  return chunks[at]!;
 }
 
 /** Numbers (any double) by index; unset slots read 0. */
 export class NumberColumn {
-  #values = new Float64Array(1024);
+  readonly #chunks: Float64Array[] = [];
   #length = 0;
 
   get length(): number {
@@ -60,20 +69,19 @@ export class NumberColumn {
   }
 
   get(index: number): number {
-    return this.#values[index] ?? 0;
+    return this.#chunks[index >>> CHUNK_SHIFT]?.[index & CHUNK_MASK] ?? 0;
   }
 
   /** Sets slot `index`, growing the column to it. */
   set(index: number, value: number): void {
-    this.#values = grown(this.#values, index + 1, (length) => new Float64Array(length));
-    this.#values[index] = value;
+    chunkFor(this.#chunks, index, () => new Float64Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
     if (index >= this.#length) this.#length = index + 1;
   }
 }
 
 /** Bytes (0 to 255) by index; unset slots read 0. */
 export class ByteColumn {
-  #values = new Uint8Array(1024);
+  readonly #chunks: Uint8Array[] = [];
   #length = 0;
 
   get length(): number {
@@ -86,12 +94,11 @@ export class ByteColumn {
   }
 
   get(index: number): number {
-    return this.#values[index] ?? 0;
+    return this.#chunks[index >>> CHUNK_SHIFT]?.[index & CHUNK_MASK] ?? 0;
   }
 
   set(index: number, value: number): void {
-    this.#values = grown(this.#values, index + 1, (length) => new Uint8Array(length));
-    this.#values[index] = value;
+    chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
     if (index >= this.#length) this.#length = index + 1;
   }
 }
@@ -101,8 +108,8 @@ export class ByteColumn {
  * (never written by this service, kept as given) in a Map.
  */
 export class UuidColumn {
-  #bytes = new Uint8Array(1024 * UUID_BYTES);
-  /** 1: a canonical UUID in #bytes; 2: verbatim. */
+  readonly #chunks: Uint8Array[] = [];
+  /** 1: a canonical UUID in #chunks; 2: verbatim. */
   readonly #kinds = new ByteColumn();
   readonly #verbatim = new Map<number, string>();
 
@@ -121,8 +128,7 @@ export class UuidColumn {
     if (uuid === undefined) {
       this.#kinds.set(index, 0);
     } else if (CANONICAL_UUID.test(uuid)) {
-      this.#bytes = grown(this.#bytes, (index + 1) * UUID_BYTES, (length) => new Uint8Array(length));
-      writeUuid(uuid, this.#bytes, index * UUID_BYTES);
+      writeUuid(uuid, chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES * UUID_BYTES)), (index & CHUNK_MASK) * UUID_BYTES);
       this.#kinds.set(index, 1);
     } else {
       this.#verbatim.set(index, uuid);
@@ -132,28 +138,35 @@ export class UuidColumn {
 
   get(index: number): string | undefined {
     const kind = this.#kinds.get(index);
-    return kind === 1 ? readUuid(this.#bytes, index * UUID_BYTES) : kind === 2 ? this.#verbatim.get(index) : undefined;
+    return kind === 1 ? readUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES) : kind === 2 ? this.#verbatim.get(index) : undefined;
   }
 
   /** Whether slot `index` holds a canonical UUID of these 16 bytes. */
   bytesEqual(index: number, bytes: Uint8Array): boolean {
     if (this.#kinds.get(index) !== 1) return false;
-    const offset = index * UUID_BYTES;
-    for (let at = 0; at < UUID_BYTES; at += 1) if (this.#bytes[offset + at] !== bytes[at]) return false;
+    const chunk = this.#chunks[index >>> CHUNK_SHIFT]!;
+    const offset = (index & CHUNK_MASK) * UUID_BYTES;
+    for (let at = 0; at < UUID_BYTES; at += 1) if (chunk[offset + at] !== bytes[at]) return false;
     return true;
   }
 
   /** The hash of slot `index`'s bytes (a canonical UUID's). */
   hash(index: number): number {
-    return hashUuid(this.#bytes, index * UUID_BYTES);
+    return hashUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES);
   }
 }
 
-/** Texts by index, as their UTF-8 bytes one after the other. */
+/** Bytes of a chunk of TextColumn (a longer text takes a chunk of its own size). */
+const TEXT_CHUNK_BYTES = 1 << 20;
+
+/** Texts by index, as their UTF-8 bytes one after the other, in chunks of TEXT_CHUNK_BYTES never copied. */
 export class TextColumn {
-  #bytes = Buffer.alloc(64 * 1024);
+  readonly #chunks: Buffer[] = [];
+  /** Bytes used of the last chunk. */
   #used = 0;
-  /** Where text i ends; it starts where text i - 1 ends. */
+  /** Text i: its chunk, where it starts and ends in it. */
+  readonly #chunkOf = new NumberColumn();
+  readonly #starts = new NumberColumn();
   readonly #ends = new NumberColumn();
 
   get length(): number {
@@ -161,19 +174,22 @@ export class TextColumn {
   }
 
   push(text: string): number {
-    const needed = this.#used + Buffer.byteLength(text, 'utf8');
-    if (needed > this.#bytes.length) {
-      const next = Buffer.alloc(Math.max(needed, this.#bytes.length * 2));
-      this.#bytes.copy(next, 0, 0, this.#used);
-      this.#bytes = next;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    let chunk = this.#chunks.at(-1);
+    if (chunk === undefined || this.#used + bytes > chunk.length) {
+      chunk = Buffer.alloc(Math.max(TEXT_CHUNK_BYTES, bytes));
+      this.#chunks.push(chunk);
+      this.#used = 0;
     }
-    this.#used += this.#bytes.write(text, this.#used, 'utf8');
+    const index = this.#ends.length;
+    this.#chunkOf.set(index, this.#chunks.length - 1);
+    this.#starts.set(index, this.#used);
+    this.#used += chunk.write(text, this.#used, 'utf8');
     return this.#ends.push(this.#used);
   }
 
   get(index: number): string {
-    const start = index === 0 ? 0 : this.#ends.get(index - 1);
-    return this.#bytes.toString('utf8', start, this.#ends.get(index));
+    return this.#chunks[this.#chunkOf.get(index)]!.toString('utf8', this.#starts.get(index), this.#ends.get(index));
   }
 }
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ByteColumn, NumberColumn, TextColumn, UuidColumn, UuidMap } from '../../domain/batch/columns.ts';
 
 // The compact columns an apply keeps per entity: every value reads back as
-// set, past their first growth too.
+// set, across their chunks too (32,768 entries, 1 MiB of text a chunk).
 
-const COUNT = 5000;
+const COUNT = 70_000;
 
 describe('compact columns', () => {
   it('keep numbers and bytes by index, unset slots 0', () => {
@@ -44,6 +44,8 @@ describe('compact columns', () => {
   it('keep texts of any characters', () => {
     const texts = new TextColumn();
     const written = Array.from({ length: COUNT }, (_, index) => (index % 5 === 0 ? '' : `Žluťoučký kůň ${index} 😀 ${'x'.repeat(index % 40)}`));
+    // A text longer than a chunk, in the middle.
+    written[COUNT / 2] = 'Ž'.repeat(700_000);
     for (const text of written) texts.push(text);
     expect(texts.length).toBe(COUNT);
     expect(Array.from({ length: COUNT }, (_, index) => texts.get(index))).toEqual(written);
