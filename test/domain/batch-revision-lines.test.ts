@@ -1,7 +1,7 @@
 // The compact revision lines of a grouped apply give back exactly the lines added.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { LINES_PER_PIECE, RevisionLines } from '../../domain/batch/revision-lines.ts';
+import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import type { PlannedRecord } from '../../domain/batch/index.ts';
 
 function planned(localId: string, entityId: number, rev: string, metadataRev: string): PlannedRecord {
@@ -24,17 +24,6 @@ describe('RevisionLines', () => {
         metadataRev: record.after.revision.metadataRev,
       })),
     );
-  });
-
-  it('writes its JSON in pieces of LINES_PER_PIECE lines by default, each far below V8\'s large-object size', () => {
-    const lines = new RevisionLines();
-    // localIds as long as a batch's usually are, and longer.
-    for (let index = 0; index < 3 * LINES_PER_PIECE + 7; index += 1) lines.add(planned(`localId-of-a-batch-${index}`.padEnd(40, 'x'), index + 1_000_000, randomUUID(), randomUUID()));
-    const pieces = [...lines.jsonPieces()];
-    // Three full pieces, the rest with the closing bracket.
-    expect(pieces).toHaveLength(4);
-    expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThan(64 * 1024);
-    expect(JSON.parse(pieces.join(''))).toEqual(lines.toRevisions());
   });
 
   it('keeps revision ids that are not lower-case canonical UUIDs as given', () => {
