@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { CopyIn } from './copy.ts';
 import type { Queryable } from './sql.ts';
 
@@ -103,15 +104,58 @@ export async function linkBatchBody(client: pg.PoolClient, batchId: string, body
   await client.query('insert into batch_body (batch_id, upload_id, bytes) values ($1, $2, $3)', [batchId, stored.uploadId, stored.bytes]);
 }
 
-/** The stored body in its chunks, in order, one query a chunk: a batch of any size never needs one large value. */
+/**
+ * The stored body in its chunks, in order, one statement a chunk: a batch of
+ * any size never needs one large value, and no connection is held between
+ * chunks. Each chunk is read by `COPY … TO STDOUT (FORMAT binary)`, its bytes
+ * as they are stored: a bytea column read by a query comes as text, every
+ * 1 MiB chunk a 2 MB hex string in V8's large-object space, which only a full
+ * collection frees (twice the body's size of such strings per pass).
+ */
 export async function* readBatchBody(db: Queryable, batchId: string): AsyncGenerator<Buffer> {
   const { rows } = await db.query<{ uploadId: string }>('select upload_id as "uploadId" from batch_body where batch_id = $1', [batchId]);
   const uploadId = rows[0]?.uploadId;
   if (uploadId === undefined) return;
   for (let seq = 0; ; seq += 1) {
-    const chunk = await db.query<{ data: Buffer }>('select data from batch_body_chunk where upload_id = $1 and seq = $2', [uploadId, seq]);
-    const data = chunk.rows[0]?.data;
+    // COPY takes no parameters: the upload id is a uuid read from the database, seq a number.
+    const data = await copyOutOneBytea(db, `select data from batch_body_chunk where upload_id = ${pg.escapeLiteral(uploadId)}::uuid and seq = ${seq}`);
     if (data === undefined) return;
     if (data.length > 0) yield data;
   }
+}
+
+/** The one bytea value of the one row of `query`, by binary COPY; undefined when it has no row. */
+async function copyOutOneBytea(db: Queryable, query: string): Promise<Buffer | undefined> {
+  // A pool lends a connection for the one statement; a client (a transaction's) is used as it is.
+  const client = 'release' in db ? db : await db.connect();
+  let broken = false;
+  try {
+    const pieces: Buffer[] = [];
+    const stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`));
+    for await (const piece of stream as AsyncIterable<Buffer>) pieces.push(piece);
+    return binaryCopyOneField(Buffer.concat(pieces));
+  } catch (error) {
+    broken = true;
+    throw error;
+  } finally {
+    if (client !== db) client.release(broken);
+  }
+}
+
+/**
+ * The one field of the only row of a whole binary COPY's data (its header,
+ * at most one row of one non-null field, its trailer), as a view of `data`;
+ * undefined when it has no row.
+ */
+export function binaryCopyOneField(data: Buffer): Buffer | undefined {
+  if (data.length < COPY_SIGNATURE.length + 2 || !data.subarray(0, 11).equals(COPY_SIGNATURE.subarray(0, 11))) throw new Error('COPY: not a binary COPY header');
+  let at = COPY_SIGNATURE.length;
+  at += data.readInt32BE(at - 4);
+  const fields = data.readInt16BE(at);
+  if (fields === -1) return undefined;
+  const length = data.readInt32BE(at + 2);
+  if (fields !== 1 || length < 0) throw new Error(`COPY: a row of ${fields} fields, the first ${length} bytes long`);
+  const end = at + 6 + length;
+  if (data.length !== end + 2 || data.readInt16BE(end) !== -1) throw new Error('COPY: not one row');
+  return data.subarray(at + 6, end);
 }

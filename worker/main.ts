@@ -6,9 +6,11 @@ import { createLogger } from '../logger.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { createWorker } from './create-worker.ts';
+import { startMemoryLog } from './memory-log.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
+const stopMemoryLog = startMemoryLog(process.env.WORKER_MEMORY_LOG_MS === undefined ? undefined : Number(process.env.WORKER_MEMORY_LOG_MS));
 // The SDK's own logging (workflow bundling, state changes) only matters when
 // it warns, and then goes to the service's log. An activity-only process (the
 // interactive lane) polls no workflow tasks by design: that warning is noise.
@@ -45,4 +47,5 @@ await metrics?.close();
 await connection.close();
 await clientConnection.close();
 await db.close();
+stopMemoryLog();
 log.info('worker stopped');

@@ -30,7 +30,8 @@ import { checkNewParts, partItems, withUuids } from './parts.ts';
 import { EntityIdMap } from './entity-id-map.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
 import { isActive } from './state-rules.ts';
-import { refOf, surveyBatch, type BatchSurvey, type SurveyedDeclaration } from './survey.ts';
+import { ByteColumn, NumberColumn, UuidColumn } from './columns.ts';
+import { refOf, surveyBatch, BatchSurvey } from './survey.ts';
 import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from './types.ts';
 
 /** Working state of one touched entity; `record` becomes the plan's `after`. */
@@ -46,15 +47,14 @@ interface Slot {
   contentChanged: boolean;
 }
 
-/** What a localId stands for anywhere in the batch (targets may point forward). */
-interface Declaration extends SurveyedDeclaration {
-  /** A create's ids, allocated up front. */
-  ids?: ResolvedRef;
-  /** The entity this localId became the subject of (a local update may follow it). */
-  subject?: number;
-  /** A stored ref that matched no entity: later local updates of it stay silent. */
-  failed?: boolean;
-}
+/**
+ * In the planner's flags of a declaration (what a localId stands for anywhere
+ * in the batch: targets may point forward): it became the subject of an
+ * entity (#subjects; a local update may follow it); its stored ref matched
+ * no entity (later local updates of it stay silent).
+ */
+const HAS_SUBJECT = 1;
+const FAILED = 2;
 
 /** A reference to an entity the batch still changes later: judged once that entity is final. */
 interface PendingReference {
@@ -82,11 +82,28 @@ export class BatchPlanner {
   /** Live slots by entityId, in first-touch order (a Map keeps insertion order). */
   readonly #slotsById = new Map<number, Slot>();
   readonly #slotsByUuid = new Map<string, Slot>();
-  #declarations = new Map<string, Declaration>();
-  #createsByUuid = new Map<string, SurveyedDeclaration>();
-  readonly #createsById = new EntityIdMap<Declaration>();
-  /** Commands each batch entity may still be the subject of; an entity leaves when its record is drained. */
-  readonly #remaining = new Map<number, number>();
+  /**
+   * The survey's declarations, by index; what the planner adds to them is in
+   * columns by the same index (a batch of 300,000 creates keeps them to its
+   * end: no object per entity).
+   */
+  #survey = new BatchSurvey();
+  /** A create's allocated entityId, by declaration index. */
+  readonly #createIds = new NumberColumn();
+  /** A create's entityUuid (its own, or a new one), by declaration index. */
+  readonly #createUuids = new UuidColumn();
+  /** The entity a declaration became the subject of (with HAS_SUBJECT). */
+  readonly #subjects = new NumberColumn();
+  readonly #flags = new ByteColumn();
+  /** The declaration index of each create, by its allocated entityId. */
+  readonly #createsById = new EntityIdMap<number>();
+  /**
+   * Commands each batch entity may still be the subject of; an entity leaves
+   * when its record is drained. A create's count by declaration index (plus
+   * one; 0: gone), any other entity's in the Map.
+   */
+  readonly #remainingCreates = new NumberColumn();
+  readonly #remainingStored = new Map<number, number>();
   /** State of every drained record (also: which entities the batch planned). */
   readonly #finalStates = new EntityIdMap<EntityState>();
   /** Slots whose last command has been planned, waiting for drain. */
@@ -117,23 +134,25 @@ export class BatchPlanner {
   declare(survey: BatchSurvey): void {
     const duplicates = survey.duplicates;
     let next = 0;
-    for (const declaration of survey.declarations.values()) {
-      while (next < duplicates.length && duplicates[next]!.ordinal < declaration.ordinal) this.#duplicate(duplicates[next++]!.localId);
-      const declared = declaration as Declaration;
-      if (declared.kind === 'create') {
-        const ids = { entityId: this.#env.allocateEntityId(), entityUuid: declared.ref.entityUuid ?? this.#env.newUuid() };
-        this.#finalStates.anchor(ids.entityId);
-        declared.ids = ids;
-        this.#createsById.set(ids.entityId, declared);
-        this.#count(ids.entityId, declared.touches);
+    this.#survey = survey;
+    for (let index = 0; index < survey.size; index += 1) {
+      const ordinal = survey.ordinalAt(index);
+      while (next < duplicates.length && duplicates[next]!.ordinal < ordinal) this.#duplicate(duplicates[next++]!.localId);
+      if (survey.isCreate(index)) {
+        const entityId = this.#env.allocateEntityId();
+        this.#finalStates.anchor(entityId);
+        this.#createsById.anchor(entityId);
+        this.#createIds.set(index, entityId);
+        this.#createUuids.set(index, survey.createUuidAt(index) ?? this.#env.newUuid());
+        this.#createsById.set(entityId, index);
+        this.#count(entityId, survey.touchesAt(index));
       } else {
-        const found = this.#world.findRecord(declared.ref) ?? this.#world.findEntity(declared.ref);
-        if (found !== undefined) this.#count(found.entityId, declared.touches);
+        const ref = survey.refAt(index);
+        const found = this.#world.findRecord(ref) ?? this.#world.findEntity(ref);
+        if (found !== undefined) this.#count(found.entityId, survey.touchesAt(index));
       }
     }
     while (next < duplicates.length) this.#duplicate(duplicates[next++]!.localId);
-    this.#declarations = survey.declarations as Map<string, Declaration>;
-    this.#createsByUuid = survey.createsByUuid;
   }
 
   /** Plans the next commands of the batch, in order (the same commands the survey saw). */
@@ -155,7 +174,7 @@ export class BatchPlanner {
     for (const slot of slots) {
       this.#slotsById.delete(slot.record.entityId);
       if (this.#slotsByUuid.get(slot.record.entityUuid) === slot) this.#slotsByUuid.delete(slot.record.entityUuid);
-      this.#remaining.delete(slot.record.entityId);
+      this.#leave(slot.record.entityId);
       this.#finalStates.set(slot.record.entityId, slot.record.state);
     }
     for (const slot of slots) this.#checkNamePart(slot);
@@ -187,37 +206,63 @@ export class BatchPlanner {
   }
 
   #count(entityId: number, touches: number): void {
-    this.#remaining.set(entityId, (this.#remaining.get(entityId) ?? 0) + touches);
+    this.#setRemaining(entityId, (this.#remaining(entityId) ?? 0) + touches);
+  }
+
+  /** Commands the entity may still be the subject of; undefined once drained, or never counted. */
+  #remaining(entityId: number): number | undefined {
+    const create = this.#createsById.get(entityId);
+    if (create === undefined) return this.#remainingStored.get(entityId);
+    const left = this.#remainingCreates.get(create);
+    return left === 0 ? undefined : left - 1;
+  }
+
+  #setRemaining(entityId: number, left: number): void {
+    const create = this.#createsById.get(entityId);
+    if (create === undefined) this.#remainingStored.set(entityId, left);
+    else this.#remainingCreates.set(create, left + 1);
+  }
+
+  #leave(entityId: number): void {
+    const create = this.#createsById.get(entityId);
+    if (create === undefined) this.#remainingStored.delete(entityId);
+    else this.#remainingCreates.set(create, 0);
+  }
+
+  /** A create's ids, allocated up front (declare). */
+  #createIdsAt(index: number): ResolvedRef | undefined {
+    const entityUuid = this.#createUuids.get(index);
+    return entityUuid === undefined ? undefined : { entityId: this.#createIds.get(index), entityUuid };
   }
 
   /** One command that may change the slot's entity has been planned. */
   #touched(slot: Slot): void {
     const id = slot.record.entityId;
-    const left = this.#remaining.get(id);
+    const left = this.#remaining(id);
     // Not counted (no declaration found it): the record stays live until finish.
     if (left === undefined || left <= 0) return;
-    this.#remaining.set(id, left - 1);
+    this.#setRemaining(id, left - 1);
     if (left === 1) this.#complete.push(slot);
   }
 
   /** The declaration this command makes, or undefined when its localId repeats an earlier one (reported by declare). */
-  #ownDeclaration(localId: string, ordinal: number): Declaration | undefined {
-    const declaration = this.#declarations.get(localId);
-    return declaration !== undefined && declaration.ordinal === ordinal ? declaration : undefined;
+  #ownDeclaration(localId: string, ordinal: number): number | undefined {
+    const declaration = this.#survey.indexOf(localId);
+    return declaration !== undefined && this.#survey.ordinalAt(declaration) === ordinal ? declaration : undefined;
   }
 
   #create(command: CreateEntityCommand, ordinal: number): void {
     const declaration = this.#ownDeclaration(command.localId, ordinal);
-    const ids = declaration?.ids;
+    const ids = declaration === undefined ? undefined : this.#createIdsAt(declaration);
     if (declaration === undefined || ids === undefined) return; // its localId repeats an earlier one: reported by declare
     const problems: Problem[] = [];
 
     if (command.entityUuid !== undefined) {
-      const first = this.#createsByUuid.get(command.entityUuid);
+      const first = this.#survey.createIndexOf(command.entityUuid);
       if (this.#world.uuidExists(command.entityUuid)) {
         problems.push(duplicateUuid(command.entityUuid, 'a stored entity already has it'));
       } else if (first !== undefined && first !== declaration) {
-        problems.push(duplicateUuid(command.entityUuid, `the create ${first.localId} of this batch already uses it`));
+        problems.push(duplicateUuid(command.entityUuid, `the create ${this.#survey.localIdAt(first)} of this batch already uses it`));
       }
     }
 
@@ -248,7 +293,7 @@ export class BatchPlanner {
       contentChanged: true,
     };
     this.#register(slot);
-    declaration.subject = ids.entityId;
+    this.#setSubject(declaration, ids.entityId);
     this.#errors(command.localId, problems);
     this.#touched(slot);
   }
@@ -261,11 +306,12 @@ export class BatchPlanner {
       if (declaration === undefined) return; // its localId repeats an earlier one: reported by declare
       slot = this.#storedSubject(command.entity, declaration);
     } else {
-      const declaration = this.#declarations.get(localId);
-      if (declaration?.subject !== undefined) {
-        slot = this.#slotsById.get(declaration.subject);
+      const declaration = this.#survey.indexOf(localId);
+      const flags = declaration === undefined ? 0 : this.#flags.get(declaration);
+      if ((flags & HAS_SUBJECT) !== 0) {
+        slot = this.#slotsById.get(this.#subjects.get(declaration!));
         if (slot === undefined) throw new Error(`internal: the record of localId ${localId} was drained before its last command`);
-      } else if (declaration?.failed !== true) {
+      } else if ((flags & FAILED) === 0) {
         this.#error(localId, {
           code: BATCH_ISSUE_CODES.unknownLocalReference,
           message: `No entity with localId ${localId} is created or referenced earlier in the batch.`,
@@ -291,12 +337,17 @@ export class BatchPlanner {
     this.#touched(slot);
   }
 
-  #storedSubject(entity: UpdateEntityCommand['entity'] & { kind: 'stored' }, declaration: Declaration): Slot | undefined {
+  #setSubject(declaration: number, entityId: number): void {
+    this.#subjects.set(declaration, entityId);
+    this.#flags.set(declaration, this.#flags.get(declaration) | HAS_SUBJECT);
+  }
+
+  #storedSubject(entity: UpdateEntityCommand['entity'] & { kind: 'stored' }, declaration: number): Slot | undefined {
     const ref = refOf(entity);
     const found = this.#world.findRecord(ref);
     const record = found !== undefined && refMatches(ref, found) ? found : undefined;
     if (record === undefined) {
-      declaration.failed = true;
+      this.#flags.set(declaration, this.#flags.get(declaration) | FAILED);
       this.#error(entity.localId, { code: BATCH_ISSUE_CODES.unknownEntity, message: `No stored entity matches ${describeRef(ref)}.`, entityRef: ref });
       return undefined;
     }
@@ -314,7 +365,7 @@ export class BatchPlanner {
       slot = { localId: entity.localId, order: this.#slotCount++, isNew: false, before: record, record: structuredClone(record), changes: [], contentChanged: false };
       this.#register(slot);
     }
-    declaration.subject = record.entityId;
+    this.#setSubject(declaration, record.entityId);
     return slot;
   }
 
@@ -325,15 +376,16 @@ export class BatchPlanner {
 
   #resolve(target: EntityTarget): TargetResolution {
     if (target.kind === 'local') {
-      const declaration = this.#declarations.get(target.localId);
+      const declaration = this.#survey.indexOf(target.localId);
       if (declaration === undefined) {
         return {
           ok: false,
           problem: { code: BATCH_ISSUE_CODES.unknownLocalReference, message: `No entity with localId ${target.localId} is declared in the batch.` },
         };
       }
-      if (declaration.ids !== undefined) return { ok: true, ref: declaration.ids };
-      return this.#resolveStored(declaration.ref);
+      const ids = this.#createIdsAt(declaration);
+      if (ids !== undefined) return { ok: true, ref: ids };
+      return this.#resolveStored(this.#survey.refAt(declaration));
     }
     return this.#resolveStored(target.ref);
   }
@@ -346,10 +398,11 @@ export class BatchPlanner {
 
   /** Entities of this batch first (they may be referenced by a UUID the client chose), then the stored ones. */
   #lookup(ref: EntityRef): ResolvedRef | undefined {
+    const createIds = (declaration: number | undefined) => (declaration === undefined ? undefined : this.#createIdsAt(declaration));
     const candidates: (ResolvedRef | undefined)[] = [
-      ref.entityId === undefined ? undefined : (this.#slotsById.get(ref.entityId)?.record ?? this.#createsById.get(ref.entityId)?.ids),
+      ref.entityId === undefined ? undefined : (this.#slotsById.get(ref.entityId)?.record ?? createIds(this.#createsById.get(ref.entityId))),
       ref.entityUuid === undefined ? undefined : this.#slotsByUuid.get(ref.entityUuid)?.record,
-      ref.entityUuid === undefined ? undefined : (this.#createsByUuid.get(ref.entityUuid) as Declaration | undefined)?.ids,
+      ref.entityUuid === undefined ? undefined : createIds(this.#survey.createIndexOf(ref.entityUuid)),
     ];
     for (const candidate of candidates) if (candidate !== undefined && refMatches(ref, candidate)) return idsOf(candidate);
     for (const candidate of [this.#world.findRecord(ref), this.#world.findEntity(ref)]) {
@@ -390,7 +443,7 @@ export class BatchPlanner {
     const warnings: Problem[] = [];
     const judge = (pending: PendingReference): void => {
       const target = this.#lookup(pending.ref);
-      if (target !== undefined && this.#remaining.has(target.entityId)) {
+      if (target !== undefined && this.#remaining(target.entityId) !== undefined) {
         this.#pending.push(pending);
         return;
       }
@@ -436,7 +489,7 @@ export class BatchPlanner {
     const create = this.#createsById.get(ids.entityId);
     return create === undefined
       ? { code, message: `${subject(describeRef(ref))} is in state ${state}.`, entityRef: ref }
-      : { code, message: `${subject(`the entity created as localId ${create.localId}`)} is in state ${state}.` };
+      : { code, message: `${subject(`the entity created as localId ${this.#survey.localIdAt(create)}`)} is in state ${state}.` };
   }
 
   /**

@@ -5,6 +5,7 @@
 import { BATCH_ISSUE_CODES, type EntityIssues, type EntityRecord, type Issue, type PartRef } from '../model.ts';
 import { normalizeForSearch, preferredName, preferredNamePart } from '../text.ts';
 import { hasSeverity, IssueLog, partRefOf, toIssue } from './issues.ts';
+import { ByteColumn, NumberColumn, TextColumn, UuidColumn } from './columns.ts';
 import { isActive } from './state-rules.ts';
 import type { BatchPlan, PlannedRecord } from './types.ts';
 
@@ -52,11 +53,7 @@ export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
   return plan.records.flatMap((record) => check.add(record) ?? []);
 }
 
-/**
- * What the check keeps of a record with an active name: enough to name it in
- * a warning, and flat, because a batch of 300,000 creates keeps one for each
- * until the end (docs/performance.md, worker memory).
- */
+/** What a warning names of a record with an active name. */
 interface NamedRecord {
   /** keyString(entityType, normalizedName): the entity type is read back from it. */
   key: string;
@@ -68,23 +65,40 @@ interface NamedRecord {
   partUuid?: string;
 }
 
+/** In a record's flags: it is new; its name is checked against the stored holders; the rest, its part type's code (PART_TYPE_SHIFT). */
+const IS_NEW = 1;
+const CHECKED = 2;
+const PART_TYPE_SHIFT = 2;
+
 /**
  * The PreferredNameExists check over a batch planned group by group: each
- * record is added once it is final, keeping a few strings of it; the caller
+ * record is added once it is final, keeping a few values of it; the caller
  * asks who holds the keys to check (keys()); warnings() then judges the batch.
+ * A batch of 300,000 creates keeps one named record for each until the end
+ * (docs/performance.md, worker memory): kept in columns, not as objects, the
+ * key and localId strings alone on the heap (the localId is the survey's),
+ * the display name and part UUID as bytes outside it.
  */
 export class PreferredNameCheck {
-  /** Every record with an active name, by key (one record, or several when they share it). */
-  readonly #byKey = new Map<string, NamedRecord | NamedRecord[]>();
+  /** Every record with an active name, by key: its index (one record), or several when they share it. */
+  readonly #byKey = new Map<string, number | number[]>();
+  readonly #keys: string[] = [];
+  readonly #localIds: string[] = [];
+  readonly #entityIds = new NumberColumn();
+  readonly #flags = new ByteColumn();
+  readonly #displayNames = new TextColumn();
+  readonly #partUuids = new UuidColumn();
+  /** Part types by their code - 1 (a handful: the name part's type). */
+  readonly #partTypes: PartRef['type'][] = [];
   /** Records whose name is checked, in the order they were added. */
-  readonly #checked: NamedRecord[] = [];
+  readonly #checked = new NumberColumn();
 
   /** Remembers a final record; returns its key when its name must be checked against the stored holders. */
   add(record: PlannedRecord): PreferredNameKey | undefined {
-    const named = this.#remember(record);
-    if (named === undefined) return undefined;
-    const [entityType, normalizedName] = splitKey(named.key);
-    return { localId: named.localId, entityId: named.entityId, entityType, normalizedName };
+    const index = this.#remember(record);
+    if (index === undefined) return undefined;
+    const [entityType, normalizedName] = splitKey(this.#keys[index]!);
+    return { localId: this.#localIds[index]!, entityId: this.#entityIds.get(index), entityType, normalizedName };
   }
 
   /**
@@ -106,37 +120,68 @@ export class PreferredNameCheck {
   /**
    * keys() as the strings the check holds anyway, entity type and normalised
    * name joined by NAME_KEY_SEPARATOR: what a large apply asks for, without
-   * building two strings and an object for each of its names.
+   * building two strings and an object for each of its names. In the order
+   * their first checked record was added.
    */
   nameKeys(): string[] {
-    const seen = new Set<string>();
     const keys: string[] = [];
-    for (const { key } of this.#checked) {
-      if (seen.has(key)) continue;
-      seen.add(key);
-      keys.push(key);
+    for (let at = 0; at < this.#checked.length; at += 1) {
+      const index = this.#checked.get(at);
+      const key = this.#keys[index]!;
+      const sharing = this.#byKey.get(key)!;
+      // Once per key: at its first checked record (a record shares its key with earlier ones only when they are alike).
+      if (typeof sharing === 'number' || sharing.find((other) => (this.#flags.get(other) & CHECKED) !== 0) === index) keys.push(key);
     }
     return keys;
   }
 
-  #remember(record: PlannedRecord): NamedRecord | undefined {
+  #remember(record: PlannedRecord): number | undefined {
     const after = keyOf(record.after);
     if (after === undefined) return undefined;
     const key = flat(keyString(after.entityType, after.normalizedName));
     const part = preferredNamePart(record.after);
-    const named: NamedRecord = { key, localId: record.localId, entityId: record.after.entityId, isNew: record.isNew, displayName: flat(preferredName(record.after)) };
+    const index = this.#keys.length;
+    this.#keys.push(key);
+    this.#localIds.push(record.localId);
+    this.#entityIds.set(index, record.after.entityId);
+    this.#displayNames.push(preferredName(record.after));
+    let flags = record.isNew ? IS_NEW : 0;
+    let partUuid: string | undefined;
     if (part !== undefined) {
       const partRef = partRefOf(part.type, part.partUuid);
-      named.partType = partRef.type;
-      if (partRef.partUuid !== undefined) named.partUuid = partRef.partUuid;
+      let code = this.#partTypes.indexOf(partRef.type) + 1;
+      if (code === 0) code = this.#partTypes.push(partRef.type);
+      flags |= code << PART_TYPE_SHIFT;
+      partUuid = partRef.partUuid;
     }
+    this.#partUuids.set(index, partUuid);
     const sharing = this.#byKey.get(key);
-    if (sharing === undefined) this.#byKey.set(key, named);
-    else if (Array.isArray(sharing)) sharing.push(named);
-    else this.#byKey.set(key, [sharing, named]);
+    if (sharing === undefined) this.#byKey.set(key, index);
+    else if (Array.isArray(sharing)) sharing.push(index);
+    else this.#byKey.set(key, [sharing, index]);
     const before = record.before === undefined ? undefined : keyOf(record.before);
-    if (before !== undefined && before.entityType === after.entityType && before.normalizedName === after.normalizedName) return undefined;
-    this.#checked.push(named);
+    const checked = before === undefined || before.entityType !== after.entityType || before.normalizedName !== after.normalizedName;
+    this.#flags.set(index, checked ? flags | CHECKED : flags);
+    if (!checked) return undefined;
+    this.#checked.push(index);
+    return index;
+  }
+
+  #named(index: number): NamedRecord {
+    const flags = this.#flags.get(index);
+    const named: NamedRecord = {
+      key: this.#keys[index]!,
+      localId: this.#localIds[index]!,
+      entityId: this.#entityIds.get(index),
+      isNew: (flags & IS_NEW) !== 0,
+      displayName: this.#displayNames.get(index),
+    };
+    const code = flags >> PART_TYPE_SHIFT;
+    if (code !== 0) {
+      named.partType = this.#partTypes[code - 1]!;
+      const partUuid = this.#partUuids.get(index);
+      if (partUuid !== undefined) named.partUuid = partUuid;
+    }
     return named;
   }
 
@@ -148,15 +193,17 @@ export class PreferredNameCheck {
    */
   warnings(holders: NameHolders, isPlanned: (entityId: number) => boolean, newUuid: () => string): EntityIssues[] {
     const log = new IssueLog();
-    for (const record of this.#checked) {
-      const { key } = record;
+    for (let at = 0; at < this.#checked.length; at += 1) {
+      const index = this.#checked.get(at);
+      const key = this.#keys[index]!;
+      const entityId = this.#entityIds.get(index);
       const [entityType, normalizedName] = splitKey(key);
       // Holders reflect the database before the batch; for entities of the batch their planned form decides.
-      const stored = [...new Set(holders(entityType, normalizedName))].filter((entityId) => !isPlanned(entityId)).sort((x, y) => x - y);
+      const stored = [...new Set(holders(entityType, normalizedName))].filter((holder) => !isPlanned(holder)).sort((x, y) => x - y);
       const sharing = this.#byKey.get(key);
-      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter((other) => other.entityId !== record.entityId);
+      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter((other) => this.#entityIds.get(other) !== entityId);
       if (stored.length === 0 && inBatch.length === 0) continue;
-      log.add(record.localId, [nameWarning(record, stored, inBatch, newUuid)]);
+      log.add(this.#localIds[index]!, [nameWarning(this.#named(index), stored, inBatch.map((other) => this.#named(other)), newUuid)]);
     }
     return log.groups();
   }

@@ -1,22 +1,26 @@
 import type { BatchRevisionResult } from '../model.ts';
+import { CANONICAL_UUID, NumberColumn, readUuid, UUID_BYTES, UuidColumn, writeUuid } from './columns.ts';
 import type { PlannedRecord } from './types.ts';
-
-const UUID_BYTES = 16;
-/** A UUID as the service writes it: lower-case hex in the canonical 8-4-4-4-12 groups. */
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The success document's revision lines of a batch applied group by group,
  * kept until its end. Compact, because a batch of 300,000 entities keeps one
  * for each (docs/performance.md, worker memory): the two revision UUIDs as
  * 16 bytes each outside V8's heap instead of two strings and an object per
- * line; the localId and entityUuid strings are the ones the survey and the
- * planner already hold.
+ * line, the entityUuid too; the localId string is the one the survey holds.
  */
+/**
+ * Lines of the result's JSON text per piece: about 190 bytes a line, so a
+ * piece stays well under V8's large-object size (128 KB). A piece of 1,000
+ * lines was a large object, which only a full collection frees: at the end of
+ * a 320,000 apply some 60 MB of them at once (docs/performance.md).
+ */
+export const LINES_PER_PIECE = 250;
+
 export class RevisionLines {
   readonly #localIds: string[] = [];
-  readonly #entityIds: number[] = [];
-  readonly #entityUuids: string[] = [];
+  readonly #entityIds = new NumberColumn();
+  readonly #entityUuids = new UuidColumn();
   #revs = new Uint8Array(1024 * 2 * UUID_BYTES);
   /** Lines whose revision ids are not canonical UUIDs (never written by this service, kept as given). */
   readonly #verbatim = new Map<number, { rev: string; metadataRev: string }>();
@@ -50,7 +54,7 @@ export class RevisionLines {
    * in pieces of `linesPerPiece` lines: a batch of 300,000 entities has
    * 60 MB of it, which is then never one string, nor an object per line.
    */
-  *jsonPieces(linesPerPiece = 1000): Generator<string> {
+  *jsonPieces(linesPerPiece = LINES_PER_PIECE): Generator<string> {
     let piece = '[';
     for (let index = 0; index < this.#localIds.length; index += 1) {
       piece += (index === 0 ? '' : ',') + JSON.stringify(this.#line(index));
@@ -72,36 +76,10 @@ export class RevisionLines {
     const verbatim = this.#verbatim.get(index);
     return {
       localId: this.#localIds[index]!,
-      entityId: this.#entityIds[index]!,
-      entityUuid: this.#entityUuids[index]!,
+      entityId: this.#entityIds.get(index),
+      entityUuid: this.#entityUuids.get(index)!,
       rev: verbatim?.rev ?? readUuid(this.#revs, offset),
       metadataRev: verbatim?.metadataRev ?? readUuid(this.#revs, offset + UUID_BYTES),
     };
   }
-}
-
-function writeUuid(uuid: string, target: Uint8Array, offset: number): void {
-  let at = offset;
-  for (let index = 0; index < uuid.length; index += 2) {
-    if (uuid.charCodeAt(index) === DASH) index += 1;
-    target[at++] = (hexValue(uuid.charCodeAt(index)) << 4) | hexValue(uuid.charCodeAt(index + 1));
-  }
-}
-
-function hexValue(code: number): number {
-  return code <= 57 ? code - 48 : code - 87;
-}
-
-const HEX_DIGITS = '0123456789abcdef';
-const DASH = 45;
-
-/** The canonical text, built flat (concatenated, V8 would keep it as a rope of 20 pieces). */
-function readUuid(source: Uint8Array, offset: number): string {
-  const codes: number[] = [];
-  for (let index = 0; index < UUID_BYTES; index += 1) {
-    if (index === 4 || index === 6 || index === 8 || index === 10) codes.push(DASH);
-    const byte = source[offset + index]!;
-    codes.push(HEX_DIGITS.charCodeAt(byte >> 4), HEX_DIGITS.charCodeAt(byte & 15));
-  }
-  return String.fromCharCode(...codes);
 }

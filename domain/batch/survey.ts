@@ -6,6 +6,7 @@
 // planned), and what the caller must load (see BatchLookups).
 
 import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../model.ts';
+import { ByteColumn, NumberColumn, UuidColumn, UuidMap } from './columns.ts';
 
 export interface BatchLookups {
   /** Entities that updates name: load their current records. */
@@ -30,23 +31,115 @@ export interface SurveyedDeclaration {
   touches: number;
 }
 
-/** The ref of every create without its own UUID: one shared object, not one per entity of a large batch. */
-const NO_REF: EntityRef = Object.freeze({});
+/** A declaration's kind in BatchSurvey's columns. */
+const STORED = 1;
 
+/**
+ * The first declaration of each localId (and what repeats one), kept in
+ * columns by declaration index rather than as an object per entity: a batch
+ * of 300,000 creates keeps them to its end (docs/performance.md, worker
+ * memory). On the heap per declaration: its localId string (shared with the
+ * planner and the result lines) and a Map entry; a create's own entityUuid
+ * string and a second Map entry when it brings one.
+ */
 export class BatchSurvey {
-  /** First declaration of each localId, in batch order. */
-  readonly declarations = new Map<string, SurveyedDeclaration>();
   /** Commands that repeat an earlier declaration's localId: reported once, then ignored. */
   readonly duplicates: { ordinal: number; localId: string }[] = [];
-  /** The first create bringing each entityUuid. */
-  readonly createsByUuid = new Map<string, SurveyedDeclaration>();
   #commands = 0;
   #createCount = 0;
   readonly #records = new RefSet();
   readonly #targets = new RefSet();
+  /** Declaration index by localId. */
+  readonly #byLocalId = new Map<string, number>();
+  readonly #localIds: string[] = [];
+  readonly #ordinals = new NumberColumn();
+  readonly #touches = new NumberColumn();
+  readonly #kinds = new ByteColumn();
+  /** A create's own entityUuid, by declaration index (undefined when it brings none). */
+  readonly #createUuids = new UuidColumn();
+  /** A stored update's reference as written, by declaration index. */
+  readonly #storedRefs = new Map<number, EntityRef>();
+  /** The first create bringing each entityUuid: its declaration index. */
+  readonly #createByUuid = new UuidMap();
 
   get commands(): number {
     return this.#commands;
+  }
+
+  /** Declarations so far (indices 0 to size - 1, in batch order). */
+  get size(): number {
+    return this.#localIds.length;
+  }
+
+  /** The first declaration of each localId, in batch order, as objects made when asked (a view of the columns). */
+  get declarations(): DeclarationView {
+    return {
+      get: (localId) => {
+        const index = this.#byLocalId.get(localId);
+        return index === undefined ? undefined : this.declaration(index);
+      },
+      has: (localId) => this.#byLocalId.has(localId),
+      size: this.size,
+      values: () => Array.from({ length: this.size }, (_, index) => this.declaration(index)).values(),
+    };
+  }
+
+  /** The first create bringing each entityUuid (made when asked: tests). */
+  get createsByUuid(): Map<string, SurveyedDeclaration> {
+    return new Map(this.#createByUuid.entries().map(([uuid, index]) => [uuid, this.declaration(index)]));
+  }
+
+  /** The declaration index of a localId. */
+  indexOf(localId: string): number | undefined {
+    return this.#byLocalId.get(localId);
+  }
+
+  /** The declaration index of the first create bringing this entityUuid. */
+  createIndexOf(entityUuid: string): number | undefined {
+    return this.#createByUuid.get(entityUuid);
+  }
+
+  localIdAt(index: number): string {
+    return this.#localIds[index]!;
+  }
+
+  ordinalAt(index: number): number {
+    return this.#ordinals.get(index);
+  }
+
+  isCreate(index: number): boolean {
+    return this.#kinds.get(index) !== STORED;
+  }
+
+  touchesAt(index: number): number {
+    return this.#touches.get(index);
+  }
+
+  /** A create's own entityUuid, when it brings one. */
+  createUuidAt(index: number): string | undefined {
+    return this.#createUuids.get(index);
+  }
+
+  /** A stored update's reference as written; a create's own entityUuid when it brings one (else an empty ref). */
+  refAt(index: number): EntityRef {
+    const stored = this.#storedRefs.get(index);
+    if (stored !== undefined) return stored;
+    const entityUuid = this.#createUuids.get(index);
+    return entityUuid === undefined ? {} : { entityUuid };
+  }
+
+  /** Declaration `index` as an object (its ref made when read). */
+  declaration(index: number): SurveyedDeclaration {
+    const refAt = () => this.refAt(index);
+    return {
+      localId: this.localIdAt(index),
+      ordinal: this.ordinalAt(index),
+      kind: this.isCreate(index) ? 'create' : 'stored',
+      get ref() {
+        return refAt();
+      },
+      touches: this.touchesAt(index),
+    };
   }
 
   add(command: ChangeCommand): void {
@@ -58,16 +151,17 @@ export class BatchSurvey {
     this.#addLookups(command);
     if (command.entity.kind === 'local') {
       // Counted only when declared earlier: a local update before its declaration fails and touches nothing.
-      const declaration = this.declarations.get(command.entity.localId);
-      if (declaration !== undefined) declaration.touches += 1;
+      const index = this.#byLocalId.get(command.entity.localId);
+      if (index !== undefined) this.#touches.set(index, this.#touches.get(index) + 1);
       return;
     }
     const localId = command.entity.localId;
-    if (this.declarations.has(localId)) {
+    if (this.#byLocalId.has(localId)) {
       this.duplicates.push({ ordinal, localId });
       return;
     }
-    this.declarations.set(localId, { localId, ordinal, kind: 'stored', ref: refOf(command.entity), touches: 1 });
+    const index = this.#declare(localId, ordinal, STORED);
+    this.#storedRefs.set(index, refOf(command.entity));
   }
 
   /**
@@ -79,22 +173,34 @@ export class BatchSurvey {
     const ordinal = this.#commands++;
     this.#createCount += 1;
     for (const target of targets) this.#targets.add(target);
-    if (this.declarations.has(localId)) {
+    if (this.#byLocalId.has(localId)) {
       this.duplicates.push({ ordinal, localId });
       return;
     }
-    const declaration: SurveyedDeclaration = { localId, ordinal, kind: 'create', ref: entityUuid === undefined ? NO_REF : { entityUuid }, touches: 1 };
-    this.declarations.set(localId, declaration);
-    if (entityUuid !== undefined && !this.createsByUuid.has(entityUuid)) this.createsByUuid.set(entityUuid, declaration);
+    const index = this.#declare(localId, ordinal, 0);
+    if (entityUuid === undefined) return;
+    this.#createUuids.set(index, entityUuid);
+    if (!this.#createByUuid.has(entityUuid)) this.#createByUuid.set(entityUuid, index);
   }
 
   lookups(): BatchLookups {
     return {
       records: this.#records.values(),
       targets: this.#targets.values(),
-      createUuids: [...this.createsByUuid.keys()],
+      createUuids: this.#createByUuid.keys(),
       createCount: this.#createCount,
     };
+  }
+
+  #declare(localId: string, ordinal: number, kind: number): number {
+    const index = this.#localIds.length;
+    this.#byLocalId.set(localId, index);
+    this.#localIds.push(localId);
+    this.#createUuids.set(index, undefined);
+    this.#ordinals.set(index, ordinal);
+    this.#touches.set(index, 1);
+    this.#kinds.set(index, kind);
+    return index;
   }
 
   #addLookups(command: UpdateEntityCommand): void {
@@ -109,6 +215,14 @@ export class BatchSurvey {
       else if (change.op === 'setState') addTarget(change.replacement);
     }
   }
+}
+
+/** What BatchSurvey.declarations offers of a Map. */
+export interface DeclarationView {
+  get(localId: string): SurveyedDeclaration | undefined;
+  has(localId: string): boolean;
+  readonly size: number;
+  values(): IterableIterator<SurveyedDeclaration>;
 }
 
 /** The stored entities that entityRef items of these parts point at, in document order. */

@@ -263,7 +263,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     timeline?.mark('nameKeys()');
     if (writing) await transaction.claimPreferredNames(nameKeys);
     timeline?.mark('claimPreferredNames');
-    const holders = await transaction.findNameHolders(nameKeys, writer?.seq);
+    const holders = await findNameHoldersInSlices(transaction, nameKeys, writer?.seq, NAME_LOOKUP_SLICE_GROUPS * groupSize);
     timeline?.mark('findNameHolders');
     nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
@@ -276,6 +276,24 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await inFlight.catch(() => undefined);
     throw error;
   }
+}
+
+/** Name keys looked up at a time, in groups' worth of keys (20,000 by default). */
+const NAME_LOOKUP_SLICE_GROUPS = 20;
+
+/**
+ * transaction.findNameHolders a slice of keys at a time (the keys are
+ * distinct): the lookup sends its keys as one JSON text, and at 320,000 keys
+ * that text, the query's buffers and those of the claims before it were some
+ * 190 MB of the worker's peak at once (docs/performance.md).
+ */
+async function findNameHoldersInSlices(transaction: ApplyTransaction, nameKeys: readonly string[], writtenAs: string | undefined, slice: number): Promise<Map<string, number[]>> {
+  if (nameKeys.length <= slice) return transaction.findNameHolders(nameKeys, writtenAs);
+  const holders = new Map<string, number[]>();
+  for (let start = 0; start < nameKeys.length; start += slice) {
+    for (const [key, ids] of await transaction.findNameHolders(nameKeys.slice(start, start + slice), writtenAs)) holders.set(key, ids);
+  }
+  return holders;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addPreferredNameWarnings, planBatch, preferredNameKeys, type NameHolders } from '../../domain/batch/index.ts';
+import { addPreferredNameWarnings, NAME_KEY_SEPARATOR, planBatch, PreferredNameCheck, preferredNameKeys, type NameHolders } from '../../domain/batch/index.ts';
 import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
 
 const noHolders: NameHolders = () => [];
@@ -33,6 +33,34 @@ describe('preferredNameKeys', () => {
       { localId: 'renamed', entityId: 2, entityType: 'PERSON', normalizedName: 'svoboda, jan' },
       { localId: 'retyped', entityId: 3, entityType: 'FAMILY', normalizedName: 'novak, jan' },
       { localId: 'reactivated', entityId: 4, entityType: 'PERSON', normalizedName: 'novak, jan' },
+    ]);
+  });
+});
+
+describe('PreferredNameCheck.nameKeys', () => {
+  it('lists each checked key once, in the order of its first checked record, not the keys of unchanged names', () => {
+    const same = storedRecord();
+    const plan = planBatch(
+      [
+        updateStored('same', same, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] }]),
+        create('b', [namePart('pb', 'Dvořák', 'Antonín')]),
+        create('c', [namePart('pc', 'Novák', 'Jan')]),
+        create('d', [namePart('pd', 'DVORAK', 'antonin')]),
+        create('e', [namePart('pe', 'Praha')], { entityType: 'GEO' }),
+      ],
+      world({ records: [same] }),
+      testEnv(),
+    );
+    expect(plan.hasErrors).toBe(false);
+    const check = new PreferredNameCheck();
+    for (const record of plan.records) check.addRecord(record);
+    expect(check.nameKeys()).toEqual([`PERSON${NAME_KEY_SEPARATOR}dvorak, antonin`, `PERSON${NAME_KEY_SEPARATOR}novak, jan`, `GEO${NAME_KEY_SEPARATOR}praha`]);
+    // The unchanged holder of novak, jan is in the batch too: c is warned about it, with its part.
+    const warnings = check.warnings(() => [], () => true, testEnv().newUuid);
+    expect(warnings.map((group) => [group.localId, group.issues.map((issue) => [issue.issueCode, issue.partRef])])).toEqual([
+      ['b', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pb' }]]],
+      ['c', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pc' }]]],
+      ['d', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pd' }]]],
     ]);
   });
 });

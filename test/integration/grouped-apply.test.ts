@@ -202,6 +202,21 @@ describe('apply in groups', () => {
     expect(forced.records).toHaveLength(4);
   });
 
+  it('finds the stored holders of names in every slice of the name lookup (20 groups of keys at a time)', async () => {
+    const entityType = `T-${randomUUID()}`;
+    const held = await storedEntity(entityType, 'Held Name');
+    // Group size 1: the lookup asks for 20 keys at a time; the held name is the 45th key, in the third slice.
+    const commands: ChangeCommand[] = Array.from({ length: 50 }, (_, index) => ({
+      kind: 'create' as const,
+      localId: `e${index}`,
+      entityType,
+      parts: [namePart(index === 44 ? 'Held Name' : `Name ${index}`)],
+    }));
+    const refused = await applyAndLook(commands, entityType, 1);
+    expect(issuesOf(refused.result)).toEqual([{ localId: 'e44', code: 'PreferredNameExists', severity: 'WARNING' }]);
+    expect(refused.result.outcome === 'failure' && JSON.stringify(refused.result.entities)).toContain(`entity ${held.entityId}`);
+  });
+
   it('stops when onProgress throws or the signal is aborted, leaving the connection fit for a rollback', async () => {
     const entityType = `T-${randomUUID()}`;
     const commands: ChangeCommand[] = Array.from({ length: 6 }, (_, index) => ({ kind: 'create' as const, localId: `e${index}`, entityType, parts: [namePart(`Entity ${index}`)] }));

@@ -1,0 +1,278 @@
+// Compact per-entity columns for what an apply keeps of every entity of a
+// batch to its end (docs/performance.md, worker memory): numbers, small codes,
+// UUIDs and texts in typed arrays outside V8's heap, instead of an object and
+// a few strings per entity. A batch of 300,000 entities keeps several such
+// values for each; as objects they were most of the worker's live heap, and
+// V8 lets the heap grow in proportion to what is live.
+
+/** Bytes of a UUID. */
+export const UUID_BYTES = 16;
+/** A UUID as the service writes it: lower-case hex in the canonical 8-4-4-4-12 groups. */
+export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const HEX_DIGITS = '0123456789abcdef';
+const DASH = 45;
+
+function hexValue(code: number): number {
+  return code <= 57 ? code - 48 : code - 87;
+}
+
+/** Writes a canonical UUID's 16 bytes at `offset`. */
+export function writeUuid(uuid: string, target: Uint8Array, offset: number): void {
+  let at = offset;
+  for (let index = 0; index < uuid.length; index += 2) {
+    if (uuid.charCodeAt(index) === DASH) index += 1;
+    target[at++] = (hexValue(uuid.charCodeAt(index)) << 4) | hexValue(uuid.charCodeAt(index + 1));
+  }
+}
+
+/** The canonical text of the 16 bytes at `offset`, built flat (concatenated, V8 would keep it as a rope of 20 pieces). */
+export function readUuid(source: Uint8Array, offset: number): string {
+  const codes: number[] = [];
+  for (let index = 0; index < UUID_BYTES; index += 1) {
+    if (index === 4 || index === 6 || index === 8 || index === 10) codes.push(DASH);
+    const byte = source[offset + index]!;
+    codes.push(HEX_DIGITS.charCodeAt(byte >> 4), HEX_DIGITS.charCodeAt(byte & 15));
+  }
+  return String.fromCharCode(...codes);
+}
+
+/**
+ * Entries per chunk of a column (log 2). A column grows a chunk at a time:
+ * never copied, never more than one chunk ahead of what it holds (a column
+ * that doubled held its old and new arrays at once, and up to twice what it
+ * needed).
+ */
+const CHUNK_SHIFT = 15;
+const CHUNK_ENTRIES = 1 << CHUNK_SHIFT;
+const CHUNK_MASK = CHUNK_ENTRIES - 1;
+
+/** The chunk of `chunks` holding entry `index`, made (with those before it) when missing. */
+function chunkFor<T>(chunks: T[], index: number, make: () => T): T {
+  const at = index >>> CHUNK_SHIFT;
+  while (chunks.length <= at) chunks.push(make());
+  return chunks[at]!;
+}
+
+/** Numbers (any double) by index; unset slots read 0. */
+export class NumberColumn {
+  readonly #chunks: Float64Array[] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(value: number): number {
+    this.set(this.#length, value);
+    return this.#length - 1;
+  }
+
+  get(index: number): number {
+    return this.#chunks[index >>> CHUNK_SHIFT]?.[index & CHUNK_MASK] ?? 0;
+  }
+
+  /** Sets slot `index`, growing the column to it. */
+  set(index: number, value: number): void {
+    chunkFor(this.#chunks, index, () => new Float64Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
+    if (index >= this.#length) this.#length = index + 1;
+  }
+}
+
+/** Bytes (0 to 255) by index; unset slots read 0. */
+export class ByteColumn {
+  readonly #chunks: Uint8Array[] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(value: number): number {
+    this.set(this.#length, value);
+    return this.#length - 1;
+  }
+
+  get(index: number): number {
+    return this.#chunks[index >>> CHUNK_SHIFT]?.[index & CHUNK_MASK] ?? 0;
+  }
+
+  set(index: number, value: number): void {
+    chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
+    if (index >= this.#length) this.#length = index + 1;
+  }
+}
+
+/**
+ * Optional UUIDs by index: a canonical one as its 16 bytes, anything else
+ * (never written by this service, kept as given) in a Map.
+ */
+export class UuidColumn {
+  readonly #chunks: Uint8Array[] = [];
+  /** 1: a canonical UUID in #chunks; 2: verbatim. */
+  readonly #kinds = new ByteColumn();
+  readonly #verbatim = new Map<number, string>();
+
+  get length(): number {
+    return this.#kinds.length;
+  }
+
+  push(uuid: string | undefined): number {
+    const index = this.#kinds.length;
+    this.set(index, uuid);
+    return index;
+  }
+
+  set(index: number, uuid: string | undefined): void {
+    this.#verbatim.delete(index);
+    if (uuid === undefined) {
+      this.#kinds.set(index, 0);
+    } else if (CANONICAL_UUID.test(uuid)) {
+      writeUuid(uuid, chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES * UUID_BYTES)), (index & CHUNK_MASK) * UUID_BYTES);
+      this.#kinds.set(index, 1);
+    } else {
+      this.#verbatim.set(index, uuid);
+      this.#kinds.set(index, 2);
+    }
+  }
+
+  get(index: number): string | undefined {
+    const kind = this.#kinds.get(index);
+    return kind === 1 ? readUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES) : kind === 2 ? this.#verbatim.get(index) : undefined;
+  }
+
+  /** Whether slot `index` holds a canonical UUID of these 16 bytes. */
+  bytesEqual(index: number, bytes: Uint8Array): boolean {
+    if (this.#kinds.get(index) !== 1) return false;
+    const chunk = this.#chunks[index >>> CHUNK_SHIFT]!;
+    const offset = (index & CHUNK_MASK) * UUID_BYTES;
+    for (let at = 0; at < UUID_BYTES; at += 1) if (chunk[offset + at] !== bytes[at]) return false;
+    return true;
+  }
+
+  /** The hash of slot `index`'s bytes (a canonical UUID's). */
+  hash(index: number): number {
+    return hashUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES);
+  }
+}
+
+/** Bytes of a chunk of TextColumn (a longer text takes a chunk of its own size). */
+const TEXT_CHUNK_BYTES = 1 << 20;
+
+/** Texts by index, as their UTF-8 bytes one after the other, in chunks of TEXT_CHUNK_BYTES never copied. */
+export class TextColumn {
+  readonly #chunks: Buffer[] = [];
+  /** Bytes used of the last chunk. */
+  #used = 0;
+  /** Text i: its chunk, where it starts and ends in it. */
+  readonly #chunkOf = new NumberColumn();
+  readonly #starts = new NumberColumn();
+  readonly #ends = new NumberColumn();
+
+  get length(): number {
+    return this.#ends.length;
+  }
+
+  push(text: string): number {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    let chunk = this.#chunks.at(-1);
+    if (chunk === undefined || this.#used + bytes > chunk.length) {
+      chunk = Buffer.alloc(Math.max(TEXT_CHUNK_BYTES, bytes));
+      this.#chunks.push(chunk);
+      this.#used = 0;
+    }
+    const index = this.#ends.length;
+    this.#chunkOf.set(index, this.#chunks.length - 1);
+    this.#starts.set(index, this.#used);
+    this.#used += chunk.write(text, this.#used, 'utf8');
+    return this.#ends.push(this.#used);
+  }
+
+  get(index: number): string {
+    return this.#chunks[this.#chunkOf.get(index)]!.toString('utf8', this.#starts.get(index), this.#ends.get(index));
+  }
+}
+
+/**
+ * A Map from UUIDs to numbers without a string per key: canonical UUIDs as
+ * their 16 bytes in an open-addressing table; any other key in a Map. Keys
+ * come back in the order they were first set (canonical ones first).
+ */
+export class UuidMap {
+  readonly #keys = new UuidColumn();
+  readonly #values = new NumberColumn();
+  /** Entry index + 1 by hash slot; 0: empty. */
+  #table = new Int32Array(2048);
+  readonly #scratch = new Uint8Array(UUID_BYTES);
+  readonly #verbatim = new Map<string, number>();
+
+  get size(): number {
+    return this.#keys.length + this.#verbatim.size;
+  }
+
+  get(uuid: string): number | undefined {
+    if (!CANONICAL_UUID.test(uuid)) return this.#verbatim.get(uuid);
+    const entry = this.#find(uuid);
+    return entry < 0 ? undefined : this.#values.get(entry);
+  }
+
+  has(uuid: string): boolean {
+    return this.get(uuid) !== undefined;
+  }
+
+  set(uuid: string, value: number): void {
+    if (!CANONICAL_UUID.test(uuid)) {
+      this.#verbatim.set(uuid, value);
+      return;
+    }
+    const found = this.#find(uuid);
+    if (found >= 0) {
+      this.#values.set(found, value);
+      return;
+    }
+    const entry = this.#keys.push(uuid);
+    this.#values.set(entry, value);
+    if ((entry + 1) * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+    else this.#place(entry);
+  }
+
+  keys(): string[] {
+    const keys: string[] = [];
+    for (let entry = 0; entry < this.#keys.length; entry += 1) keys.push(this.#keys.get(entry)!);
+    return [...keys, ...this.#verbatim.keys()];
+  }
+
+  entries(): [string, number][] {
+    return this.keys().map((key) => [key, this.get(key)!]);
+  }
+
+  /** The entry of a canonical UUID, or -1. */
+  #find(uuid: string): number {
+    writeUuid(uuid, this.#scratch, 0);
+    const mask = this.#table.length - 1;
+    for (let slot = hashUuid(this.#scratch, 0) & mask; ; slot = (slot + 1) & mask) {
+      const held = this.#table[slot]!;
+      if (held === 0) return -1;
+      if (this.#keys.bytesEqual(held - 1, this.#scratch)) return held - 1;
+    }
+  }
+
+  #place(entry: number): void {
+    const mask = this.#table.length - 1;
+    let slot = this.#keys.hash(entry) & mask;
+    while (this.#table[slot] !== 0) slot = (slot + 1) & mask;
+    this.#table[slot] = entry + 1;
+  }
+
+  #rehash(size: number): void {
+    this.#table = new Int32Array(size);
+    for (let entry = 0; entry < this.#keys.length; entry += 1) this.#place(entry);
+  }
+}
+
+/** A 32-bit hash of the 16 bytes at `offset` (FNV-1a). */
+function hashUuid(bytes: Uint8Array, offset: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < UUID_BYTES; index += 1) hash = Math.imul(hash ^ bytes[offset + index]!, 0x01000193);
+  return hash >>> 0;
+}
