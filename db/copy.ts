@@ -113,6 +113,20 @@ export async function copyTextInPieces(client: pg.PoolClient, table: string, col
   await copy.end(Buffer.from('\n'));
 }
 
+/**
+ * Sends one row per value into one text column, `perPiece` rows a write: a
+ * large list of keys is never one string, nor one query message.
+ */
+export async function copyLinesInPieces(client: pg.PoolClient, table: string, column: string, values: readonly string[], perPiece = 1000): Promise<void> {
+  const copy = new CopyIn(client, `copy ${table} (${column}) from stdin`);
+  for (let start = 0; start < values.length; start += perPiece) {
+    let piece = '';
+    for (const value of values.slice(start, start + perPiece)) piece += `${copyText(value)}\n`;
+    await copy.write(Buffer.from(piece, 'utf8'));
+  }
+  await copy.end();
+}
+
 /** CopyData ('d') and CopyDone ('c') of the frontend protocol. */
 const COPY_DATA = 0x64;
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
