@@ -54,10 +54,15 @@ function chunkFor<T>(chunks: T[], index: number, make: () => T): T {
   return chunks[at]!;
 }
 
-/** Numbers (any double) by index; unset slots read 0. */
-export class NumberColumn {
-  readonly #chunks: Float64Array[] = [];
+/** Numbers by index in chunks of one typed array kind; unset slots read 0. */
+class TypedColumn<A extends Float64Array | Uint8Array> {
+  readonly #chunks: A[] = [];
+  readonly #make: () => A;
   #length = 0;
+
+  constructor(make: () => A) {
+    this.#make = make;
+  }
 
   get length(): number {
     return this.#length;
@@ -74,32 +79,22 @@ export class NumberColumn {
 
   /** Sets slot `index`, growing the column to it. */
   set(index: number, value: number): void {
-    chunkFor(this.#chunks, index, () => new Float64Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
+    chunkFor(this.#chunks, index, this.#make)[index & CHUNK_MASK] = value;
     if (index >= this.#length) this.#length = index + 1;
   }
 }
 
+/** Numbers (any double) by index; unset slots read 0. */
+export class NumberColumn extends TypedColumn<Float64Array> {
+  constructor() {
+    super(() => new Float64Array(CHUNK_ENTRIES));
+  }
+}
+
 /** Bytes (0 to 255) by index; unset slots read 0. */
-export class ByteColumn {
-  readonly #chunks: Uint8Array[] = [];
-  #length = 0;
-
-  get length(): number {
-    return this.#length;
-  }
-
-  push(value: number): number {
-    this.set(this.#length, value);
-    return this.#length - 1;
-  }
-
-  get(index: number): number {
-    return this.#chunks[index >>> CHUNK_SHIFT]?.[index & CHUNK_MASK] ?? 0;
-  }
-
-  set(index: number, value: number): void {
-    chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES))[index & CHUNK_MASK] = value;
-    if (index >= this.#length) this.#length = index + 1;
+export class ByteColumn extends TypedColumn<Uint8Array> {
+  constructor() {
+    super(() => new Uint8Array(CHUNK_ENTRIES));
   }
 }
 
