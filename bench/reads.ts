@@ -3,8 +3,9 @@
 // Reads on a database of N generated entities (default 1,000,000), against
 // the API as a child process (bench/lib/stack.ts):
 //  - GET /api/v2/entities/{id}: throughput and latency p50/p99 at 32
-//    concurrent connections for --duration seconds (autocannon), over --ids
-//    ids spread over the table, with a bearer token and signed with an HMAC
+//    concurrent connections for --duration seconds, over --ids ids spread
+//    over the table, from a lean load generator (bench/lib/http-load.ts; the
+//    same requests from autocannon are shown beside), with a bearer token and signed with an HMAC
 //    API key (as the real client signs); the baseline is PostgreSQL's own
 //    rate for the statement the route runs (`pgbench -n -M prepared -c 32
 //    -j 2 -T <duration>` over the same ids: the stored document; the record's
@@ -46,6 +47,7 @@ import { commandOptions, isScript, reportFigures } from './lib/cli.ts';
 import { median, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { freePort } from '../scripts/lib/ports.ts';
+import { runLoad } from './lib/http-load.ts';
 import { authorizationValue, canonicalString, formatNdaDate, NDA_DATE_HEADER, ndaSignature } from '../api/auth/nda-hmac.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -178,6 +180,8 @@ export interface Throughput {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU of the benchmark's own process (the load generator) per completed request, µs. */
+  clientCpuMicros: number;
 }
 
 export type Signing = 'bearer' | 'hmac';
@@ -197,6 +201,7 @@ function hmacHeaders(host: string, path: string): Record<string, string> {
 /** One autocannon run over `paths` in turn; latencies are recorded here, at sub-millisecond resolution. */
 export function runAutocannon(baseUrl: string, paths: string[], seconds: number, signing: Signing = 'bearer'): Promise<Throughput> {
   const host = new URL(baseUrl).hostname;
+  const cpuBefore = process.cpuUsage();
   return new Promise((done, fail) => {
     let next = 0;
     const latencies: number[] = [];
@@ -222,7 +227,9 @@ export function runAutocannon(baseUrl: string, paths: string[], seconds: number,
         if (error) return fail(error);
         latencies.sort((a, b) => a - b);
         const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+        const cpu = process.cpuUsage(cpuBefore);
         done({
+          clientCpuMicros: (cpu.user + cpu.system) / Math.max(1, result.requests.total),
           requestsPerSecond: result.requests.total / (result.duration || seconds),
           p50: at(0.5),
           p99: at(0.99),
@@ -232,6 +239,23 @@ export function runAutocannon(baseUrl: string, paths: string[], seconds: number,
     );
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
   });
+}
+
+/**
+ * One run of the lean load generator (bench/lib/http-load.ts) over `paths` in
+ * turn: what the targets are judged on, as pgbench is PostgreSQL's own lean
+ * client; autocannon's figures are shown beside them.
+ */
+export async function runLean(baseUrl: string, paths: string[], seconds: number, signing: Signing = 'bearer'): Promise<Throughput> {
+  const host = new URL(baseUrl).hostname;
+  const bearer = Object.entries(AUTH).map(([name, value]) => `${name}: ${value}`);
+  const headers =
+    signing === 'bearer'
+      ? () => bearer
+      : (path: string) => Object.entries(hmacHeaders(host, path)).map(([name, value]) => `${name}: ${value}`);
+  const run = await runLoad({ baseUrl, paths, connections: CONCURRENCY, seconds, headers });
+  const at = (q: number) => run.latencies[Math.min(run.latencies.length - 1, Math.floor(q * run.latencies.length))] ?? Number.NaN;
+  return { requestsPerSecond: run.requests / run.seconds, p50: at(0.5), p99: at(0.99), errors: run.errors, clientCpuMicros: run.clientCpuMicros };
 }
 
 /** Multiplier of the id spread: large and odd, so consecutive k land far apart over the whole table. */
@@ -357,31 +381,38 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
   const bare = await startBareKoa(responsesFile);
   try {
     // Warm-up of each (JIT, connection pools, caches), not counted.
+    await runLean(stack.apiUrl, paths, 2);
+    await runLean(stack.apiUrl, paths, 2, 'hmac');
+    await runLean(bare.url, paths, 2);
     await runAutocannon(stack.apiUrl, paths, 2);
-    await runAutocannon(stack.apiUrl, paths, 2, 'hmac');
-    await runAutocannon(bare.url, paths, 2);
     runPgbench(stack.databaseUrl, spread, 2, dir);
     const bearer: Throughput[] = [];
     const hmac: Throughput[] = [];
     const baseline: Throughput[] = [];
+    const bearerAutocannon: Throughput[] = [];
+    const hmacAutocannon: Throughput[] = [];
     const pgbench: number[] = [];
     const pgbenchRecord: number[] = [];
     const loads: string[] = [];
-    // Alternated, so that all four see the same background load on average.
+    // Alternated, so that all of them see the same background load on average.
     for (let run = 0; run < options.runs; run += 1) {
       loads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!);
       pgbench.push(runPgbench(stack.databaseUrl, spread, options.durationSeconds, dir));
       pgbenchRecord.push(runPgbench(stack.databaseUrl, spread, options.durationSeconds, dir, 'record'));
-      bearer.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
-      hmac.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds, 'hmac'));
-      baseline.push(await runAutocannon(bare.url, paths, options.durationSeconds));
-      const [b, h, k] = [bearer.at(-1)!, hmac.at(-1)!, baseline.at(-1)!];
+      bearer.push(await runLean(stack.apiUrl, paths, options.durationSeconds));
+      hmac.push(await runLean(stack.apiUrl, paths, options.durationSeconds, 'hmac'));
+      baseline.push(await runLean(bare.url, paths, options.durationSeconds));
+      bearerAutocannon.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds));
+      hmacAutocannon.push(await runAutocannon(stack.apiUrl, paths, options.durationSeconds, 'hmac'));
+      const [b, h, k, ab, ah] = [bearer.at(-1)!, hmac.at(-1)!, baseline.at(-1)!, bearerAutocannon.at(-1)!, hmacAutocannon.at(-1)!];
       process.stderr.write(
-        `reads: GET entity, ${processes} API process(es), run ${run + 1} (load ${loads.at(-1)}): pgbench ${pgbench.at(-1)!.toFixed(0)} tps (record ${pgbenchRecord.at(-1)!.toFixed(0)}); bearer ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms p99 ${b.p99.toFixed(2)} ms; ` +
-          `HMAC ${h.requestsPerSecond.toFixed(0)} req/s p50 ${h.p50.toFixed(2)} ms; bare Koa ${k.requestsPerSecond.toFixed(0)} req/s p50 ${k.p50.toFixed(2)} ms\n`,
+        `reads: GET entity, ${processes} API process(es), run ${run + 1} (load ${loads.at(-1)}): pgbench ${pgbench.at(-1)!.toFixed(0)} tps (record ${pgbenchRecord.at(-1)!.toFixed(0)}); ` +
+          `bearer ${b.requestsPerSecond.toFixed(0)} req/s p50 ${b.p50.toFixed(2)} ms p99 ${b.p99.toFixed(2)} ms (client ${b.clientCpuMicros.toFixed(0)} µs/req); ` +
+          `HMAC ${h.requestsPerSecond.toFixed(0)} req/s p50 ${h.p50.toFixed(2)} ms (client ${h.clientCpuMicros.toFixed(0)} µs/req); bare Koa ${k.requestsPerSecond.toFixed(0)} req/s; ` +
+          `autocannon: bearer ${ab.requestsPerSecond.toFixed(0)} req/s (client ${ab.clientCpuMicros.toFixed(0)} µs/req), HMAC ${ah.requestsPerSecond.toFixed(0)} req/s (client ${ah.clientCpuMicros.toFixed(0)} µs/req)\n`,
       );
     }
-    const errors = [...bearer, ...hmac, ...baseline].reduce((sum, r) => sum + r.errors, 0);
+    const errors = [...bearer, ...hmac, ...baseline, ...bearerAutocannon, ...hmacAutocannon].reduce((sum, r) => sum + r.errors, 0);
     if (errors > 0) throw new Error(`GET entity benchmark: ${errors} failed requests`);
     const pgbenchTps = median(pgbench);
     const apis = `${processes} API process${processes === 1 ? '' : 'es'}`;
@@ -397,7 +428,21 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
         target: targets ? `≥ ${ratio}× pgbench` : '-',
         met: rps >= ratio * pgbenchTps,
         info: !targets,
-        note: `${note}; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
+        note: `${note}; lean client (bench/lib/http-load.ts), ${median(runs.map((r) => r.clientCpuMicros)).toFixed(0)} µs of its CPU a request; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
+      };
+    };
+    const autocannonFigure = (name: string, runs: Throughput[]): Figure => {
+      const rps = median(runs.map((r) => r.requestsPerSecond));
+      return {
+        figure: `GET entity, ${name}, autocannon, c=${CONCURRENCY}, ${apis}`,
+        value: rps,
+        unit: 'req/s',
+        baseline: pgbenchTps,
+        baselineName: 'pgbench',
+        target: '-',
+        met: true,
+        info: true,
+        note: `the same requests from autocannon (a full HTTP client in Node), ${median(runs.map((r) => r.clientCpuMicros)).toFixed(0)} µs of its CPU a request, p99 ${median(runs.map((r) => r.p99)).toFixed(2)} ms; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
       };
     };
     const latency = (name: string, runs: Throughput[]): Figure => {
@@ -427,6 +472,8 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
       throughput('bearer token', bearer, 0.4, common),
       latency('bearer token', bearer),
       throughput('HMAC-signed', hmac, 0.3, `each request signed (NDA-HMAC-SHA256, key with read permission)`),
+      autocannonFigure('bearer token', bearerAutocannon),
+      autocannonFigure('HMAC-signed', hmacAutocannon),
       latency('HMAC-signed', hmac),
       ...(['bearer token', 'HMAC-signed'] as const).map((name): Figure => {
         const runs = name === 'bearer token' ? bearer : hmac;
