@@ -148,7 +148,7 @@ describe('the stored v2 document of a record', () => {
     }) as typeof pool.query;
     try {
       const documents = await Promise.all([a, b].map((entity) => findCurrentDocument(harness.db.records, { entityId: entity.entityId })));
-      expect(statements).toEqual(['current-documents']);
+      expect(statements).toEqual(['current-documents-by-ids']);
       expect(documents.map((form) => form?.document)).toEqual([(await row(a.entityId)).document, (await row(b.entityId)).document]);
       statements.length = 0;
       const [document, record, missing] = await Promise.all([
@@ -156,7 +156,7 @@ describe('the stored v2 document of a record', () => {
         findCurrentRecord(harness.db.records, { entityId: a.entityId }),
         findCurrentDocument(harness.db.records, { entityId: 2147483003 }),
       ]);
-      expect(statements).toEqual(['current-records']);
+      expect(statements).toEqual(['current-records-by-ids']);
       expect(document).toEqual({ record });
       expect(record?.entityId).toBe(a.entityId);
       expect(missing).toBeUndefined();

@@ -96,7 +96,7 @@ describe('GETs of records that arrive together', () => {
     try {
       const refs = [...entities.map((entity) => ({ entityId: entity.entityId })), ...entities.map((entity) => ({ entityUuid: entity.entityUuid })), { entityId: 2147483002 }, { entityUuid: randomUUID() }];
       const records = await Promise.all(refs.map((ref) => findCurrentRecord(harness.db.records, ref)));
-      expect(statements).toEqual(['current-records']);
+      expect(statements).toEqual(['current-records-by-both']);
       expect(records.map((record) => record?.entityId)).toEqual([...entities.map((entity) => entity.entityId), ...entities.map((entity) => entity.entityId), undefined, undefined]);
     } finally {
       pool.query = query as typeof pool.query;
@@ -106,13 +106,15 @@ describe('GETs of records that arrive together', () => {
   it('sends the reads asked while a statement is in flight, in whatever turns, as the next statement', async () => {
     const pool = harness.db.pool;
     const statements: unknown[][] = [];
+    const names: string[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
     const counting = (async (...args: unknown[]) => {
       const config = args[0] as pg.QueryConfig;
-      if (config.name === 'current-records') {
+      if (config.name?.startsWith('current-records') === true) {
         statements.push(config.values!.flat());
+        names.push(config.name);
         // The first statement is answered only once every read has been asked.
         if (statements.length === 1) await held;
       }
@@ -133,6 +135,8 @@ describe('GETs of records that arrive together', () => {
       const records = await Promise.all(reads);
       expect(records.map((record) => record?.entityId)).toEqual(entities.map((entity) => entity.entityId));
       expect(statements).toEqual([[String(first!.entityId)], others.map((entity) => entity.entityUuid)]);
+      // Numbers alone and UUIDs alone each take the statement of their own key (a plain index scan, no BitmapOr).
+      expect(names).toEqual(['current-records-by-ids', 'current-records-by-uuids']);
     } finally {
       release();
       pool.query = query as typeof pool.query;
