@@ -26,7 +26,7 @@ import { ensureTemporalBinary } from '../scripts/lib/temporal-binary.ts';
 import { startDevServer, stopProcess } from '../scripts/lib/temporal-server.ts';
 import { commandOptions, isScript, loadAverage } from './lib/cli.ts';
 import { BENCH_TOKEN, openDatabase } from './lib/stack.ts';
-import { idSpread, READS_ENV, readsDatabase, runAutocannon, spreadIds } from './reads.ts';
+import { idSpread, READS_ENV, readsDatabase, runLean, spreadIds } from './reads.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -141,12 +141,14 @@ function processesCpu(pids: readonly number[]): { user: number; system: number }
  * API's pool keeps its connections through the runs). Needs the server on
  * this machine.
  */
-async function backendsCpu(url: string): Promise<{ user: number; system: number }> {
+async function backendsCpu(url: string): Promise<{ user: number; system: number; transactions: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`);
-    return processesCpu(rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`)));
+    // Each statement of reads is a transaction of its own: their count tells how many GETs a statement carried.
+    const [stats] = (await client.query<{ transactions: string }>(`select xact_commit + xact_rollback as transactions from pg_stat_database where datname = current_database()`)).rows;
+    return { ...processesCpu(rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`))), transactions: Number(stats!.transactions) };
   } finally {
     await client.end();
   }
@@ -195,15 +197,15 @@ if (isScript(import.meta)) {
       if (!ready) await new Promise((done) => setTimeout(done, 200));
     }
     const paths = spreadIds(await idSpread(database.url, Number(values.ids))).map((id) => `/api/v2/entities/${id}`);
-    await runAutocannon(apiUrl, paths, 2);
-    await runAutocannon(apiUrl, paths, 2, 'hmac');
+    await runLean(apiUrl, paths, 2);
+    await runLean(apiUrl, paths, 2, 'hmac');
     const from = monotonicMicros();
     const cpuBefore = cpuSeconds(api.pid!);
     const pgBefore = await backendsCpu(database.url);
-    const bearer = await runAutocannon(apiUrl, paths, seconds);
+    const bearer = await runLean(apiUrl, paths, seconds);
     const cpuBetween = cpuSeconds(api.pid!);
     const pgBetween = await backendsCpu(database.url);
-    const hmac = await runAutocannon(apiUrl, paths, seconds, 'hmac');
+    const hmac = await runLean(apiUrl, paths, seconds, 'hmac');
     const cpuAfter = cpuSeconds(api.pid!);
     const pgAfter = await backendsCpu(database.url);
     const to = monotonicMicros();
@@ -215,9 +217,10 @@ if (isScript(import.meta)) {
       const micros = (cpu: number) => ((cpu * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0);
       return `${micros(to.user + to.system - from.user - from.system)} µs CPU per request (user ${micros(to.user - from.user)}, system ${micros(to.system - from.system)})`;
     };
-    const pgPerRequest = (from: Cpu, to: Cpu, r: typeof bearer) => `PostgreSQL ${(((to.user + to.system - from.user - from.system) * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs`;
-    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu, pgFrom: Cpu, pgTo: Cpu) =>
-      `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${pgPerRequest(pgFrom, pgTo, r)}, ${r.errors} errors`;
+    const pgPerRequest = (from: Cpu & { transactions: number }, to: Cpu & { transactions: number }, r: typeof bearer) =>
+      `PostgreSQL ${(((to.user + to.system - from.user - from.system) * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs (${((r.requestsPerSecond * seconds) / Math.max(1, to.transactions - from.transactions)).toFixed(1)} GETs a statement)`;
+    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu, pgFrom: Cpu & { transactions: number }, pgTo: Cpu & { transactions: number }) =>
+      `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${pgPerRequest(pgFrom, pgTo, r)}, load generator ${r.clientCpuMicros.toFixed(0)} µs, ${r.errors} errors`;
     process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {

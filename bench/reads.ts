@@ -195,8 +195,7 @@ export type Signing = 'bearer' | 'hmac';
 // Prepared once, as the API prepares its keys: a secret given as a string is prepared anew by every createHmac, and that was the load generator's cost, not the service's.
 const BENCH_SECRET_KEY = createSecretKey(Buffer.from(BENCH_KEY.secret, 'utf8'));
 
-function hmacHeaders(host: string, path: string): Record<string, string> {
-  const date = formatNdaDate(new Date());
+function hmacHeaders(host: string, path: string, date = formatNdaDate(new Date())): Record<string, string> {
   const signature = ndaSignature(BENCH_SECRET_KEY, canonicalString({ host, method: 'GET', rawPath: path, rawQuery: '', date }));
   return { [NDA_DATE_HEADER]: date, authorization: authorizationValue(BENCH_KEY.keyId, signature) };
 }
@@ -251,15 +250,26 @@ export function runAutocannon(baseUrl: string, paths: string[], seconds: number,
  */
 export async function runLean(baseUrl: string, paths: string[], seconds: number, signing: Signing = 'bearer'): Promise<Throughput> {
   const host = new URL(baseUrl).hostname;
-  const bearer = Object.entries(AUTH).map(([name, value]) => `${name}: ${value}`);
+  const bearer = headerLines(AUTH);
+  // A path's signed headers stay the same within a second (the date has seconds): the same array, so the same request bytes.
+  const signed = new Map<string, { date: string; lines: readonly string[] }>();
   const headers =
     signing === 'bearer'
       ? () => bearer
-      : (path: string) => Object.entries(hmacHeaders(host, path)).map(([name, value]) => `${name}: ${value}`);
+      : (path: string) => {
+          const date = formatNdaDate(new Date());
+          const known = signed.get(path);
+          if (known?.date === date) return known.lines;
+          const lines = headerLines(hmacHeaders(host, path, date));
+          signed.set(path, { date, lines });
+          return lines;
+        };
   const run = await runLoad({ baseUrl, paths, connections: CONCURRENCY, seconds, headers });
   const at = (q: number) => run.latencies[Math.min(run.latencies.length - 1, Math.floor(q * run.latencies.length))] ?? Number.NaN;
   return { requestsPerSecond: run.requests / run.seconds, p50: at(0.5), p99: at(0.99), errors: run.errors, clientCpuMicros: run.clientCpuMicros };
 }
+
+const headerLines = (headers: Record<string, string>): string[] => Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
 
 /** Multiplier of the id spread: large and odd, so consecutive k land far apart over the whole table. */
 const ID_STRIDE = 2_654_435_761;

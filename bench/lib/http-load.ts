@@ -18,7 +18,12 @@ export interface LoadRun {
   paths: readonly string[];
   connections: number;
   seconds: number;
-  /** Header lines of one request (`name: value`, no CRLF), made per request: a signature may depend on the time. */
+  /**
+   * Header lines of one request (`name: value`, no CRLF), asked per request:
+   * a signature may depend on the time. The bytes of a path's request are
+   * built again only when this returns another array than the last time for
+   * that path (the same bytes need not be encoded twice, as wrk sends them).
+   */
   headers: (path: string) => readonly string[];
 }
 
@@ -42,6 +47,15 @@ export async function runLoad(run: LoadRun): Promise<LoadResult> {
   const port = Number(url.port || 80);
   const hostHeader = `host: ${url.host}`;
   const latencies: number[] = [];
+  const requests = new Map<string, { headers: readonly string[]; bytes: Buffer }>();
+  const requestOf = (path: string): Buffer => {
+    const headers = run.headers(path);
+    const known = requests.get(path);
+    if (known?.headers === headers) return known.bytes;
+    const bytes = Buffer.from([`GET ${path} HTTP/1.1`, hostHeader, ...headers, '', ''].join('\r\n'), 'latin1');
+    requests.set(path, { headers, bytes });
+    return bytes;
+  };
   let next = 0;
   let errors = 0;
   let stopping = false;
@@ -58,10 +72,9 @@ export async function runLoad(run: LoadRun): Promise<LoadResult> {
           socket.end();
           return;
         }
-        const path = run.paths[next++ % run.paths.length]!;
-        const lines = [`GET ${path} HTTP/1.1`, hostHeader, ...run.headers(path), '', ''];
+        const request = requestOf(run.paths[next++ % run.paths.length]!);
         sentAt = process.hrtime.bigint();
-        socket.write(lines.join('\r\n'));
+        socket.write(request);
       };
       socket.on('connect', send);
       socket.on('data', (chunk: Buffer) => {

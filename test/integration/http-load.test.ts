@@ -43,6 +43,20 @@ describe('bench lean load generator', () => {
     expect([...result.latencies]).toEqual([...result.latencies].sort((a, b) => a - b));
   });
 
+  it('sends the headers made anew for a request, never the bytes of an earlier one', async () => {
+    const seen: string[] = [];
+    const baseUrl = await serve((request, response) => {
+      seen.push(String(request.headers['x-n']));
+      response.writeHead(200, { 'content-length': '0' });
+      response.end();
+    });
+    let made = 0;
+    const result = await runLoad({ baseUrl, paths: ['/same'], connections: 1, seconds: 0.2, headers: () => [`x-n: ${made++}`] });
+    expect(result.requests).toBeGreaterThan(1);
+    // One lane: each request's headers were made just before it was sent, and none was sent twice.
+    expect(seen).toEqual(seen.map((_, index) => String(index)));
+  });
+
   it('counts answers other than 2xx as errors', async () => {
     const baseUrl = await serve((_request, response) => {
       response.writeHead(404, { 'content-length': '2' });
