@@ -3,7 +3,9 @@ import type { EntitySummary } from '../../domain/batch/index.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 import { finishBatchWithResult, type ResultJson } from '../batches.ts';
 import { splitRefs } from '../entity-refs.ts';
-import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
+import { CLAIM_KINDS, claimKeys, claimStagedKeys } from '../write-claims.ts';
+import type { CopyLoad } from '../copy.ts';
+import { createNameStage, dropNameStage, findNameConflicts, sendNameEntries, STAGED_NAMES, type NameConflicts } from './names.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
 
 /**
@@ -135,6 +137,28 @@ export class ApplyTransaction {
     );
     for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;
+  }
+
+  /** Creates the transaction's table of staged name entries (db/apply/names.ts), empty; before the first group. */
+  async createNameStage(): Promise<void> {
+    await createNameStage(this.#client);
+  }
+
+  /** Stages a group's name entries (encodeNameEntries) when the group writes nothing: else PlanWriter.send takes them with its COPYs. */
+  async stageNameEntries(load: CopyLoad): Promise<void> {
+    await sendNameEntries(this.#client, load);
+  }
+
+  /** claimPreferredNames for the checked keys of the staged entries: the same claim, in the same place of the order. */
+  async claimStagedPreferredNames(): Promise<void> {
+    await claimStagedKeys(this.#client, CLAIM_KINDS.preferredName, `select key from ${STAGED_NAMES} where checked`);
+  }
+
+  /** The staged entries a name warning may concern and the stored holders of their keys (db/apply/names.ts); drops the stage. */
+  async findNameConflicts(writtenAs?: string): Promise<NameConflicts> {
+    const conflicts = await findNameConflicts(this.#client, writtenAs);
+    await dropNameStage(this.#client);
+    return conflicts;
   }
 
   /** Opens the savepoint the batch's writes sit under until it is judged. */

@@ -5,14 +5,16 @@ import {
   computeForceKey,
   createGroupedWorld,
   forceKeyMatches,
-  NAME_KEY_SEPARATOR,
-  PreferredNameCheck,
+  nameEntryOf,
+  stagedNameWarnings,
+  type NameEntry,
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
 import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import { refOf } from '../../domain/batch/survey.ts';
-import type { ApplyTransaction, StepLoad } from '../../db/apply/index.ts';
+import { encodeNameEntries, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
+import type { CopyLoad } from '../../db/copy.ts';
 import {
   BATCH_ISSUE_CODES,
   type BatchFailure,
@@ -173,35 +175,11 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   const total = survey.commands;
   timeline?.mark('survey');
 
-  const lookups = survey.lookups();
-  timeline?.mark('lookups()');
-  const locked = await transaction.lockEntities(lookups.records);
-  timeline?.mark('lockEntities');
-  if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
-  timeline?.mark('claimEntityUuids');
-  const targets = await transaction.loadSummaries(lookups.targets);
-  timeline?.mark('loadSummaries');
-  const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
-  timeline?.mark('takenEntityUuids');
-  const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
-  timeline?.mark('allocateEntityIds');
-  const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
-  let nextId = 0;
-  const planner = new BatchPlanner(world, {
-    newUuid,
-    allocateEntityId: () => {
-      const id = entityIds[nextId++];
-      if (id === undefined) throw new Error('more creates than allocated entity ids');
-      return id;
-    },
-    now: new Date().toISOString(),
-    user: header.sender,
-  });
-  planner.declare(survey);
-  timeline?.mark('world+declare');
-
-  const names = new PreferredNameCheck();
+  const { world, planner } = await preparePlanner(transaction, survey, header, request);
   const lines = new RevisionLines();
+  // The name check's entries go to PostgreSQL a group at a time (db/apply/names.ts): nothing of them stays here per entity.
+  await transaction.createNameStage();
+  let staged = 0;
   const writer = request.commit ? transaction.planWriter({ batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
     await transaction.beginWrites();
@@ -213,25 +191,32 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   let planned = 0;
   let inFlight: Promise<void> = Promise.resolve();
 
-  /** Takes drained records over: their name keys, their revision for the result, their rows. */
-  const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
+  /** A group's work for PostgreSQL: its rows (while writing) and its staged name entries. */
+  type Outgoing = { load: StepLoad | undefined; names: CopyLoad | undefined };
+  /** Takes drained records over: their name entries, their revision for the result, their rows. */
+  const settle = async (records: PlannedRecord[]): Promise<Outgoing> => {
+    const entries: NameEntry[] = [];
     for (const record of records) {
-      // The survey's string, not the second reading's equal one: kept to the end by the name check and the lines.
+      // The survey's string, not the second reading's equal one: kept to the end by the lines.
       record.localId = survey.declarations.get(record.localId)?.localId ?? record.localId;
-      names.addRecord(record);
+      const entry = nameEntryOf(record);
+      if (entry !== undefined) entries.push(entry);
       lines.add(record);
     }
+    const names = entries.length === 0 ? undefined : encodeNameEntries(entries, staged);
+    staged += entries.length;
     if (writing && planner.hasErrors) writing = false;
-    return writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
+    return { load: writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined, names };
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
-  const send = async (load: StepLoad | undefined, phase: ApplyPhase): Promise<void> => {
+  const send = async ({ load, names }: Outgoing, phase: ApplyPhase): Promise<void> => {
     timeline?.mark('group:plan');
     await inFlight;
     timeline?.mark('group:wait');
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
-      if (load !== undefined) await writer!.send(load);
+      if (load !== undefined) await writer!.send(load, names === undefined ? [] : [names]);
+      else if (names !== undefined) await transaction.stageNameEntries(names);
       await progress(done, phase);
     })();
     // Awaited before the next group is sent; until then a failure must not count as unhandled.
@@ -259,15 +244,12 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await inFlight;
     timeline?.mark('lastWrite');
 
-    const nameKeys = names.nameKeys();
-    timeline?.mark('nameKeys()');
-    if (writing) await transaction.claimPreferredNames(nameKeys);
+    if (writing) await transaction.claimStagedPreferredNames();
     timeline?.mark('claimPreferredNames');
-    const holders = await findNameHoldersInSlices(transaction, nameKeys, writer?.seq, NAME_LOOKUP_SLICE_GROUPS * groupSize);
+    const conflicts = await transaction.findNameConflicts(writer?.seq);
     timeline?.mark('findNameHolders');
-    nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
-    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    const warnings = stagedNameWarnings(conflicts.entries, (key) => conflicts.holders.get(key) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
     timeline?.mark('warnings');
     return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
@@ -278,22 +260,49 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   }
 }
 
-/** Name keys looked up at a time, in groups' worth of keys (20,000 by default). */
-const NAME_LOOKUP_SLICE_GROUPS = 20;
-
 /**
- * transaction.findNameHolders a slice of keys at a time (the keys are
- * distinct): the lookup sends its keys as one JSON text, and at 320,000 keys
- * that text, the query's buffers and those of the claims before it were some
- * 190 MB of the worker's peak at once (docs/performance.md).
+ * Step 2 of applyBatch: locks, claims, lookups and entity ids, and the
+ * planner given every declaration. A function of its own so that what it
+ * reads for that (the lookups: a UUID string per create, the summaries, the
+ * allocated ids) is garbage once it returns: a variable of planAndWrite's
+ * suspended frame would stay alive until the whole apply ends.
  */
-async function findNameHoldersInSlices(transaction: ApplyTransaction, nameKeys: readonly string[], writtenAs: string | undefined, slice: number): Promise<Map<string, number[]>> {
-  if (nameKeys.length <= slice) return transaction.findNameHolders(nameKeys, writtenAs);
-  const holders = new Map<string, number[]>();
-  for (let start = 0; start < nameKeys.length; start += slice) {
-    for (const [key, ids] of await transaction.findNameHolders(nameKeys.slice(start, start + slice), writtenAs)) holders.set(key, ids);
-  }
-  return holders;
+async function preparePlanner(
+  transaction: ApplyTransaction,
+  survey: BatchSurvey,
+  header: BatchHeader,
+  request: ApplyRequest,
+): Promise<{ world: ReturnType<typeof createGroupedWorld>; planner: BatchPlanner }> {
+  const timeline = request.timeline;
+  const lookups = survey.lookups();
+  timeline?.mark('lookups()');
+  const locked = await transaction.lockEntities(lookups.records);
+  timeline?.mark('lockEntities');
+  if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
+  timeline?.mark('claimEntityUuids');
+  const targets = await transaction.loadSummaries(lookups.targets);
+  timeline?.mark('loadSummaries');
+  const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
+  timeline?.mark('takenEntityUuids');
+  const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
+  timeline?.mark('allocateEntityIds');
+  const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
+  let nextId = 0;
+  const planner = new BatchPlanner(world, {
+    newUuid,
+    // Called by declare() alone, for every create up front: the ids are not needed after it.
+    allocateEntityId: () => {
+      const id = entityIds[nextId++];
+      if (id === undefined) throw new Error('more creates than allocated entity ids');
+      return id;
+    },
+    now: new Date().toISOString(),
+    user: header.sender,
+  });
+  planner.declare(survey);
+  entityIds.length = 0;
+  timeline?.mark('world+declare');
+  return { world, planner };
 }
 
 /**
