@@ -7,23 +7,19 @@
 import type pg from 'pg';
 import type { NameEntry } from '../../domain/batch/index.ts';
 import type { PartRef } from '../../domain/model.ts';
-import { encodeCopyLoad, sendCopyLoads, type CopyLoad } from '../copy.ts';
+import { encodeCopyLoad, type CopyLoad } from '../copy.ts';
 
 /** The temporary table of the staged entries (dropped at the end of the apply, and at the end of the transaction at the latest). */
 export const STAGED_NAMES = 'apply_name_entry';
 
 const COLUMNS = ['seq', 'key', 'local_id', 'entity_id', 'is_new', 'checked', 'display_name', 'part_type', 'part_uuid'];
 
-/** Creates the (empty) staging table in the caller's transaction; one left by an earlier apply of the same transaction is replaced. */
-export async function createNameStage(client: pg.PoolClient): Promise<void> {
-  await client.query(
-    `drop table if exists ${STAGED_NAMES};
-     create temporary table ${STAGED_NAMES} (
-       seq integer not null, key text not null, local_id text not null, entity_id bigint not null,
-       is_new boolean not null, checked boolean not null, display_name text not null, part_type text, part_uuid text
-     ) on commit drop`,
-  );
-}
+/** SQL creating the (empty) staging table; one left by an earlier apply of the same transaction is replaced. */
+export const CREATE_NAME_STAGE = `drop table if exists ${STAGED_NAMES};
+  create temporary table ${STAGED_NAMES} (
+    seq integer not null, key text not null, local_id text not null, entity_id bigint not null,
+    is_new boolean not null, checked boolean not null, display_name text not null, part_type text, part_uuid text
+  ) on commit drop`;
 
 /** A group's entries as COPY rows; `firstSeq` numbers them in the order they were added. */
 export function encodeNameEntries(entries: readonly NameEntry[], firstSeq: number): CopyLoad {
@@ -32,11 +28,6 @@ export function encodeNameEntries(entries: readonly NameEntry[], firstSeq: numbe
     COLUMNS,
     entries.map((entry, index) => [firstSeq + index, entry.key, entry.localId, entry.entityId, entry.isNew, entry.checked, entry.displayName, entry.partType ?? null, entry.partUuid ?? null]),
   );
-}
-
-/** Sends staged entries alone (when the group writes nothing; else they go with the group's COPYs, PlanWriter.send). */
-export async function sendNameEntries(client: pg.PoolClient, load: CopyLoad): Promise<void> {
-  await sendCopyLoads(client, [load]);
 }
 
 /** What the end of the apply reads back: the entries a warning may concern, in the order added, and the stored holders of their checked keys. */

@@ -4,8 +4,10 @@ import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 import { finishBatchWithResult, type ResultJson } from '../batches.ts';
 import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys, claimStagedKeys } from '../write-claims.ts';
-import type { CopyLoad } from '../copy.ts';
-import { createNameStage, dropNameStage, findNameConflicts, sendNameEntries, STAGED_NAMES, type NameConflicts } from './names.ts';
+import { sendCopyLoads, type CopyLoad } from '../copy.ts';
+import { CREATE_NAME_STAGE, dropNameStage, findNameConflicts, STAGED_NAMES, type NameConflicts } from './names.ts';
+import { CREATE_LINE_STAGE, readResultLines } from './result-lines.ts';
+import type { BatchRevisionResult } from '../../domain/model.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
 
 /**
@@ -139,14 +141,22 @@ export class ApplyTransaction {
     return holders;
   }
 
-  /** Creates the transaction's table of staged name entries (db/apply/names.ts), empty; before the first group. */
-  async createNameStage(): Promise<void> {
-    await createNameStage(this.#client);
+  /**
+   * Creates the transaction's tables of staged name entries and result lines
+   * (db/apply/names.ts, result-lines.ts), empty; before the first group.
+   */
+  async createStages(): Promise<void> {
+    await this.#client.query(`${CREATE_NAME_STAGE}; ${CREATE_LINE_STAGE}`);
   }
 
-  /** Stages a group's name entries (encodeNameEntries) when the group writes nothing: else PlanWriter.send takes them with its COPYs. */
-  async stageNameEntries(load: CopyLoad): Promise<void> {
-    await sendNameEntries(this.#client, load);
+  /** Stages a group's name entries and result lines when the group writes nothing: else PlanWriter.send takes them with its COPYs. */
+  async stage(loads: readonly CopyLoad[]): Promise<void> {
+    await sendCopyLoads(this.#client, loads);
+  }
+
+  /** The staged result lines (a success's revisions), in the order staged. */
+  readResultLines(): Promise<BatchRevisionResult[]> {
+    return readResultLines(this.#client);
   }
 
   /** claimPreferredNames for the checked keys of the staged entries: the same claim, in the same place of the order. */

@@ -11,9 +11,8 @@ import {
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
-import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import { refOf } from '../../domain/batch/survey.ts';
-import { encodeNameEntries, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
+import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
 import type { CopyLoad } from '../../db/copy.ts';
 import {
   BATCH_ISSUE_CODES,
@@ -72,15 +71,20 @@ export interface CommandSource {
 
 export interface AppliedBatch {
   outcome: BatchResult['outcome'];
-  /** The result document as objects; a success's revisions are built from the compact lines when asked (a test batch answers them). */
-  result(): BatchResult;
-  /** The result document as JSON text in pieces, as batch.result stores it: a large success is never one string (ApplyTransaction.finishBatch). */
-  resultJson(): Iterable<string>;
-  /** Revision lines of a success (0 for a failure): how large resultJson is. */
+  /**
+   * The result document as objects; a success's revisions are read back
+   * from the transaction's staged lines (a test batch answers them), so
+   * only before the transaction ends.
+   */
+  result(): Promise<BatchResult>;
+  /** Revision lines of a success (0 for a failure): how large the result is. */
   revisions: number;
   /** Commands (creates and updates) in the batch. */
   changes: number;
 }
+
+/** What ApplyTransaction.finishBatch stores: a failure as JSON text, a success built from its staged lines (db/apply/result-lines.ts). */
+export type AppliedResult = AppliedBatch & ({ resultJson(): Iterable<string> } | { stagedSuccess: { transactionUuid: string } });
 
 /**
  * Commands per group: large enough for bulk COPY speed (1,000 rows a COPY), small enough that a
@@ -136,26 +140,27 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * an error anywhere (or a warning without force) rolls the savepoint back,
  * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
-export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedResult> {
   const planned = await planAndWrite(transaction, source, request);
-  // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
+  // What planning kept per entity (survey, final states) is garbage by now; the success's lines are in PostgreSQL.
   const refused = judge(planned.issues, request);
   if (planned.wrote) await transaction.endWrites(refused === undefined);
   request.timeline?.mark('judge+endWrites');
   const { changes, lines, transactionUuid } = planned;
-  if (refused !== undefined) return { outcome: 'failure', result: () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
+  if (refused !== undefined) return { outcome: 'failure', result: async () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
   return {
     outcome: 'success',
-    result: () => ({ outcome: 'success', transactionUuid, revisions: lines.toRevisions() }),
-    resultJson: () => successJson(transactionUuid, lines),
-    revisions: lines.length,
+    result: async () => ({ outcome: 'success', transactionUuid, revisions: await transaction.readResultLines() }),
+    stagedSuccess: { transactionUuid },
+    revisions: lines,
     changes,
   };
 }
 
 interface PlannedBatch {
   issues: EntityIssues[];
-  lines: RevisionLines;
+  /** Revision lines staged (a success lists them all). */
+  lines: number;
   transactionUuid: string;
   /** Whether records were written (under the savepoint the caller ends). */
   wrote: boolean;
@@ -176,10 +181,11 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   timeline?.mark('survey');
 
   const { world, planner } = await preparePlanner(transaction, survey, header, request);
-  const lines = new RevisionLines();
-  // The name check's entries go to PostgreSQL a group at a time (db/apply/names.ts): nothing of them stays here per entity.
-  await transaction.createNameStage();
+  // The name check's entries and the result's lines go to PostgreSQL a group at a time (db/apply/names.ts,
+  // result-lines.ts): nothing of them stays here per entity.
+  await transaction.createStages();
   let staged = 0;
+  let lines = 0;
   const writer = request.commit ? transaction.planWriter({ batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
     await transaction.beginWrites();
@@ -191,32 +197,30 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   let planned = 0;
   let inFlight: Promise<void> = Promise.resolve();
 
-  /** A group's work for PostgreSQL: its rows (while writing) and its staged name entries. */
-  type Outgoing = { load: StepLoad | undefined; names: CopyLoad | undefined };
+  /** A group's work for PostgreSQL: its rows (while writing), and its staged name entries and result lines. */
+  type Outgoing = { load: StepLoad | undefined; staging: CopyLoad[] };
   /** Takes drained records over: their name entries, their revision for the result, their rows. */
   const settle = async (records: PlannedRecord[]): Promise<Outgoing> => {
     const entries: NameEntry[] = [];
     for (const record of records) {
-      // The survey's string, not the second reading's equal one: kept to the end by the lines.
-      record.localId = survey.declarations.get(record.localId)?.localId ?? record.localId;
       const entry = nameEntryOf(record);
       if (entry !== undefined) entries.push(entry);
-      lines.add(record);
     }
-    const names = entries.length === 0 ? undefined : encodeNameEntries(entries, staged);
+    const staging = [encodeNameEntries(entries, staged), encodeResultLines(records, lines)];
     staged += entries.length;
+    lines += records.length;
     if (writing && planner.hasErrors) writing = false;
-    return { load: writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined, names };
+    return { load: writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined, staging };
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
-  const send = async ({ load, names }: Outgoing, phase: ApplyPhase): Promise<void> => {
+  const send = async ({ load, staging }: Outgoing, phase: ApplyPhase): Promise<void> => {
     timeline?.mark('group:plan');
     await inFlight;
     timeline?.mark('group:wait');
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
-      if (load !== undefined) await writer!.send(load, names === undefined ? [] : [names]);
-      else if (names !== undefined) await transaction.stageNameEntries(names);
+      if (load !== undefined) await writer!.send(load, staging);
+      else await transaction.stage(staging);
       await progress(done, phase);
     })();
     // Awaited before the next group is sent; until then a failure must not count as unhandled.
@@ -344,13 +348,6 @@ function judge(issues: EntityIssues[], request: ApplyRequest): BatchFailure | un
     }
   }
   return undefined;
-}
-
-/** What JSON.stringify of the success document gives, in pieces (the key order of BatchSuccess). */
-function* successJson(transactionUuid: string, lines: RevisionLines): Generator<string> {
-  yield `{"outcome":"success","transactionUuid":${JSON.stringify(transactionUuid)},"revisions":`;
-  yield* lines.jsonPieces();
-  yield '}';
 }
 
 /** Commands already in memory, applied in one transaction (the bulk loader and test batches). */
