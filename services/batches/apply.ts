@@ -279,6 +279,7 @@ async function preparePlanner(
 ): Promise<{ world: ReturnType<typeof createGroupedWorld>; planner: BatchPlanner }> {
   const timeline = request.timeline;
   const lookups = survey.lookups();
+  survey.releaseLookups();
   timeline?.mark('lookups()');
   const locked = await transaction.lockEntities(lookups.records);
   timeline?.mark('lockEntities');
