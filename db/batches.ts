@@ -8,6 +8,7 @@ import type { Orm } from './orm.ts';
 import { copyTextInPieces } from './copy.ts';
 import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
+import { STAGED_SUCCESS_JSONB } from './apply/result-lines.ts';
 
 export type { BatchStatus } from './entities/batch.ts';
 export type { StoredBody } from './batch-bodies.ts';
@@ -190,11 +191,12 @@ const ENDED = `finished_at = clock_timestamp(),
   changes_applied = case when $2 = 'COMPLETED' then coalesce(changes_total, changes_applied) else changes_applied end`;
 const STILL_RUNNING_ROW = `where id = $1 and status in ('ACCEPTED', 'PROCESSING')`;
 
-/** A result document as JSON text in pieces, and how many revision lines it lists. */
-export interface ResultJson {
-  resultJson(): Iterable<string>;
-  revisions: number;
-}
+/**
+ * A result document as JSON text in pieces, and how many revision lines it
+ * lists; or a success whose lines are staged in the transaction
+ * (db/apply/result-lines.ts), built by PostgreSQL.
+ */
+export type ResultJson = { resultJson(): Iterable<string>; revisions: number } | { stagedSuccess: { transactionUuid: string }; revisions: number };
 
 /** Above this many revision lines a result goes by COPY, in pieces; below, as one parameter. */
 const STREAMED_RESULT_LINES = 2000;
@@ -207,6 +209,15 @@ const STREAMED_RESULT_LINES = 2000;
  * the document as one string, as objects, or as one query message.
  */
 export async function finishBatchWithResult(client: pg.PoolClient, batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
+  if ('stagedSuccess' in result) {
+    // The lines never come back to the worker: the document is built where they are.
+    const updated = await client.query(`update batch set status = $2, result = ${STAGED_SUCCESS_JSONB}, error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [
+      batchId,
+      status,
+      result.stagedSuccess.transactionUuid,
+    ]);
+    return updated.rowCount === 1;
+  }
   if (result.revisions < STREAMED_RESULT_LINES) return endWithJson(client, batchId, status, [...result.resultJson()].join(''), null);
   await client.query('create temporary table if not exists batch_result_text (result text) on commit drop');
   await client.query('truncate batch_result_text');

@@ -32,13 +32,22 @@ export async function claimKeys(client: pg.PoolClient, kind: number, keys: reado
   const staged = `claim_keys_${kind}`;
   await client.query(`create temporary table ${staged} (key text not null) on commit drop`);
   await copyLinesInPieces(client, staged, 'key', keys);
+  await claimStagedKeys(client, kind, `select key from ${staged}`);
+  await client.query(`drop table ${staged}`);
+}
+
+/**
+ * claimKeys for keys already in the transaction's tables: `keys`, a query
+ * whose one column `key` gives them (repeats allowed). Claimed in
+ * PostgreSQL's order, as claimKeys claims.
+ */
+export async function claimStagedKeys(client: pg.PoolClient, kind: number, keys: string): Promise<void> {
   // The claimed rows are deleted again by their tuple ids (this transaction's own rows: nothing else moves them), not
   // looked up again by key in the index: a third less of PostgreSQL's CPU at 100,000 keys.
-  const { rows } = await client.query<{ tids: string }>(
-    `with claimed as (insert into write_claim (kind, key) select $1, key from ${staged} group by key order by key returning ctid)
+  const { rows } = await client.query<{ tids: string | null }>(
+    `with claimed as (insert into write_claim (kind, key) select $1, key from (${keys}) staged group by key order by key returning ctid)
      select array_agg(ctid)::text as tids from claimed`,
     [kind],
   );
-  await client.query('delete from write_claim where ctid = any($1::tid[])', [rows[0]!.tids]);
-  await client.query(`drop table ${staged}`);
+  if (rows[0]!.tids !== null) await client.query('delete from write_claim where ctid = any($1::tid[])', [rows[0]!.tids]);
 }

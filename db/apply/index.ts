@@ -4,6 +4,8 @@ import { ApplyTransaction } from './transaction.ts';
 
 export { ApplyTransaction, applyTransaction } from './transaction.ts';
 export { PlanWriter, type StepLoad, type WriteContext } from './write-plan.ts';
+export { encodeNameEntries } from './names.ts';
+export { encodeResultLines } from './result-lines.ts';
 
 /**
  * Where batches become revisions: the apply's transaction handle, over a

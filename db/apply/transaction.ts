@@ -3,7 +3,11 @@ import type { EntitySummary } from '../../domain/batch/index.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 import { finishBatchWithResult, type ResultJson } from '../batches.ts';
 import { splitRefs } from '../entity-refs.ts';
-import { CLAIM_KINDS, claimKeys } from '../write-claims.ts';
+import { CLAIM_KINDS, claimKeys, claimStagedKeys } from '../write-claims.ts';
+import { sendCopyLoads, type CopyLoad } from '../copy.ts';
+import { CREATE_NAME_STAGE, dropNameStage, findNameConflicts, STAGED_NAMES, type NameConflicts } from './names.ts';
+import { CREATE_LINE_STAGE, readResultLines } from './result-lines.ts';
+import type { BatchRevisionResult } from '../../domain/model.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
 
 /**
@@ -135,6 +139,36 @@ export class ApplyTransaction {
     );
     for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
     return holders;
+  }
+
+  /**
+   * Creates the transaction's tables of staged name entries and result lines
+   * (db/apply/names.ts, result-lines.ts), empty; before the first group.
+   */
+  async createStages(): Promise<void> {
+    await this.#client.query(`${CREATE_NAME_STAGE}; ${CREATE_LINE_STAGE}`);
+  }
+
+  /** Stages a group's name entries and result lines when the group writes nothing: else PlanWriter.send takes them with its COPYs. */
+  async stage(loads: readonly CopyLoad[]): Promise<void> {
+    await sendCopyLoads(this.#client, loads);
+  }
+
+  /** The staged result lines (a success's revisions), in the order staged. */
+  readResultLines(): Promise<BatchRevisionResult[]> {
+    return readResultLines(this.#client);
+  }
+
+  /** claimPreferredNames for the checked keys of the staged entries: the same claim, in the same place of the order. */
+  async claimStagedPreferredNames(): Promise<void> {
+    await claimStagedKeys(this.#client, CLAIM_KINDS.preferredName, `select key from ${STAGED_NAMES} where checked`);
+  }
+
+  /** The staged entries a name warning may concern and the stored holders of their keys (db/apply/names.ts); drops the stage. */
+  async findNameConflicts(writtenAs?: string): Promise<NameConflicts> {
+    const conflicts = await findNameConflicts(this.#client, writtenAs);
+    await dropNameStage(this.#client);
+    return conflicts;
   }
 
   /** Opens the savepoint the batch's writes sit under until it is judged. */

@@ -128,9 +128,9 @@ export class PlanWriter {
     return encodeStep(records, this.#seq, this.#context);
   }
 
-  /** Sends an encoded group on the transaction's connection. */
-  async send(load: StepLoad): Promise<void> {
-    await Promise.all([writeStep(this.#client, load), addNameWords(this.#pool, load.namesNorm)]);
+  /** Sends an encoded group on the transaction's connection; `extra` loads (the staged name entries) go with its last COPYs. */
+  async send(load: StepLoad, extra: readonly CopyLoad[] = []): Promise<void> {
+    await Promise.all([writeStep(this.#client, load, extra), addNameWords(this.#pool, load.namesNorm)]);
   }
 }
 
@@ -167,9 +167,9 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
   };
 }
 
-async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
+async function writeStep(client: pg.PoolClient, load: StepLoad, extra: readonly CopyLoad[]): Promise<void> {
   // A group of creates alone: its COPYs as one round trip (sendCopyLoads), PostgreSQL never waiting for the worker between tables.
-  if (load.existingIds.length === 0) return sendCopyLoads(client, [load.created, load.revisions, load.searchValues, load.participants, load.userRoles]);
+  if (load.existingIds.length === 0) return sendCopyLoads(client, [load.created, load.revisions, load.searchValues, load.participants, load.userRoles, ...extra]);
   await keepSupersededSnapshots(client, load.existingIds);
   await sendCopyLoad(client, load.created);
   await updateEntities(client, load.updatedRows);
@@ -179,7 +179,7 @@ async function writeStep(client: pg.PoolClient, load: StepLoad): Promise<void> {
     await client.query('delete from entity_participant where entity_id = any($1::bigint[])', [load.existingIds]);
     await client.query('delete from search_user_role where entity_id = any($1::bigint[])', [load.existingIds]);
   }
-  await sendCopyLoads(client, [load.searchValues, load.participants, load.userRoles]);
+  await sendCopyLoads(client, [load.searchValues, load.participants, load.userRoles, ...extra]);
 }
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {

@@ -55,7 +55,7 @@ function chunkFor<T>(chunks: T[], index: number, make: () => T): T {
 }
 
 /** Numbers by index in chunks of one typed array kind; unset slots read 0. */
-class TypedColumn<A extends Float64Array | Uint8Array> {
+class TypedColumn<A extends Float64Array | Uint32Array | Uint8Array> {
   readonly #chunks: A[] = [];
   readonly #make: () => A;
   #length = 0;
@@ -88,6 +88,13 @@ class TypedColumn<A extends Float64Array | Uint8Array> {
 export class NumberColumn extends TypedColumn<Float64Array> {
   constructor() {
     super(() => new Float64Array(CHUNK_ENTRIES));
+  }
+}
+
+/** Whole numbers from 0 to 2^32 - 1 by index; unset slots read 0. */
+export class Uint32Column extends TypedColumn<Uint32Array> {
+  constructor() {
+    super(() => new Uint32Array(CHUNK_ENTRIES));
   }
 }
 
@@ -269,5 +276,125 @@ export class UuidMap {
 function hashUuid(bytes: Uint8Array, offset: number): number {
   let hash = 0x811c9dc5;
   for (let index = 0; index < UUID_BYTES; index += 1) hash = Math.imul(hash ^ bytes[offset + index]!, 0x01000193);
+  return hash >>> 0;
+}
+
+/** UTF-16 code units of a chunk of StringIndex (log 2): 2 MB. */
+const UNIT_CHUNK_SHIFT = 20;
+const UNIT_CHUNK = 1 << UNIT_CHUNK_SHIFT;
+/** Longer texts (no localId of a real batch) are kept as strings, in a Map. */
+const LONGEST_PACKED = 4096;
+
+/**
+ * A Map from strings to their index (0, 1, 2, ... in the order added)
+ * without a string or a Map entry per key: the keys' UTF-16 code units one
+ * after the other in chunks of 2 MB never copied, found through an
+ * open-addressing table over them. What the survey keeps of every localId of
+ * a batch to its end (a string and a Map entry were about 75 bytes of heap
+ * each, which V8 gives room to grow by a third again).
+ */
+export class StringIndex {
+  readonly #chunks: Uint16Array[] = [];
+  /** Units used of the last chunk. */
+  #used = UNIT_CHUNK;
+  /** Key i: chunk * UNIT_CHUNK + offset of its first unit, and its length (LONGEST_PACKED + 1: in #long). */
+  readonly #starts = new Uint32Column();
+  readonly #lengths = new Uint32Column();
+  readonly #long = new Map<number, string>();
+  /** Entry index + 1 by hash slot; 0: empty. */
+  #table = new Int32Array(2048);
+
+  get size(): number {
+    return this.#lengths.length;
+  }
+
+  /** The index of `key`, or undefined. */
+  get(key: string): number | undefined {
+    const mask = this.#table.length - 1;
+    for (let slot = hashText(key) & mask; ; slot = (slot + 1) & mask) {
+      const held = this.#table[slot]!;
+      if (held === 0) return undefined;
+      if (this.#equals(held - 1, key)) return held - 1;
+    }
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** Adds a key not yet present (the caller checks): its index. */
+  add(key: string): number {
+    const index = this.#lengths.length;
+    if (key.length > LONGEST_PACKED) {
+      this.#long.set(index, key);
+      this.#starts.set(index, 0);
+      this.#lengths.set(index, LONGEST_PACKED + 1);
+    } else {
+      if (this.#used + key.length > UNIT_CHUNK) {
+        this.#chunks.push(new Uint16Array(UNIT_CHUNK));
+        this.#used = 0;
+      }
+      const chunk = this.#chunks.length - 1;
+      const units = this.#chunks[chunk]!;
+      for (let at = 0; at < key.length; at += 1) units[this.#used + at] = key.charCodeAt(at);
+      this.#starts.set(index, chunk * UNIT_CHUNK + this.#used);
+      this.#lengths.set(index, key.length);
+      this.#used += key.length;
+    }
+    if ((index + 1) * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+    else this.#place(index, hashText(key));
+    return index;
+  }
+
+  /** Key `index` (a new flat string). */
+  at(index: number): string {
+    const length = this.#lengths.get(index);
+    if (length > LONGEST_PACKED) return this.#long.get(index)!;
+    const start = this.#starts.get(index);
+    const units = this.#chunks[start >>> UNIT_CHUNK_SHIFT]!;
+    const offset = start & (UNIT_CHUNK - 1);
+    return String.fromCharCode.apply(null, units.subarray(offset, offset + length) as unknown as number[]);
+  }
+
+  #equals(index: number, key: string): boolean {
+    const length = this.#lengths.get(index);
+    if (length > LONGEST_PACKED) return this.#long.get(index) === key;
+    if (length !== key.length) return false;
+    const start = this.#starts.get(index);
+    const units = this.#chunks[start >>> UNIT_CHUNK_SHIFT]!;
+    const offset = start & (UNIT_CHUNK - 1);
+    for (let at = 0; at < length; at += 1) if (units[offset + at] !== key.charCodeAt(at)) return false;
+    return true;
+  }
+
+  #place(index: number, hash: number): void {
+    const mask = this.#table.length - 1;
+    let slot = hash & mask;
+    while (this.#table[slot] !== 0) slot = (slot + 1) & mask;
+    this.#table[slot] = index + 1;
+  }
+
+  #rehash(size: number): void {
+    this.#table = new Int32Array(size);
+    for (let index = 0; index < this.#lengths.length; index += 1) this.#place(index, this.#hashAt(index));
+  }
+
+  /** hashText of key `index`, from its units. */
+  #hashAt(index: number): number {
+    const length = this.#lengths.get(index);
+    if (length > LONGEST_PACKED) return hashText(this.#long.get(index)!);
+    const start = this.#starts.get(index);
+    const units = this.#chunks[start >>> UNIT_CHUNK_SHIFT]!;
+    const offset = start & (UNIT_CHUNK - 1);
+    let hash = 0x811c9dc5;
+    for (let at = 0; at < length; at += 1) hash = Math.imul(hash ^ units[offset + at]!, 0x01000193);
+    return hash >>> 0;
+  }
+}
+
+/** A 32-bit hash of a text's UTF-16 code units (FNV-1a). */
+function hashText(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
   return hash >>> 0;
 }

@@ -30,7 +30,7 @@ import { checkNewParts, partItems, withUuids } from './parts.ts';
 import { EntityIdMap } from './entity-id-map.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
 import { isActive } from './state-rules.ts';
-import { ByteColumn, NumberColumn, UuidColumn } from './columns.ts';
+import { ByteColumn, NumberColumn, Uint32Column, UuidColumn } from './columns.ts';
 import { refOf, surveyBatch, BatchSurvey } from './survey.ts';
 import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from './types.ts';
 
@@ -55,6 +55,8 @@ interface Slot {
  */
 const HAS_SUBJECT = 1;
 const FAILED = 2;
+/** A create whose entityUuid is its own (the survey holds it; #createUuids holds only those made here). */
+const OWN_UUID = 4;
 
 /** A reference to an entity the batch still changes later: judged once that entity is final. */
 interface PendingReference {
@@ -102,7 +104,7 @@ export class BatchPlanner {
    * when its record is drained. A create's count by declaration index (plus
    * one; 0: gone), any other entity's in the Map.
    */
-  readonly #remainingCreates = new NumberColumn();
+  readonly #remainingCreates = new Uint32Column();
   readonly #remainingStored = new Map<number, number>();
   /** State of every drained record (also: which entities the batch planned). */
   readonly #finalStates = new EntityIdMap<EntityState>();
@@ -143,7 +145,9 @@ export class BatchPlanner {
         this.#finalStates.anchor(entityId);
         this.#createsById.anchor(entityId);
         this.#createIds.set(index, entityId);
-        this.#createUuids.set(index, survey.createUuidAt(index) ?? this.#env.newUuid());
+        // A create's own UUID is read from the survey when needed, not copied (16 bytes an entity of a large batch).
+        if (survey.createUuidAt(index) === undefined) this.#createUuids.set(index, this.#env.newUuid());
+        else this.#flags.set(index, this.#flags.get(index) | OWN_UUID);
         this.#createsById.set(entityId, index);
         this.#count(entityId, survey.touchesAt(index));
       } else {
@@ -231,7 +235,7 @@ export class BatchPlanner {
 
   /** A create's ids, allocated up front (declare). */
   #createIdsAt(index: number): ResolvedRef | undefined {
-    const entityUuid = this.#createUuids.get(index);
+    const entityUuid = (this.#flags.get(index) & OWN_UUID) !== 0 ? this.#survey.createUuidAt(index) : this.#createUuids.get(index);
     return entityUuid === undefined ? undefined : { entityId: this.#createIds.get(index), entityUuid };
   }
 

@@ -210,6 +210,71 @@ export class PreferredNameCheck {
 }
 
 /**
+ * What the name check needs of a final record with an active name, as one
+ * flat entry: a large apply stages these in PostgreSQL a group at a time
+ * (db/apply/names.ts) instead of keeping one per entity to its end, and
+ * reads back only the entries whose key another entry or a stored entity
+ * shares (stagedNameWarnings).
+ */
+export interface NameEntry extends NamedRecord {
+  /** Its name is checked against the stored holders (new, or its type, name or activity changed). */
+  checked: boolean;
+}
+
+/** The name entry of a final record, or undefined when it holds no active name (as PreferredNameCheck.add decides). */
+export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
+  const after = keyOf(record.after);
+  if (after === undefined) return undefined;
+  const before = record.before === undefined ? undefined : keyOf(record.before);
+  const entry: NameEntry = {
+    key: keyString(after.entityType, after.normalizedName),
+    localId: record.localId,
+    entityId: record.after.entityId,
+    isNew: record.isNew,
+    displayName: preferredName(record.after),
+    checked: before === undefined || before.entityType !== after.entityType || before.normalizedName !== after.normalizedName,
+  };
+  const part = preferredNamePart(record.after);
+  if (part !== undefined) {
+    const partRef = partRefOf(part.type, part.partUuid);
+    entry.partType = partRef.type;
+    if (partRef.partUuid !== undefined) entry.partUuid = partRef.partUuid;
+  }
+  return entry;
+}
+
+/**
+ * PreferredNameCheck.warnings over staged entries: `entries` in the order
+ * the records were added, and for every key among them all the entries of
+ * that key (a key no other entry shares needs only its checked entries);
+ * `holders` the stored holders of a checked key. The same warnings, in the
+ * same order, as the check holding every record would give.
+ */
+export function stagedNameWarnings(
+  entries: readonly NameEntry[],
+  holders: (key: string) => readonly number[],
+  isPlanned: (entityId: number) => boolean,
+  newUuid: () => string,
+): EntityIssues[] {
+  const byKey = new Map<string, NameEntry[]>();
+  for (const entry of entries) {
+    const sharing = byKey.get(entry.key);
+    if (sharing === undefined) byKey.set(entry.key, [entry]);
+    else sharing.push(entry);
+  }
+  const log = new IssueLog();
+  for (const entry of entries) {
+    if (!entry.checked) continue;
+    // Holders reflect the database before the batch; for entities of the batch their planned form decides.
+    const stored = [...new Set(holders(entry.key))].filter((holder) => !isPlanned(holder)).sort((x, y) => x - y);
+    const inBatch = byKey.get(entry.key)!.filter((other) => other.entityId !== entry.entityId);
+    if (stored.length === 0 && inBatch.length === 0) continue;
+    log.add(entry.localId, [nameWarning(entry, stored, inBatch, newUuid)]);
+  }
+  return log.groups();
+}
+
+/**
  * Adds a PreferredNameExists warning to every checked record whose name is
  * also held by another entity: a stored holder that this batch does not move
  * off the name, or another record of this batch.

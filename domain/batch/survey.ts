@@ -6,7 +6,7 @@
 // planned), and what the caller must load (see BatchLookups).
 
 import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../model.ts';
-import { ByteColumn, NumberColumn, UuidColumn, UuidMap } from './columns.ts';
+import { ByteColumn, StringIndex, Uint32Column, UuidColumn, UuidMap } from './columns.ts';
 
 export interface BatchLookups {
   /** Entities that updates name: load their current records. */
@@ -38,9 +38,10 @@ const STORED = 1;
  * The first declaration of each localId (and what repeats one), kept in
  * columns by declaration index rather than as an object per entity: a batch
  * of 300,000 creates keeps them to its end (docs/performance.md, worker
- * memory). On the heap per declaration: its localId string (shared with the
- * planner and the result lines) and a Map entry; a create's own entityUuid
- * string and a second Map entry when it brings one.
+ * memory). Nothing on the heap per declaration: the localIds' code units
+ * and the table finding them are typed arrays too (StringIndex), a create's
+ * own entityUuid 16 bytes (UuidMap); only a stored update's reference is an
+ * object.
  */
 export class BatchSurvey {
   /** Commands that repeat an earlier declaration's localId: reported once, then ignored. */
@@ -49,11 +50,10 @@ export class BatchSurvey {
   #createCount = 0;
   readonly #records = new RefSet();
   readonly #targets = new RefSet();
-  /** Declaration index by localId. */
-  readonly #byLocalId = new Map<string, number>();
-  readonly #localIds: string[] = [];
-  readonly #ordinals = new NumberColumn();
-  readonly #touches = new NumberColumn();
+  /** Declaration index by localId, and each declaration's localId. */
+  readonly #byLocalId = new StringIndex();
+  readonly #ordinals = new Uint32Column();
+  readonly #touches = new Uint32Column();
   readonly #kinds = new ByteColumn();
   /** A create's own entityUuid, by declaration index (undefined when it brings none). */
   readonly #createUuids = new UuidColumn();
@@ -68,7 +68,7 @@ export class BatchSurvey {
 
   /** Declarations so far (indices 0 to size - 1, in batch order). */
   get size(): number {
-    return this.#localIds.length;
+    return this.#byLocalId.size;
   }
 
   /** The first declaration of each localId, in batch order, as objects made when asked (a view of the columns). */
@@ -100,7 +100,7 @@ export class BatchSurvey {
   }
 
   localIdAt(index: number): string {
-    return this.#localIds[index]!;
+    return this.#byLocalId.at(index);
   }
 
   ordinalAt(index: number): number {
@@ -183,6 +183,12 @@ export class BatchSurvey {
     if (!this.#createByUuid.has(entityUuid)) this.#createByUuid.set(entityUuid, index);
   }
 
+  /** Forgets what lookups() lists (an object and a Map entry per updated or referenced stored entity): the apply asks once. */
+  releaseLookups(): void {
+    this.#records.clear();
+    this.#targets.clear();
+  }
+
   lookups(): BatchLookups {
     return {
       records: this.#records.values(),
@@ -193,9 +199,7 @@ export class BatchSurvey {
   }
 
   #declare(localId: string, ordinal: number, kind: number): number {
-    const index = this.#localIds.length;
-    this.#byLocalId.set(localId, index);
-    this.#localIds.push(localId);
+    const index = this.#byLocalId.add(localId);
     this.#createUuids.set(index, undefined);
     this.#ordinals.set(index, ordinal);
     this.#touches.set(index, 1);
@@ -261,5 +265,9 @@ class RefSet {
 
   values(): EntityRef[] {
     return [...this.#refs.values()];
+  }
+
+  clear(): void {
+    this.#refs.clear();
   }
 }

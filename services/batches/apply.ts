@@ -5,14 +5,15 @@ import {
   computeForceKey,
   createGroupedWorld,
   forceKeyMatches,
-  NAME_KEY_SEPARATOR,
-  PreferredNameCheck,
+  nameEntryOf,
+  stagedNameWarnings,
+  type NameEntry,
   type PlannedRecord,
 } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
-import { RevisionLines } from '../../domain/batch/revision-lines.ts';
 import { refOf } from '../../domain/batch/survey.ts';
-import type { ApplyTransaction, StepLoad } from '../../db/apply/index.ts';
+import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
+import type { CopyLoad } from '../../db/copy.ts';
 import {
   BATCH_ISSUE_CODES,
   type BatchFailure,
@@ -70,15 +71,20 @@ export interface CommandSource {
 
 export interface AppliedBatch {
   outcome: BatchResult['outcome'];
-  /** The result document as objects; a success's revisions are built from the compact lines when asked (a test batch answers them). */
-  result(): BatchResult;
-  /** The result document as JSON text in pieces, as batch.result stores it: a large success is never one string (ApplyTransaction.finishBatch). */
-  resultJson(): Iterable<string>;
-  /** Revision lines of a success (0 for a failure): how large resultJson is. */
+  /**
+   * The result document as objects; a success's revisions are read back
+   * from the transaction's staged lines (a test batch answers them), so
+   * only before the transaction ends.
+   */
+  result(): Promise<BatchResult>;
+  /** Revision lines of a success (0 for a failure): how large the result is. */
   revisions: number;
   /** Commands (creates and updates) in the batch. */
   changes: number;
 }
+
+/** What ApplyTransaction.finishBatch stores: a failure as JSON text, a success built from its staged lines (db/apply/result-lines.ts). */
+export type AppliedResult = AppliedBatch & ({ resultJson(): Iterable<string> } | { stagedSuccess: { transactionUuid: string } });
 
 /**
  * Commands per group: large enough for bulk COPY speed (1,000 rows a COPY), small enough that a
@@ -134,26 +140,27 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * an error anywhere (or a warning without force) rolls the savepoint back,
  * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
-export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedBatch> {
+export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedResult> {
   const planned = await planAndWrite(transaction, source, request);
-  // What planning kept per entity (survey, final states, names) is garbage by now: the success document is built from its lines alone.
+  // What planning kept per entity (survey, final states) is garbage by now; the success's lines are in PostgreSQL.
   const refused = judge(planned.issues, request);
   if (planned.wrote) await transaction.endWrites(refused === undefined);
   request.timeline?.mark('judge+endWrites');
   const { changes, lines, transactionUuid } = planned;
-  if (refused !== undefined) return { outcome: 'failure', result: () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
+  if (refused !== undefined) return { outcome: 'failure', result: async () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
   return {
     outcome: 'success',
-    result: () => ({ outcome: 'success', transactionUuid, revisions: lines.toRevisions() }),
-    resultJson: () => successJson(transactionUuid, lines),
-    revisions: lines.length,
+    result: async () => ({ outcome: 'success', transactionUuid, revisions: await transaction.readResultLines() }),
+    stagedSuccess: { transactionUuid },
+    revisions: lines,
     changes,
   };
 }
 
 interface PlannedBatch {
   issues: EntityIssues[];
-  lines: RevisionLines;
+  /** Revision lines staged (a success lists them all). */
+  lines: number;
   transactionUuid: string;
   /** Whether records were written (under the savepoint the caller ends). */
   wrote: boolean;
@@ -173,35 +180,12 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   const total = survey.commands;
   timeline?.mark('survey');
 
-  const lookups = survey.lookups();
-  timeline?.mark('lookups()');
-  const locked = await transaction.lockEntities(lookups.records);
-  timeline?.mark('lockEntities');
-  if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
-  timeline?.mark('claimEntityUuids');
-  const targets = await transaction.loadSummaries(lookups.targets);
-  timeline?.mark('loadSummaries');
-  const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
-  timeline?.mark('takenEntityUuids');
-  const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
-  timeline?.mark('allocateEntityIds');
-  const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
-  let nextId = 0;
-  const planner = new BatchPlanner(world, {
-    newUuid,
-    allocateEntityId: () => {
-      const id = entityIds[nextId++];
-      if (id === undefined) throw new Error('more creates than allocated entity ids');
-      return id;
-    },
-    now: new Date().toISOString(),
-    user: header.sender,
-  });
-  planner.declare(survey);
-  timeline?.mark('world+declare');
-
-  const names = new PreferredNameCheck();
-  const lines = new RevisionLines();
+  const { world, planner } = await preparePlanner(transaction, survey, header, request);
+  // The name check's entries and the result's lines go to PostgreSQL a group at a time (db/apply/names.ts,
+  // result-lines.ts): nothing of them stays here per entity.
+  await transaction.createStages();
+  let staged = 0;
+  let lines = 0;
   const writer = request.commit ? transaction.planWriter({ batchId: request.batchId, principal: request.principal }) : undefined;
   if (writer !== undefined) {
     await transaction.beginWrites();
@@ -213,25 +197,30 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   let planned = 0;
   let inFlight: Promise<void> = Promise.resolve();
 
-  /** Takes drained records over: their name keys, their revision for the result, their rows. */
-  const settle = async (records: PlannedRecord[]): Promise<StepLoad | undefined> => {
+  /** A group's work for PostgreSQL: its rows (while writing), and its staged name entries and result lines. */
+  type Outgoing = { load: StepLoad | undefined; staging: CopyLoad[] };
+  /** Takes drained records over: their name entries, their revision for the result, their rows. */
+  const settle = async (records: PlannedRecord[]): Promise<Outgoing> => {
+    const entries: NameEntry[] = [];
     for (const record of records) {
-      // The survey's string, not the second reading's equal one: kept to the end by the name check and the lines.
-      record.localId = survey.declarations.get(record.localId)?.localId ?? record.localId;
-      names.addRecord(record);
-      lines.add(record);
+      const entry = nameEntryOf(record);
+      if (entry !== undefined) entries.push(entry);
     }
+    const staging = [encodeNameEntries(entries, staged), encodeResultLines(records, lines)];
+    staged += entries.length;
+    lines += records.length;
     if (writing && planner.hasErrors) writing = false;
-    return writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined;
+    return { load: writing && writer !== undefined && records.length > 0 ? await writer.encode(records) : undefined, staging };
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
-  const send = async (load: StepLoad | undefined, phase: ApplyPhase): Promise<void> => {
+  const send = async ({ load, staging }: Outgoing, phase: ApplyPhase): Promise<void> => {
     timeline?.mark('group:plan');
     await inFlight;
     timeline?.mark('group:wait');
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
-      if (load !== undefined) await writer!.send(load);
+      if (load !== undefined) await writer!.send(load, staging);
+      else await transaction.stage(staging);
       await progress(done, phase);
     })();
     // Awaited before the next group is sent; until then a failure must not count as unhandled.
@@ -259,15 +248,12 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await inFlight;
     timeline?.mark('lastWrite');
 
-    const nameKeys = names.nameKeys();
-    timeline?.mark('nameKeys()');
-    if (writing) await transaction.claimPreferredNames(nameKeys);
+    if (writing) await transaction.claimStagedPreferredNames();
     timeline?.mark('claimPreferredNames');
-    const holders = await findNameHoldersInSlices(transaction, nameKeys, writer?.seq, NAME_LOOKUP_SLICE_GROUPS * groupSize);
+    const conflicts = await transaction.findNameConflicts(writer?.seq);
     timeline?.mark('findNameHolders');
-    nameKeys.length = 0;
     const log = new IssueLog(outcome.issues);
-    const warnings = names.warnings((entityType, name) => holders.get(`${entityType}${NAME_KEY_SEPARATOR}${name}`) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    const warnings = stagedNameWarnings(conflicts.entries, (key) => conflicts.holders.get(key) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
     for (const group of warnings) log.add(group.localId, group.issues);
     timeline?.mark('warnings');
     return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
@@ -278,22 +264,50 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   }
 }
 
-/** Name keys looked up at a time, in groups' worth of keys (20,000 by default). */
-const NAME_LOOKUP_SLICE_GROUPS = 20;
-
 /**
- * transaction.findNameHolders a slice of keys at a time (the keys are
- * distinct): the lookup sends its keys as one JSON text, and at 320,000 keys
- * that text, the query's buffers and those of the claims before it were some
- * 190 MB of the worker's peak at once (docs/performance.md).
+ * Step 2 of applyBatch: locks, claims, lookups and entity ids, and the
+ * planner given every declaration. A function of its own so that what it
+ * reads for that (the lookups: a UUID string per create, the summaries, the
+ * allocated ids) is garbage once it returns: a variable of planAndWrite's
+ * suspended frame would stay alive until the whole apply ends.
  */
-async function findNameHoldersInSlices(transaction: ApplyTransaction, nameKeys: readonly string[], writtenAs: string | undefined, slice: number): Promise<Map<string, number[]>> {
-  if (nameKeys.length <= slice) return transaction.findNameHolders(nameKeys, writtenAs);
-  const holders = new Map<string, number[]>();
-  for (let start = 0; start < nameKeys.length; start += slice) {
-    for (const [key, ids] of await transaction.findNameHolders(nameKeys.slice(start, start + slice), writtenAs)) holders.set(key, ids);
-  }
-  return holders;
+async function preparePlanner(
+  transaction: ApplyTransaction,
+  survey: BatchSurvey,
+  header: BatchHeader,
+  request: ApplyRequest,
+): Promise<{ world: ReturnType<typeof createGroupedWorld>; planner: BatchPlanner }> {
+  const timeline = request.timeline;
+  const lookups = survey.lookups();
+  survey.releaseLookups();
+  timeline?.mark('lookups()');
+  const locked = await transaction.lockEntities(lookups.records);
+  timeline?.mark('lockEntities');
+  if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
+  timeline?.mark('claimEntityUuids');
+  const targets = await transaction.loadSummaries(lookups.targets);
+  timeline?.mark('loadSummaries');
+  const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
+  timeline?.mark('takenEntityUuids');
+  const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
+  timeline?.mark('allocateEntityIds');
+  const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
+  let nextId = 0;
+  const planner = new BatchPlanner(world, {
+    newUuid,
+    // Called by declare() alone, for every create up front: the ids are not needed after it.
+    allocateEntityId: () => {
+      const id = entityIds[nextId++];
+      if (id === undefined) throw new Error('more creates than allocated entity ids');
+      return id;
+    },
+    now: new Date().toISOString(),
+    user: header.sender,
+  });
+  planner.declare(survey);
+  entityIds.length = 0;
+  timeline?.mark('world+declare');
+  return { world, planner };
 }
 
 /**
@@ -335,13 +349,6 @@ function judge(issues: EntityIssues[], request: ApplyRequest): BatchFailure | un
     }
   }
   return undefined;
-}
-
-/** What JSON.stringify of the success document gives, in pieces (the key order of BatchSuccess). */
-function* successJson(transactionUuid: string, lines: RevisionLines): Generator<string> {
-  yield `{"outcome":"success","transactionUuid":${JSON.stringify(transactionUuid)},"revisions":`;
-  yield* lines.jsonPieces();
-  yield '}';
 }
 
 /** Commands already in memory, applied in one transaction (the bulk loader and test batches). */

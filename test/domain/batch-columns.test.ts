@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteColumn, NumberColumn, TextColumn, UuidColumn, UuidMap } from '../../domain/batch/columns.ts';
+import { ByteColumn, NumberColumn, StringIndex, TextColumn, Uint32Column, UuidColumn, UuidMap } from '../../domain/batch/columns.ts';
 
 // The compact columns an apply keeps per entity: every value reads back as
 // set, across their chunks too (32,768 entries, 1 MiB of text a chunk).
@@ -65,5 +65,28 @@ describe('compact columns', () => {
     expect(map.get(uuid(5).toUpperCase())).toBeUndefined();
     expect(map.keys()).toEqual([...Array.from({ length: COUNT }, (_, index) => uuid(index)), 'NOT-canonical']);
     expect(map.entries()[3]).toEqual([uuid(3), 33]);
+  });
+  it('StringIndex finds every key by its text and gives it back by index, across chunks and table growth', () => {
+    const index = new StringIndex();
+    // Over 2 MB of code units (a chunk), non-Latin-1 keys, an empty one and one kept as a string.
+    const keys = Array.from({ length: COUNT * 3 }, (_, at) => (at % 7 === 0 ? `ž-${at}-ü` : at === 5 ? 'x'.repeat(5000) : `localId-${at}`));
+    keys.push('');
+    for (const [at, key] of keys.entries()) {
+      expect(index.has(key)).toBe(false);
+      expect(index.add(key)).toBe(at);
+    }
+    expect(index.size).toBe(keys.length);
+    for (const [at, key] of keys.entries()) {
+      expect(index.get(key)).toBe(at);
+      expect(index.at(at)).toBe(key);
+    }
+    expect(index.get('localId-1 ')).toBeUndefined();
+    expect(index.get('x'.repeat(4999))).toBeUndefined();
+  });
+
+  it('Uint32Column keeps whole numbers up to 2^32 - 1', () => {
+    const column = new Uint32Column();
+    for (let at = 0; at < COUNT; at += 1) column.push(at * 61_000);
+    for (let at = 0; at < COUNT; at += 1) expect(column.get(at)).toBe(at * 61_000);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addPreferredNameWarnings, NAME_KEY_SEPARATOR, planBatch, PreferredNameCheck, preferredNameKeys, type NameHolders } from '../../domain/batch/index.ts';
+import { addPreferredNameWarnings, NAME_KEY_SEPARATOR, nameEntryOf, planBatch, PreferredNameCheck, preferredNameKeys, stagedNameWarnings, type NameHolders } from '../../domain/batch/index.ts';
 import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
 
 const noHolders: NameHolders = () => [];
@@ -113,5 +113,45 @@ describe('addPreferredNameWarnings', () => {
     ]);
     expect(warned.hasErrors).toBe(true);
     expect(warned.hasWarnings).toBe(true);
+  });
+});
+
+describe('stagedNameWarnings', () => {
+  it('gives the warnings PreferredNameCheck.warnings gives, in its order, from the staged entries the apply reads back', () => {
+    const same = storedRecord();
+    const renamed = storedRecord({ entityId: 2, entityUuid: 'aaaaaaaa-0000-4000-8000-000000000002' });
+    const plan = planBatch(
+      [
+        updateStored('same', same, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] }]),
+        create('b', [namePart('pb', 'Dvořák', 'Antonín')]),
+        create('c', [namePart('pc', 'Novák', 'Jan')]),
+        updateStored('renamed', renamed, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Svoboda' }] }]),
+        create('d', [namePart('pd', 'DVORAK', 'antonin')]),
+        create('e', [namePart('', 'Praha')], { entityType: 'GEO' }),
+        create('f', [namePart('pf', 'Alone')]),
+      ],
+      world({ records: [same, renamed] }),
+      testEnv(),
+    );
+    expect(plan.hasErrors).toBe(false);
+    const table: Record<string, number[]> = { 'GEO:praha': [7, 3, 7], 'PERSON:svoboda, jan': [2, 11], 'PERSON:alone': [2] };
+    const holders = holdersOf(table);
+    const planned = new Set(plan.records.map((record) => record.after.entityId));
+    const check = new PreferredNameCheck();
+    for (const record of plan.records) check.addRecord(record);
+    const entries = plan.records.flatMap((record) => nameEntryOf(record) ?? []);
+    const fixedUuids = () => {
+      let next = 0;
+      return () => `00000000-0000-4000-8000-${String(next++).padStart(12, '0')}`;
+    };
+    const expected = check.warnings(holders, (entityId) => planned.has(entityId), fixedUuids());
+    const staged = stagedNameWarnings(
+      entries,
+      (key) => holders(...(key.split(NAME_KEY_SEPARATOR) as [string, string])),
+      (entityId) => planned.has(entityId),
+      fixedUuids(),
+    );
+    expect(staged).toEqual(expected);
+    expect(staged.map((group) => group.localId)).toEqual(['b', 'c', 'renamed', 'd', 'e']);
   });
 });

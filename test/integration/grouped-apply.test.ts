@@ -57,7 +57,7 @@ describe('apply in groups', () => {
       await client.query('begin');
       const batch = request({ groupSize, ...overrides });
       await store(client, batch);
-      const result = (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
+      const result = await (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
       const { rows } = await client.query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
       const transactions = await client.query('select 1 from transaction where batch_id = $1', [batch.batchId]);
       return { result, records: rows.map((row) => row.record), transactions: transactions.rowCount };
@@ -253,7 +253,7 @@ describe('apply in groups', () => {
       await client.query('begin');
       const batch = request();
       await store(client, batch);
-      const result = (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
+      const result = await (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
       expect(result.outcome).toBe('success');
       const { rows } = await client.query<{ method: string | null }>('select pg_column_compression(record) as method from entity where entity_type = $1', [entityType]);
       expect(rows).toEqual([{ method: server[0]!.lz4 ? 'lz4' : 'pglz' }]);
