@@ -40,9 +40,11 @@ export interface NameConflicts {
  * The entries whose key another entry of the batch (of another entity) or a
  * stored active entity holds, with those holders: every entry of a key
  * shared within the batch, and the checked entries of a key held in the
- * database. Holders are looked up for the checked entries only, by the
- * query ApplyTransaction.findNameHolders runs (`writtenAs`: the batch's own
- * rows left out).
+ * database. Holders are looked up for the checked entries only: active
+ * entities holding the key now, as this transaction sees them, except the
+ * rows the batch wrote itself (`writtenAs`, the seq of its transaction row:
+ * their planned form decides, and a large batch's own names are hundreds of
+ * thousands of rows the check would only drop).
  */
 export async function findNameConflicts(client: pg.PoolClient, writtenAs: string | undefined): Promise<NameConflicts> {
   // One index probe per checked entry (entity_type_name_idx), as the lookup by a list of keys made; a query this

@@ -109,39 +109,6 @@ export class ApplyTransaction {
   }
 
   /**
-   * Claims the preferred names the batch writes until the transaction ends;
-   * taken after the UUIDs. A key is the entity type and the normalised name
-   * joined by U+0001 (NAME_KEY_SEPARATOR), as the claim is keyed.
-   */
-  async claimPreferredNames(nameKeys: readonly string[]): Promise<void> {
-    await claimKeys(this.#client, CLAIM_KINDS.preferredName, nameKeys);
-  }
-
-  /**
-   * Active entities holding these preferred names (keys as
-   * claimPreferredNames takes them) now, by the same key. Within the transaction this includes the batch's own
-   * records written so far; the check leaves the batch's entities out (their
-   * planned form decides), so what remains is the database as it was before
-   * the batch. `writtenAs`, the seq of the batch's transaction row, leaves
-   * the records it wrote out here already: a large batch's own names are
-   * hundreds of thousands of rows that the check would only drop.
-   */
-  async findNameHolders(nameKeys: readonly string[], writtenAs?: string): Promise<Map<string, number[]>> {
-    const holders = new Map<string, number[]>();
-    if (nameKeys.length === 0) return holders;
-    const { rows } = await this.#client.query<{ key: string; id: string }>(
-      `select k.key, e.id
-         from (select key, split_part(key, chr(1), 1) as entity_type, substr(key, strpos(key, chr(1)) + 1) as name from json_array_elements_text($1::json) key) k
-         join entity e on e.entity_type = k.entity_type and e.preferred_name_norm = k.name
-        where e.state in ('ERS_NEW', 'ERS_APPROVED') and e.last_seq is distinct from $2::bigint`,
-      // One JSON text, not pg's array parameter (a string per key).
-      [JSON.stringify(nameKeys), writtenAs ?? null],
-    );
-    for (const row of rows) holders.set(row.key, [...(holders.get(row.key) ?? []), Number(row.id)]);
-    return holders;
-  }
-
-  /**
    * Creates the transaction's tables of staged name entries and result lines
    * (db/apply/names.ts, result-lines.ts), empty; before the first group.
    */
@@ -159,7 +126,12 @@ export class ApplyTransaction {
     return readResultLines(this.#client);
   }
 
-  /** claimPreferredNames for the checked keys of the staged entries: the same claim, in the same place of the order. */
+  /**
+   * Claims the preferred names the batch writes (the checked keys of the
+   * staged entries) until the transaction ends; taken after the UUIDs. A key
+   * is the entity type and the normalised name joined by U+0001
+   * (NAME_KEY_SEPARATOR), as the claim is keyed.
+   */
   async claimStagedPreferredNames(): Promise<void> {
     await claimStagedKeys(this.#client, CLAIM_KINDS.preferredName, `select key from ${STAGED_NAMES} where checked`);
   }

@@ -7,7 +7,7 @@ import { plainRule } from '../contract/plain-rules.ts';
 // (test/support/closing-line-reporter.ts prints it after vitest's summary).
 describe('the closing line of a vitest run', () => {
   it('is "vitest: N passed, N failed, N skipped", last, counting the tests that ran', () => {
-    const output = execFileSync('npx', ['vitest', 'run', 'test/domain/batch-revision-lines.test.ts'], {
+    const output = execFileSync('npx', ['vitest', 'run', 'test/domain/batch-force-key.test.ts'], {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1' },
     });
