@@ -444,20 +444,24 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
         note: `${note}; lean client (bench/lib/http-load.ts), ${median(runs.map((r) => r.clientCpuMicros)).toFixed(0)} µs of its CPU a request; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
       };
     };
-    const autocannonFigure = (name: string, runs: Throughput[]): Figure => {
-      const rps = median(runs.map((r) => r.requestsPerSecond));
-      return {
-        figure: `GET entity, ${name}, autocannon, c=${CONCURRENCY}, ${apis}`,
-        value: rps,
-        unit: 'req/s',
-        baseline: pgbenchTps,
-        baselineName: 'pgbench',
-        target: '-',
-        met: true,
-        info: true,
-        note: `the same requests from autocannon (a full HTTP client in Node), ${median(runs.map((r) => r.clientCpuMicros)).toFixed(0)} µs of its CPU a request, p99 ${median(runs.map((r) => r.p99)).toFixed(2)} ms; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
-      };
-    };
+    /** An informational rate shown beside pgbench's. */
+    const besidePgbench = (figure: string, rps: number, note: string): Figure => ({
+      figure,
+      value: rps,
+      unit: 'req/s',
+      baseline: pgbenchTps,
+      baselineName: 'pgbench',
+      target: '-',
+      met: true,
+      info: true,
+      note,
+    });
+    const autocannonFigure = (name: string, runs: Throughput[]): Figure =>
+      besidePgbench(
+        `GET entity, ${name}, autocannon, c=${CONCURRENCY}, ${apis}`,
+        median(runs.map((r) => r.requestsPerSecond)),
+        `the same requests from autocannon (a full HTTP client in Node), ${median(runs.map((r) => r.clientCpuMicros)).toFixed(0)} µs of its CPU a request, p99 ${median(runs.map((r) => r.p99)).toFixed(2)} ms; ${runsNote(runs.map((r) => r.requestsPerSecond))}`,
+      );
     const latency = (name: string, runs: Throughput[]): Figure => {
       const p50 = median(runs.map((r) => r.p50));
       return { figure: `GET entity p50, ${name}, c=${CONCURRENCY}, ${apis}`, value: p50, unit: 'ms', target: '-', met: true, info: true, note: runsNote(runs.map((r) => r.p50)) };
@@ -503,17 +507,11 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
           note: runsNote(runs.map((r) => r.p99)),
         };
       }),
-      {
-        figure: `bare Koa, the same bytes, c=${CONCURRENCY} (beside ${apis})`,
-        value: bareRps,
-        unit: 'req/s',
-        baseline: pgbenchTps,
-        baselineName: 'pgbench',
-        target: '-',
-        met: true,
-        info: true,
-        note: `one middleware, no router/auth/DB/XML (bench/lib/bare-koa.ts), one process; p50 ${median(baseline.map((r) => r.p50)).toFixed(2)} ms; ${runsNote(baseline.map((r) => r.requestsPerSecond))}`,
-      },
+      besidePgbench(
+        `bare Koa, the same bytes, c=${CONCURRENCY} (beside ${apis})`,
+        bareRps,
+        `one middleware, no router/auth/DB/XML (bench/lib/bare-koa.ts), one process; p50 ${median(baseline.map((r) => r.p50)).toFixed(2)} ms; ${runsNote(baseline.map((r) => r.requestsPerSecond))}`,
+      ),
     ];
   } finally {
     await stopChild(bare.process);
