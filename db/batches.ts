@@ -5,7 +5,6 @@ import { readBatchBody } from './batch-bodies.ts';
 import { BatchUpload, findLiveBatchWithBody } from './batch-upload.ts';
 import { BatchSchema, type Batch } from './entities/batch.ts';
 import type { Orm } from './orm.ts';
-import { copyTextInPieces } from './copy.ts';
 import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
 import { STAGED_SUCCESS_JSONB } from './apply/result-lines.ts';
@@ -192,21 +191,16 @@ const ENDED = `finished_at = clock_timestamp(),
 const STILL_RUNNING_ROW = `where id = $1 and status in ('ACCEPTED', 'PROCESSING')`;
 
 /**
- * A result document as JSON text in pieces, and how many revision lines it
- * lists; or a success whose lines are staged in the transaction
- * (db/apply/result-lines.ts), built by PostgreSQL.
+ * What the apply ends a batch with: a failure document as JSON text, or a
+ * success whose revision lines are staged in the transaction
+ * (db/apply/result-lines.ts), its document built by PostgreSQL.
  */
 export type ResultJson = { resultJson(): Iterable<string>; revisions: number } | { stagedSuccess: { transactionUuid: string }; revisions: number };
 
-/** Above this many revision lines a result goes by COPY, in pieces; below, as one parameter. */
-const STREAMED_RESULT_LINES = 2000;
-
 /**
  * finishBatch for the apply's result, on the apply's connection. A large
- * success's document (60 MB for 300,000 entities) goes by COPY into a
- * temporary row of its own transaction and from there into the batch row:
- * at the end of the apply, where the worker's memory peaks, it never holds
- * the document as one string, as objects, or as one query message.
+ * success's document (60 MB for 300,000 entities) is built by PostgreSQL
+ * from the lines staged in the transaction: the worker never holds it.
  */
 export async function finishBatchWithResult(client: pg.PoolClient, batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
   if ('stagedSuccess' in result) {
@@ -218,10 +212,5 @@ export async function finishBatchWithResult(client: pg.PoolClient, batchId: stri
     ]);
     return updated.rowCount === 1;
   }
-  if (result.revisions < STREAMED_RESULT_LINES) return endWithJson(client, batchId, status, [...result.resultJson()].join(''), null);
-  await client.query('create temporary table if not exists batch_result_text (result text) on commit drop');
-  await client.query('truncate batch_result_text');
-  await copyTextInPieces(client, 'batch_result_text', 'result', result.resultJson());
-  const updated = await client.query(`update batch set status = $2, result = (select result::jsonb from batch_result_text), error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status]);
-  return updated.rowCount === 1;
+  return endWithJson(client, batchId, status, [...result.resultJson()].join(''), null);
 }

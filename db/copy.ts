@@ -103,17 +103,6 @@ export async function sendCopyLoad(client: pg.PoolClient, load: CopyLoad): Promi
 }
 
 /**
- * Sends one row of one text column, its value given in pieces: a value of
- * tens of megabytes (a large batch's result document) is then never one
- * string in this process, nor one query message.
- */
-export async function copyTextInPieces(client: pg.PoolClient, table: string, column: string, pieces: Iterable<string>): Promise<void> {
-  const copy = new CopyIn(client, `copy ${table} (${column}) from stdin`);
-  for (const piece of pieces) await copy.write(Buffer.from(copyText(piece), 'utf8'));
-  await copy.end(Buffer.from('\n'));
-}
-
-/**
  * Sends one row per value into one text column, `perPiece` rows a write: a
  * large list of keys is never one string, nor one query message.
  */
