@@ -316,7 +316,7 @@ function pgbenchBinary(): string {
  * shown beside it.
  */
 const PGBENCH_STATEMENTS = {
-  document: 'select document, case when document is null then record end as record from entity where id = :id',
+  document: 'select document_bytes, case when document_bytes is null then record end as record from entity where id = :id',
   record: 'select record from entity where id = :id',
 } as const;
 type PgbenchStatement = keyof typeof PGBENCH_STATEMENTS;

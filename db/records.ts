@@ -16,7 +16,7 @@ export interface RecordRepository {
   current(ref: EntityRef): Promise<EntityRecord | undefined>;
   /**
    * The current form of a record as a GET of its v2 document needs it: the
-   * document stored beside the record (entity.document, the bytes
+   * document stored beside the record (entity.document_bytes, the bytes
    * serializeEntity(record, 'v2') writes) when there is one, else the record.
    * Read together with current()'s reads, in the same statements; a read of
    * these alone asks PostgreSQL for the record only where no document is
@@ -31,8 +31,13 @@ export interface RecordRepository {
   atRevision(ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined>;
 }
 
-/** A record's current form: its stored v2 document, or the record where none is stored (or the same statement read records for others). */
-export type CurrentForm = { document: string; record?: undefined } | { record: EntityRecord; document?: undefined };
+/**
+ * A record's current form: its stored v2 document, or the record where none
+ * is stored (or the same statement read records for others). The document
+ * comes as it is stored, its UTF-8 bytes one character a byte (db/document-bytes.ts):
+ * written to the socket as `latin1`, a copy.
+ */
+export type CurrentForm = { documentBytes: string; record?: undefined } | { record: EntityRecord; documentBytes?: undefined };
 
 export function recordRepository(pool: pg.Pool): RecordRepository {
   let pending: PendingReads | undefined;
@@ -74,7 +79,7 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
 /** A row of a statement of current reads: the record, the document, or both (of each, what the statement asked for). */
 interface CurrentRow {
   record: EntityRecord | null;
-  document?: string | null;
+  document_bytes?: string | null;
 }
 
 /** A read: of the record (current()), or of the document where one is stored (currentDocument()). */
@@ -85,7 +90,7 @@ type Waiter = ({ document: false; resolve: (record: EntityRecord | undefined) =>
 /** What a waiter is answered with, from its row. */
 function answer(waiter: Waiter, row: CurrentRow): void {
   if (!waiter.document) waiter.resolve(row.record!);
-  else waiter.resolve(row.document !== null && row.document !== undefined ? { document: row.document } : { record: row.record! });
+  else waiter.resolve(row.document_bytes !== null && row.document_bytes !== undefined ? { documentBytes: row.document_bytes } : { record: row.record! });
 }
 
 /** The reads of this turn not yet sent, by entity number and by UUID (lower case). */
@@ -108,7 +113,7 @@ interface PendingReads {
 // per statement (pgbench, 3 ids a statement).
 const COLUMNS = {
   records: 'record',
-  documents: 'document, case when document is null then record end as record',
+  documents: 'document_bytes, case when document_bytes is null then record end as record',
 } as const;
 const FILTERS = {
   both: { columns: 'id, uuid', where: 'id = any($1::bigint[]) or uuid = any($2::uuid[])' },

@@ -36,12 +36,18 @@ type Handler = ReturnType<Koa['callback']>;
 /** Node gives header names in lower case. */
 const DATE_HEADER = NDA_DATE_HEADER.toLowerCase();
 const PATH = /^\/api\/(v[12])\/entities\/([0-9A-Za-z-]{1,36})$/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** The Koa handler with the direct GET of a current record in front of it. */
 export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabel>, koa: Handler): Handler {
   const check = credentialChecker(deps.tokens, deps.config);
   const { log } = deps;
-  const routes = { v1: `/api/v1/entities/:${ENTITY_ID_PARAMETER.v1}`, v2: `/api/v2/entities/:${ENTITY_ID_PARAMETER.v2}` };
+  // The duration metric's labels, made once: this path answers 200 or 304 only.
+  const labelsOf = (version: XmlVersion) => {
+    const route = `/api/${version}/entities/:${ENTITY_ID_PARAMETER[version]}`;
+    return { 200: { route, method: 'GET', status: '200' }, 304: { route, method: 'GET', status: '304' } } as const;
+  };
+  const labels = { v1: labelsOf('v1'), v2: labelsOf('v2') };
   // As Koa's ctx.type writes them (mime-types adds a charset to text/* only).
   const types = { v1: 'text/xml; charset=utf-8', v2: 'application/xml' };
 
@@ -74,17 +80,18 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
       (form) => {
         if (form === undefined) return koa(req, res);
         let etag: string;
-        let body: string | undefined;
-        if (form.document !== undefined) {
-          const revision = v2DocumentRevision(form.document);
-          // Not a document this writer wrote: Koa's chain builds it from the record.
-          if (revision === undefined) return koa(req, res);
+        // The response's bytes: a Buffer, or a string of one character a byte (latin1), as the document is read.
+        let body: Buffer | string | undefined;
+        if (form.documentBytes !== undefined) {
+          const revision = v2DocumentRevision(form.documentBytes);
+          // Not a document this writer wrote (or revisions beyond ASCII, read here as bytes): Koa's chain builds it from the record.
+          if (revision === undefined || !PRINTABLE_ASCII.test(revision.rev) || !PRINTABLE_ASCII.test(revision.metadataRev)) return koa(req, res);
           etag = `"${recordEtag({ revision })}"`;
-          if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = form.document;
+          if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = form.documentBytes;
         } else {
           etag = `"${recordEtag(form.record)}"`;
           try {
-            if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = serializeEntity(form.record, version);
+            if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = Buffer.from(serializeEntity(form.record, version));
           } catch {
             // Koa's chain meets the same error and answers it as a problem.
             return koa(req, res);
@@ -99,14 +106,16 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
           res.end();
           return;
         }
-        res.once('close', () => histogram.observe({ route: routes[version], method: 'GET', status: String(status) }, (performance.now() - started) / 1000));
+        const observed = labels[version][status];
+        res.once('close', () => histogram.observe(observed, (performance.now() - started) / 1000));
         // The headers as the Koa chain sets them, in its order: request id, CORS's Vary, the route's, Koa's.
         if (body === undefined) {
           res.writeHead(304, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag });
           res.end();
         } else {
-          res.writeHead(200, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag, 'Content-Type': types[version], 'Content-Length': String(Buffer.byteLength(body)) });
-          res.end(body);
+          // Either form's length is its length in bytes.
+          res.writeHead(200, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag, 'Content-Type': types[version], 'Content-Length': String(body.length) });
+          res.end(body, 'latin1');
         }
       },
       // A failed read: Koa's chain reads again and answers whatever it meets.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
+import { documentBytes } from '../document-bytes.ts';
 import { encodeCopyLoad, sendCopyLoad, sendCopyLoads, type CopyLoad } from '../copy.ts';
 import { addNameWords } from '../name-vocabulary.ts';
 import { toStoredChanges } from '../revision-changes.ts';
@@ -27,7 +28,7 @@ const ENTITY_COLUMNS = [
   'preferred_name_norm',
   'description',
   'record',
-  'document',
+  'document_bytes',
 ];
 
 const REVISION_COLUMNS = [
@@ -202,12 +203,13 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
 
 /**
  * The record's v2 document, stored beside it for GET (the bytes the GET would
- * build, Migration20261125000100EntityDocument); NULL for a record the writer
- * refuses, whose GET builds it and meets the same error.
+ * build, Migration20261125000100EntityDocument) as its UTF-8 bytes, one
+ * character a byte (Migration20261127000100EntityDocumentBytes); NULL for a
+ * record the writer refuses, whose GET builds it and meets the same error.
  */
 function storedDocument(record: EntityRecord): string | null {
   try {
-    return serializeEntity(record, 'v2');
+    return documentBytes(serializeEntity(record, 'v2'));
   } catch {
     return null;
   }
@@ -235,7 +237,7 @@ const ENTITY_COLUMN_TYPES: Record<string, string> = {
   preferred_name_norm: 'text',
   description: 'text',
   record: 'jsonb',
-  document: 'text',
+  document_bytes: 'text',
 };
 
 /**

@@ -1,5 +1,8 @@
-// The v2 document stored beside each current record (entity.document,
-// Migration20261125000100EntityDocument): written with the record by the
+// The v2 document stored beside each current record (entity.document_bytes,
+// Migration20261125000100EntityDocument, held as its UTF-8 bytes one
+// character a byte since Migration20261127000100EntityDocumentBytes; this
+// test reads and writes it through PostgreSQL's own conversions, not the
+// service's db/document-bytes.ts): written with the record by the
 // batch write path, equal to what serializeEntity builds from the record,
 // sent by GET as it is, and never served stale: a record written without its
 // document loses the stored one and is built from the record again.
@@ -25,7 +28,10 @@ describe('the stored v2 document of a record', () => {
   let a: AppliedRevision;
   let b: AppliedRevision;
   let c: AppliedRevision;
-  const row = async (entityId: number): Promise<Row> => (await harness.sql<Row>('select id, record, document from entity where id = $1', [entityId]))[0]!;
+  const row = async (entityId: number): Promise<Row> =>
+    (await harness.sql<Row>(`select id, record, convert_from(convert_to(document_bytes, 'LATIN1'), 'UTF8') as document from entity where id = $1`, [entityId]))[0]!;
+  // The column set to a document's text, held as its bytes.
+  const SET_DOCUMENT = `document_bytes = convert_from(convert_to($3::text, 'UTF8'), 'LATIN1')`;
   const body = async (path: string) => {
     const answer = await harness.api(path);
     expect(answer.status, path).toBe(200);
@@ -51,7 +57,7 @@ describe('the stored v2 document of a record', () => {
 
   it('is written with each created record, equal to the document built from it, and is what GET sends', async () => {
     // Compressed with lz4 (this server has it).
-    expect(await harness.sql(`select attcompression from pg_attribute where attrelid = 'entity'::regclass and attname = 'document'`)).toEqual([{ attcompression: 'l' }]);
+    expect(await harness.sql(`select attcompression from pg_attribute where attrelid = 'entity'::regclass and attname = 'document_bytes'`)).toEqual([{ attcompression: 'l' }]);
     for (const entity of [a, b, c]) {
       const { record, document } = await row(entity.entityId);
       expect(document).not.toBeNull();
@@ -61,7 +67,9 @@ describe('the stored v2 document of a record', () => {
       // The ETag read from the document is the record's.
       expect(got.etag).toBe(`"${record.revision.rev}.${record.revision.metadataRev}"`);
       expect(v2DocumentRevision(document!)).toEqual({ rev: record.revision.rev, metadataRev: record.revision.metadataRev });
-      expect(await findCurrentDocument(harness.db.records, { entityUuid: entity.entityUuid })).toEqual({ document });
+      // Read as its bytes, one character a byte (each above 0x7f a character of its own).
+      const read = await findCurrentDocument(harness.db.records, { entityUuid: entity.entityUuid });
+      expect(read).toEqual({ documentBytes: Buffer.from(document!, 'utf8').toString('latin1') });
     }
   });
 
@@ -100,7 +108,7 @@ describe('the stored v2 document of a record', () => {
       expect((await body(`/api/v2/entities/${c.entityId}`)).body).toBe(expected);
       expect(await findCurrentDocument(harness.db.records, { entityId: c.entityId })).toEqual({ record: changed.record });
       // Under session_replication_role = replica (bench/lib/load.ts's loading sessions) too.
-      await client.query(`update entity set record = $2, document = $3 where id = $1`, [c.entityId, before.record, before.document]);
+      await client.query(`update entity set record = $2, ${SET_DOCUMENT} where id = $1`, [c.entityId, before.record, before.document]);
       expect((await row(c.entityId)).document).toBe(before.document);
       await client.query('set session_replication_role = replica');
       await client.query(`update entity set record = jsonb_set(record, '{entityType}', '"STALE-REPLICA"') where id = $1`, [c.entityId]);
@@ -109,19 +117,19 @@ describe('the stored v2 document of a record', () => {
       // A write of both keeps the new document, even one of the same length as the old.
       const record = { ...before.record, entityType: 'SAME-LENGTH-A' };
       const document = serializeEntity(record, 'v2');
-      await client.query(`update entity set record = $2, document = $3 where id = $1`, [c.entityId, record, document]);
+      await client.query(`update entity set record = $2, ${SET_DOCUMENT} where id = $1`, [c.entityId, record, document]);
       const again = { ...record, entityType: 'SAME-LENGTH-B' };
       const againDocument = serializeEntity(again, 'v2');
       expect(againDocument.length).toBe(document.length);
-      await client.query(`update entity set record = $2, document = $3 where id = $1`, [c.entityId, again, againDocument]);
+      await client.query(`update entity set record = $2, ${SET_DOCUMENT} where id = $1`, [c.entityId, again, againDocument]);
       expect((await row(c.entityId)).document).toBe(againDocument);
       expect((await body(`/api/v2/entities/${c.entityId}`)).body).toBe(againDocument);
       // A write of the record with the very document it had is taken as one without: no stored document.
-      await client.query(`update entity set record = $2, document = $3 where id = $1`, [c.entityId, record, againDocument]);
+      await client.query(`update entity set record = $2, ${SET_DOCUMENT} where id = $1`, [c.entityId, record, againDocument]);
       expect((await row(c.entityId)).document).toBeNull();
       expect((await body(`/api/v2/entities/${c.entityId}`)).body).toBe(document);
     } finally {
-      await client.query(`update entity set record = $2, document = $3 where id = $1`, [c.entityId, before.record, before.document]);
+      await client.query(`update entity set record = $2, ${SET_DOCUMENT} where id = $1`, [c.entityId, before.record, before.document]);
       client.release();
     }
   });
@@ -129,12 +137,12 @@ describe('the stored v2 document of a record', () => {
   it('is not sent when no revision can be read from it: the Koa chain builds the document from the record', async () => {
     const { record, document } = await row(b.entityId);
     try {
-      await harness.sql(`update entity set document = 'not a document' where id = $1`, [b.entityId]);
+      await harness.sql(`update entity set document_bytes = 'not a document' where id = $1`, [b.entityId]);
       const got = await body(`/api/v2/entities/${b.entityId}`);
       expect(got.body).toBe(serializeEntity(record, 'v2'));
       expect(got.etag).toBe(`"${record.revision.rev}.${record.revision.metadataRev}"`);
     } finally {
-      await harness.sql(`update entity set document = $2 where id = $1`, [b.entityId, document]);
+      await harness.sql(`update entity set document_bytes = convert_from(convert_to($2::text, 'UTF8'), 'LATIN1') where id = $1`, [b.entityId, document]);
     }
   });
 
@@ -149,7 +157,7 @@ describe('the stored v2 document of a record', () => {
     try {
       const documents = await Promise.all([a, b].map((entity) => findCurrentDocument(harness.db.records, { entityId: entity.entityId })));
       expect(statements).toEqual(['current-documents-by-ids']);
-      expect(documents.map((form) => form?.document)).toEqual([(await row(a.entityId)).document, (await row(b.entityId)).document]);
+      expect(documents.map((form) => Buffer.from(form!.documentBytes!, 'latin1').toString('utf8'))).toEqual([(await row(a.entityId)).document, (await row(b.entityId)).document]);
       statements.length = 0;
       const [document, record, missing] = await Promise.all([
         findCurrentDocument(harness.db.records, { entityId: a.entityId }),
