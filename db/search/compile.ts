@@ -373,6 +373,25 @@ function soleNameWordsCount(query: SearchQuery, filters: readonly string[]): Sql
 }
 
 /**
+ * The total of a query that is nothing but entity types and states (either,
+ * both, or neither): the sum of entity_count's rows for them, kept by
+ * entity's own triggers (Migration20261127000200EntityCounts), exact in the
+ * search's snapshot. Counting the entities instead visits each one's index
+ * entry (a quarter of 1,000,000 entities: 35 ms).
+ */
+function soleTypesStateCount(query: SearchQuery): SqlQuery | undefined {
+  if (query.cond !== undefined || query.codes !== undefined || query.user !== undefined || query.userUuid !== undefined || query.userName !== undefined || query.userRole !== undefined) {
+    return undefined;
+  }
+  const params = new Params();
+  const filters: string[] = [];
+  if (query.types) filters.push(`c.entity_type = any(${params.add(query.types, 'text[]')})`);
+  if (query.state) filters.push(`c.state = any(${params.add(query.state, 'text[]')})`);
+  const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
+  return { text: `select coalesce(sum(c.entities), 0) as total from entity_count c${where}`, values: params.values };
+}
+
+/**
  * The total of a query that is nothing but a user named by one field in one
  * role (or a role alone): that key's entries of search_user_role's primary
  * key, one per entity, counted without visiting entity (every row stands for
@@ -520,7 +539,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const filters = entityFilters(query, compiler);
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
   const countValues = [...params.values];
-  const soleCount = searchType === 'EXACT' ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters)) : undefined;
+  const soleCount = searchType === 'EXACT' ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters) ?? soleTypesStateCount(query)) : undefined;
   const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
   const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;

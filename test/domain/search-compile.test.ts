@@ -68,6 +68,22 @@ describe('compileSearch', () => {
     expect(compileSearch({ userName: 'Eva' }, { page: 1, pageSize: 20 }, 'EXACT').count.text).toContain('from entity e');
   });
 
+  it('totals a search by types and states alone from entity_count, and any other search by counting entities', () => {
+    const paging = { page: 2, pageSize: 20 };
+    expect(compileSearch({ types: ['PERSON', 'FAMILY'], state: ['ERS_NEW'] }, paging, 'EXACT').count).toEqual({
+      text: 'select coalesce(sum(c.entities), 0) as total from entity_count c where c.entity_type = any($1::text[]) and c.state = any($2::text[])',
+      values: [['PERSON', 'FAMILY'], ['ERS_NEW']],
+    });
+    expect(compileSearch({ state: ['ERS_APPROVED'] }, paging, 'EXACT').count).toEqual({ text: 'select coalesce(sum(c.entities), 0) as total from entity_count c where c.state = any($1::text[])', values: [['ERS_APPROVED']] });
+    expect(compileSearch({}, paging, 'EXACT').count).toEqual({ text: 'select coalesce(sum(c.entities), 0) as total from entity_count c', values: [] });
+    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    // Anything else beside them, or a FULLTEXT search, counts the entities.
+    expect(compileSearch({ types: ['PERSON'], codes: [{ entityId: 1 }] }, paging, 'EXACT').count.text).toContain('from entity e');
+    expect(compileSearch({ types: ['PERSON'], user: 'eva' }, paging, 'EXACT').count.text).toContain('from entity e');
+    expect(compileSearch({ types: ['PERSON'], cond: { condType: 'value', value: 'a' } }, paging, 'EXACT').count.text).toContain('from entity e');
+    expect(compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT').count.text).toContain('join entity e');
+  });
+
   it('marks the totals whose cost follows their matches (a name through its words, a user alone), which no cost estimate refuses', () => {
     const paging = { page: 1, pageSize: 20 };
     const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
@@ -82,7 +98,7 @@ describe('compileSearch', () => {
     // Under `or`, the plain comparison alone.
     expect(compileSearch({ cond: { condType: 'or', conds: [{ ...name, value: 'Novák, Jan' }, name] } }, paging, 'EXACT').plain).toBeUndefined();
     expect(compileSearch({ cond: { condType: 'part', partType: 'PT_NAME' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
-    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    expect(compileSearch({ types: ['PERSON'], codes: [{ entityId: 1 }] }, paging, 'EXACT').countFollowsMatches).toBe(false);
     expect(compileSearch({ cond: name, userName: 'Eva' }, paging, 'EXACT').countFollowsMatches).toBe(false);
   });
 });
