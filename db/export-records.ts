@@ -4,6 +4,7 @@ import { streamPages } from './cursor.ts';
 import { splitRefs } from './entity-refs.ts';
 import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from './revision-changes.ts';
 import type { EntityRecord, EntityRef, Part, RevisionChanges } from '../domain/model.ts';
+import { entityOpenings } from '../domain/xml/entity-writer.ts';
 
 // The two reads behind every export (snapshot and revisions), through a
 // server-side cursor a page (one cursor read) at a time, so memory stays flat
@@ -17,13 +18,16 @@ export interface ExportRecords {
    */
   currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]>;
   /**
-   * The same records' stored JSON texts as their UTF-8 bytes, through one
-   * binary COPY: the snapshot export's read. A page is what one read of the socket
-   * brought. Bytes wait outside V8's heap, so pages read ahead cost no
-   * young-generation collection anything; the reader makes a record a
-   * string only when it writes it.
+   * The same records as the snapshot export writes them, as UTF-8 bytes
+   * through one binary COPY: each record's element of an entities document
+   * (v2), cut by PostgreSQL from its stored document (its opening replaced,
+   * entityOpenings), or, where no document of that form is stored, its JSON
+   * text (the first byte tells which: `<` or `{`). A page is what one read of
+   * the socket brought. Bytes wait outside V8's heap, so pages read ahead
+   * cost no young-generation collection anything; the reader makes a record
+   * a string only when it writes it.
    */
-  currentRecordTextBytes(refs: readonly EntityRef[]): AsyncGenerator<RecordTexts>;
+  currentSnapshotBytes(refs: readonly EntityRef[]): AsyncGenerator<RecordTexts>;
   /**
    * The change set of every revision of the transactions committed after the
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
@@ -66,11 +70,16 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
       for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
 
-    currentRecordTextBytes(refs) {
+    currentSnapshotBytes(refs) {
       const { ids, uuids } = splitRefs(refs);
       // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
       const filter = refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
-      return copyOutTexts(pool, `select record::text from entity ${filter} order by id`);
+      // The stored document (its bytes one character a byte, db/document-bytes.ts) back to bytes, its opening the element's.
+      const opening = entityOpenings('v2');
+      const element = `case when starts_with(document_bytes, ${pg.escapeLiteral(opening.document)})
+        then convert_to(${pg.escapeLiteral(opening.element)} || substr(document_bytes, ${opening.document.length + 1}), 'LATIN1')
+        else convert_to(record::text, 'UTF8') end`;
+      return copyOutTexts(pool, `select ${element} from entity ${filter} order by id`);
     },
 
     async *revisionChangePages(fromCommitSeq, refs, rowsPerRead) {

@@ -32,13 +32,21 @@ export function serializeEntity(record: EntityRecord, version: XmlVersion): stri
 const documentWriters = new Map<XmlVersion, (record: EntityRecord) => string>();
 
 function entityDocumentWriter(version: XmlVersion): (record: EntityRecord) => string {
-  const vocab = vocabularyFor(version);
   const element = entityElementWriter(version);
-  // The element starts `<entity` and its attributes; the document's root
-  // start tag is the same with the namespace first (Markup.openDocument).
-  const rootOpenLength = `<${vocab.root.entity}`.length;
-  const documentOpen = new Markup().openDocument(vocab.root.entity, vocab).take().slice(0, -'>'.length);
-  return (record) => documentOpen + element(record).slice(rootOpenLength);
+  const opening = entityOpenings(version);
+  return (record) => opening.document + element(record).slice(opening.element.length);
+}
+
+/**
+ * How an entity's document and its element in an entities document begin:
+ * the element starts `<entity` and its attributes, the document the
+ * declaration and the same start tag with the namespace first
+ * (Markup.openDocument). After these the two are the same text, so an
+ * element is its stored document with `document` replaced by `element`.
+ */
+export function entityOpenings(version: XmlVersion): { document: string; element: string } {
+  const vocab = vocabularyFor(version);
+  return { document: new Markup().openDocument(vocab.root.entity, vocab).take().slice(0, -'>'.length), element: `<${vocab.root.entity}` };
 }
 
 /** The entity document by the Markup writer: the reference serializeEntity is held to. */

@@ -51,7 +51,7 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
-  if (job.kind === 'snapshot') return writeDocument(snapshotDocument(), records.currentRecordTextBytes(refs), store, job, options);
+  if (job.kind === 'snapshot') return writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs), store, job, options);
   const revisions = revisionsDocument('v2');
   const pages = records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead);
   return writeDocument({ ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) }, pages, store, job, options);
@@ -59,10 +59,11 @@ export async function writeExportFile(records: ExportRecords, store: ExportFileS
 
 /**
  * The snapshot's entities over records read as bytes
- * (ExportRecords.currentRecordTextBytes), each made a byte string (UTF-8
- * bytes one per character, their Latin-1 decoding) and parsed only as it is
- * written, and written in that form: the bytes go to the file as they came,
- * with no UTF-8 decoding or encoding on the way (byteStringElementWriter).
+ * (ExportRecords.currentSnapshotBytes), each made a byte string (UTF-8
+ * bytes one per character, their Latin-1 decoding) and written in that form:
+ * the bytes go to the file as they came, with no UTF-8 decoding or encoding
+ * on the way. An element cut from the stored document is written as it is;
+ * a record's JSON is parsed and written (byteStringElementWriter).
  */
 function snapshotDocument(): DocumentParts<RecordTexts> {
   const { opening, closing } = entitiesDocument('v2');
@@ -71,10 +72,16 @@ function snapshotDocument(): DocumentParts<RecordTexts> {
     opening,
     elementEncoding: 'latin1',
     count: (page) => page.starts.length,
-    element: (page, index) => element(page.bytes.toString('latin1', page.starts[index], page.ends[index])),
+    element: (page, index) => {
+      const bytes = page.bytes.toString('latin1', page.starts[index], page.ends[index]);
+      return bytes.charCodeAt(0) === LESS_THAN ? bytes : element(bytes);
+    },
     closing,
   };
 }
+
+/** `<`: how an element cut from a stored document begins (a record's JSON begins `{`). */
+const LESS_THAN = 0x3c;
 
 /** A document over pages of rows. */
 interface DocumentParts<Page> {

@@ -162,6 +162,24 @@ describe('v2 exports', () => {
     expect(readFileSync(join(harness.config.exportDir, `${id}.xml`)).equals(file)).toBe(true);
   });
 
+  it('writes each record as the reference writer does, whether its element is cut from the stored document or written from the record', async () => {
+    const [a, b, d] = [entity('a'), entity('b'), entity('d')];
+    const stored = await harness.sql<{ id: string; document_bytes: string }>('select id, document_bytes from entity where id = any($1::bigint[]) order by id', [[b.entityId, d.entityId]]);
+    try {
+      // b without a stored document, d with one this writer did not write: both from their records.
+      await harness.sql('update entity set document_bytes = null where id = $1', [b.entityId]);
+      await harness.sql(`update entity set document_bytes = '<entity>not ours</entity>' where id = $1`, [d.entityId]);
+      const id = await api.start('snapshots', [a.entityId, b.entityId, d.entityId]);
+      expect(await api.finished(id)).toMatchObject({ status: 'COMPLETED', entitiesWritten: 3 });
+      const file = await api.file(id);
+      await validateDocument(file, 'v2');
+      const records = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [[a.entityId, b.entityId, d.entityId]]);
+      expect(file.toString('utf8')).toContain(records.map(({ record }) => serializeEntityElement(record, 'v2')).join(''));
+    } finally {
+      for (const row of stored) await harness.sql('update entity set document_bytes = $2 where id = $1', [row.id, row.document_bytes]);
+    }
+  });
+
   it('exports a snapshot of every record for an empty list', async () => {
     const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from entity')) as [{ n: string }];
     const id = await api.start('snapshots', []);
