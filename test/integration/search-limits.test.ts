@@ -19,6 +19,8 @@ import { startHarness, type Harness } from '../support/harness.ts';
 // than two names.
 
 const run = randomUUID().slice(0, 8);
+/** A condition every record meets: its total is counted over the entities. */
+const EVERY_NAMED = { condType: 'PART', partType: 'PT_NAME' };
 const TYPE = `SL-${run}`;
 const FIRST_SENDER: UserInfo = { id: `first-${run}`, name: `První Odesílatel ${run}`, uuid: randomUUID() };
 const SECOND_SENDER: UserInfo = { id: `second-${run}`, name: `Druhý Odesílatel ${run}`, uuid: randomUUID() };
@@ -92,7 +94,8 @@ describe('search limits and user filters', () => {
 
   describe('refuses a search too broad to answer, with a 400 that says why', () => {
     it('an exact total the planner expects to cost more than SEARCH_MAX_COUNT_COST (v2 problem+json)', async () => {
-      const response = await post('v2', { types: [TYPE] }, 'page=1&pageSize=1');
+      // A condition every record of the type meets, counted over the entities (types alone are summed from entity_count: test below).
+      const response = await post('v2', { types: [TYPE], cond: EVERY_NAMED }, 'page=1&pageSize=1');
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       const problem = (await response.json()) as { detail: string };
@@ -106,9 +109,13 @@ describe('search limits and user filters', () => {
     });
 
     it('the same on v1, in its error form', async () => {
-      const response = await post('v1', { types: [TYPE] }, 'page=1&pageSize=1');
+      const response = await post('v1', { types: [TYPE], cond: { condType: 'part', partType: 'PT_NAME' } }, 'page=1&pageSize=1');
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ code: 'BadRequest', properties: { reason: 'SearchTooBroad' } });
+    });
+
+    it('but not the total of types and states alone, summed from entity_count whatever the limit', async () => {
+      expect(await found({ types: [TYPE] }, 'page=1&pageSize=1')).toEqual({ count: 3, ids: [ids.alpha] });
     });
 
     it('a text matched inside values shorter than three characters, unless types, codes or a user narrow the records', async () => {
