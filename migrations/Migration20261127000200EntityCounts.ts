@@ -39,34 +39,26 @@ export class Migration20261127000200EntityCounts extends Migration {
             select entity_type, state, sum(entities) from folded group by entity_type, state having sum(entities) <> 0;
         end if;
       end $$`);
-    this.addSql(`
-      create function entity_count_inserted() returns trigger language plpgsql as $$
+    // Each adds the statement's deltas, then folds the rows if there are many.
+    const counting = (name: string, deltas: string) => `
+      create function entity_count_${name}() returns trigger language plpgsql as $$
       begin
-        insert into entity_count (entity_type, state, entities)
-          select entity_type, state, count(*) from inserted_rows group by entity_type, state;
+        insert into entity_count (entity_type, state, entities) ${deltas};
         perform entity_count_compact();
         return null;
-      end $$`);
-    this.addSql(`
-      create function entity_count_updated() returns trigger language plpgsql as $$
-      begin
-        insert into entity_count (entity_type, state, entities)
-          select entity_type, state, sum(entities) from (
-            select entity_type, state, -1 as entities from old_rows
-            union all
-            select entity_type, state, 1 from new_rows) moved
-           group by entity_type, state having sum(entities) <> 0;
-        perform entity_count_compact();
-        return null;
-      end $$`);
-    this.addSql(`
-      create function entity_count_deleted() returns trigger language plpgsql as $$
-      begin
-        insert into entity_count (entity_type, state, entities)
-          select entity_type, state, -count(*) from deleted_rows group by entity_type, state;
-        perform entity_count_compact();
-        return null;
-      end $$`);
+      end $$`;
+    this.addSql(counting('inserted', 'select entity_type, state, count(*) from inserted_rows group by entity_type, state'));
+    this.addSql(
+      counting(
+        'updated',
+        `select entity_type, state, sum(entities) from (
+           select entity_type, state, -1 as entities from old_rows
+           union all
+           select entity_type, state, 1 from new_rows) moved
+          group by entity_type, state having sum(entities) <> 0`,
+      ),
+    );
+    this.addSql(counting('deleted', 'select entity_type, state, -count(*) from deleted_rows group by entity_type, state'));
     this.addSql(`
       create function entity_count_truncated() returns trigger language plpgsql as $$
       begin
