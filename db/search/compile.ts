@@ -384,9 +384,7 @@ function soleTypesStateCount(query: SearchQuery): SqlQuery | undefined {
     return undefined;
   }
   const params = new Params();
-  const filters: string[] = [];
-  if (query.types) filters.push(`c.entity_type = any(${params.add(query.types, 'text[]')})`);
-  if (query.state) filters.push(`c.state = any(${params.add(query.state, 'text[]')})`);
+  const filters = typeStateFilters(query, params, 'c');
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
   return { text: `select coalesce(sum(c.entities), 0) as total from entity_count c${where}`, values: params.values };
 }
@@ -492,11 +490,17 @@ export function userKeys(query: SearchQuery): string[] {
 }
 
 /** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
+/** The types and states a query asks for, on the entity_type and state columns of `alias` (entity, entity_count). */
+function typeStateFilters(query: SearchQuery, params: Params, alias: string): string[] {
+  const filters: string[] = [];
+  if (query.types) filters.push(`${alias}.entity_type = any(${params.add(query.types, 'text[]')})`);
+  if (query.state) filters.push(`${alias}.state = any(${params.add(query.state, 'text[]')})`);
+  return filters;
+}
+
 function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[] {
   const params = compiler.params;
-  const filters: string[] = [];
-  if (query.types) filters.push(`e.entity_type = any(${params.add(query.types, 'text[]')})`);
-  if (query.state) filters.push(`e.state = any(${params.add(query.state, 'text[]')})`);
+  const filters = typeStateFilters(query, params, 'e');
   const users = userFilter(query, params);
   if (users !== undefined) filters.push(users);
   if (query.codes) {
