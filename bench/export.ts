@@ -31,6 +31,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { encodeCopyLoad, sendCopyLoad } from '../db/copy.ts';
+import { storedDocument } from '../db/document-bytes.ts';
 import { withDatabaseUser } from '../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
@@ -40,7 +42,8 @@ import { dropDatabase } from './lib/stack.ts';
 
 const DATABASE = 'er_bench_export';
 const MB = 1024 * 1024;
-const LOAD_CHUNK = 100_000;
+// Rows generated, documented and copied at a time: the records of a chunk are held in the loader's memory.
+const LOAD_CHUNK = 20_000;
 
 // ---- data ----
 
@@ -110,9 +113,11 @@ const PLACES = ['Nelahozeves', 'Česká Skalice', 'Malé Svatoňovice', 'Lipnice
 
 const sqlArray = (values: string[]) => `array[${values.map((value) => `'${value}'`).join(', ')}]`;
 
-/** One set-based statement per chunk: every value is computed by PostgreSQL. */
-const LOAD_SQL = `
-  insert into entity (id, uuid, entity_type, state, rev, metadata_rev, last_seq, preferred_name, preferred_name_norm, description, record)
+const STAGED_COLUMNS = ['id', 'uuid', 'entity_type', 'state', 'rev', 'metadata_rev', 'last_seq', 'preferred_name', 'preferred_name_norm', 'description', 'record'];
+
+/** One set-based statement per chunk into the staging table: every column but the document is computed by PostgreSQL. */
+const STAGE_SQL = `
+  insert into bench_stage (${STAGED_COLUMNS.join(', ')})
   select g, u, 'PERSON_INDIVIDUAL', 'ERS_APPROVED', rev, mrev, 1, surname, lower(surname), null,
     replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace($1::text,
       '"entityId":-1', '"entityId":' || g), '@UUID@', u::text), '@REV@', rev::text), '@MREV@', mrev::text),
@@ -127,18 +132,33 @@ const LOAD_SQL = `
     from generate_series($2::bigint, $3::bigint) as g
   ) as s`;
 
+/**
+ * Loads the records as the write path leaves them: PostgreSQL generates each
+ * chunk's rows into a staging table, and they go on into `entity` by COPY
+ * with the stored v2 document that the write path computes beside each
+ * record (db/apply/write-plan.ts), so the export reads what it reads in
+ * service. A row is written once: no UPDATE leaves dead rows for the export
+ * and COPY TO to scan.
+ */
 async function loadEntities(url: string, count: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const client = await pool.connect();
   try {
     await client.query('truncate entity, export_request cascade');
+    await client.query('create temporary table bench_stage (like entity)');
     const template = JSON.stringify(TEMPLATE);
     for (let start = 1; start <= count; start += LOAD_CHUNK) {
-      await client.query(LOAD_SQL, [template, start, Math.min(count, start + LOAD_CHUNK - 1)]);
+      await client.query('truncate bench_stage');
+      await client.query(STAGE_SQL, [template, start, Math.min(count, start + LOAD_CHUNK - 1)]);
+      // Every column as text, the record too: it goes on as it came (COPY's text form) and is parsed only for its document.
+      const { rows } = await client.query<Record<string, string | null>>(`select ${STAGED_COLUMNS.map((column) => `${column}::text`).join(', ')} from bench_stage order by id`);
+      const withDocuments = rows.map((row) => [...STAGED_COLUMNS.map((column) => row[column]), storedDocument(JSON.parse(row.record!) as EntityRecord)]);
+      await sendCopyLoad(client, encodeCopyLoad('entity', [...STAGED_COLUMNS, 'document_bytes'], withDocuments));
     }
     await client.query('vacuum analyze entity');
   } finally {
-    await client.end();
+    client.release();
+    await pool.end();
   }
 }
 

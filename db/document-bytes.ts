@@ -1,8 +1,24 @@
 // How entity.document_bytes holds a stored document: its UTF-8 bytes, one
 // character a byte (Migration20261127000100EntityDocumentBytes says why).
 
+import type { EntityRecord } from '../domain/model.ts';
+import { serializeEntity } from '../domain/xml/index.ts';
+
 /** The UTF-8 bytes of a document's text, one character a byte (`latin1`). */
 export function documentBytes(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
 }
 
+/**
+ * The record's v2 document, stored beside it for GET (the bytes the GET would
+ * build, Migration20261125000100EntityDocument) as its UTF-8 bytes, one
+ * character a byte (Migration20261127000100EntityDocumentBytes); NULL for a
+ * record the writer refuses, whose GET builds it and meets the same error.
+ */
+export function storedDocument(record: EntityRecord): string | null {
+  try {
+    return documentBytes(serializeEntity(record, 'v2'));
+  } catch {
+    return null;
+  }
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
-import { documentBytes } from '../document-bytes.ts';
+import { storedDocument } from '../document-bytes.ts';
 import { encodeCopyLoad, sendCopyLoad, sendCopyLoads, type CopyLoad } from '../copy.ts';
 import { addNameWords } from '../name-vocabulary.ts';
 import { toStoredChanges } from '../revision-changes.ts';
@@ -9,7 +9,6 @@ import type { PlannedRecord } from '../../domain/batch/index.ts';
 import type { EntityRecord } from '../../domain/model.ts';
 import { searchUserRoles, searchValues } from '../../domain/search-values.ts';
 import { briefDescription, normalizeForSearch, preferredName } from '../../domain/text.ts';
-import { serializeEntity } from '../../domain/xml/index.ts';
 
 export interface WriteContext {
   batchId: string;
@@ -199,20 +198,6 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
     JSON.stringify(record),
     storedDocument(record),
   ];
-}
-
-/**
- * The record's v2 document, stored beside it for GET (the bytes the GET would
- * build, Migration20261125000100EntityDocument) as its UTF-8 bytes, one
- * character a byte (Migration20261127000100EntityDocumentBytes); NULL for a
- * record the writer refuses, whose GET builds it and meets the same error.
- */
-function storedDocument(record: EntityRecord): string | null {
-  try {
-    return documentBytes(serializeEntity(record, 'v2'));
-  } catch {
-    return null;
-  }
 }
 
 async function updateEntities(client: pg.PoolClient, updated: readonly unknown[][]): Promise<void> {
