@@ -489,7 +489,6 @@ export function userKeys(query: SearchQuery): string[] {
   return keys.length === 0 ? [''] : keys;
 }
 
-/** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
 /** The types and states a query asks for, on the entity_type and state columns of `alias` (entity, entity_count). */
 function typeStateFilters(query: SearchQuery, params: Params, alias: string): string[] {
   const filters: string[] = [];
@@ -498,6 +497,7 @@ function typeStateFilters(query: SearchQuery, params: Params, alias: string): st
   return filters;
 }
 
+/** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
 function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[] {
   const params = compiler.params;
   const filters = typeStateFilters(query, params, 'e');
