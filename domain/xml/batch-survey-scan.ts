@@ -97,8 +97,11 @@ function plainAttribute(attributes: ReadonlyMap<string, string>, name: string): 
 
 class SurveyWalker implements TagVisitor {
   readonly #sink: SurveySink;
-  /** Local names of the open elements, the root first. */
-  readonly #open: string[] = [];
+  /** Per open element, the root first: whether it is an item's entity reference (the only name the walk asks about below a command). */
+  readonly #open: boolean[] = [];
+  /** The local names the walk compares nested tags with, as bytes: no string is made per tag. */
+  #entityRefName: Buffer = Buffer.alloc(0);
+  #storedTargetName: Buffer = Buffer.alloc(0);
   #bytes: Buffer = Buffer.alloc(0);
   /** Where the next walk resumes, in #bytes. */
   #resume = 0;
@@ -147,18 +150,18 @@ class SurveyWalker implements TagVisitor {
         if (localId !== undefined && localId !== 'unsure' && entityUuid !== 'unsure') this.#command.create = { localId, entityUuid, targets: [] };
       }
       if (selfClosing) return this.#endCommand(gt + 1);
-      this.#open.push(localName(qname));
+      this.#open.push(false);
       return true;
     }
-    // Inside a command the walk only needs the names of the open elements, and a create's stored entity references.
-    const name = localName(this.#qnameAt(lt, gt));
+    // Inside a command the walk only needs to know which open elements are entity references, and a create's stored entity references.
+    const [nameStart, nameEnd] = this.#localNameAt(lt, gt);
     const create = this.#command?.create;
-    if (create !== undefined && name === vocab.item.storedTarget && this.#open[depth - 1] === vocab.item.entityRef) {
+    if (create !== undefined && this.#open[depth - 1] === true && this.#nameIs(nameStart, nameEnd, this.#storedTargetName)) {
       const target = storedRef(parseStartTag(this.#bytes, lt, gt).attributes, vocab);
       if (target === undefined) this.#command!.create = undefined;
       else create.targets.push(target);
     }
-    if (!selfClosing) this.#open.push(name);
+    if (!selfClosing) this.#open.push(this.#nameIs(nameStart, nameEnd, this.#entityRefName));
     return true;
   }
 
@@ -182,20 +185,29 @@ class SurveyWalker implements TagVisitor {
     const version = versionOfNamespace(namespace);
     if (version === undefined) return this.#fail();
     this.#vocab = vocabularyFor(version);
+    this.#entityRefName = Buffer.from(this.#vocab.item.entityRef, 'latin1');
+    this.#storedTargetName = Buffer.from(this.#vocab.item.storedTarget, 'latin1');
     this.#rootStart = Buffer.from(this.#bytes.subarray(lt, gt + 1));
-    this.#open.push(localName(qname));
+    this.#open.push(false);
     return true;
   }
 
-  #qnameAt(lt: number, gt: number): string {
+  /** Where the local name of the tag at `lt` starts and ends (after its prefix's colon, before whitespace, '/' or '>'). */
+  #localNameAt(lt: number, gt: number): [number, number] {
     const bytes = this.#bytes;
-    let end = lt + 1;
+    let start = lt + 1;
+    let end = start;
     while (end < gt) {
       const byte = bytes[end]!;
       if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0x2f) break;
+      if (byte === 0x3a) start = end + 1;
       end += 1;
     }
-    return bytes.toString('latin1', lt + 1, end);
+    return [start, end];
+  }
+
+  #nameIs(start: number, end: number, name: Buffer): boolean {
+    return end - start === name.length && this.#bytes.compare(name, 0, name.length, start, end) === 0;
   }
 
   #endCommand(end: number): boolean {
