@@ -122,6 +122,9 @@ const configSchema = z.object({
   /** Batch and export submissions per token per window; 0 turns the limit off. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
+  ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
 });
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].

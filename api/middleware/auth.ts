@@ -8,7 +8,8 @@ import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.t
 import { generatedTokenFile, type Permission, type Principal, type TokenRegistry, type TokenSources } from '../auth/tokens.ts';
 import { problem } from '../problems.ts';
 
-const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/];
+// /global (record pages) and /oai (OAI-PMH) decide their own access (RECORD_PAGES, OAI_PMH): public, signed-in or off.
+const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/, /^\/global(\/.*)?$/, /^\/oai$/];
 /** The scheme of the registry's client, whatever follows it: a malformed rest is that scheme's refusal, not another scheme. */
 const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
