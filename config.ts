@@ -99,7 +99,7 @@ const configSchema = z.object({
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(300),
-  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions.md). */
+  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions/0053). */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
   /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
   TRUST_PROXY: booleanFromEnv.default(false),

@@ -336,7 +336,7 @@ export async function exportFigures(sizes: number[], runs: number, options: Expo
         unit: 's',
         baseline: median(result.copySeconds),
         baselineName: 'COPY TO',
-        // Issue 19: the export is held to the database's own pace, no more than 1.5× COPY TO of the same records.
+        // The export is held to the database's own pace, no more than 1.5× COPY TO of the same records.
         target: '≤ 1.5× COPY TO',
         met: seconds <= 1.5 * median(result.copySeconds),
         note: `${Math.round(rate)} entities/s, ${(result.bytes / MB).toFixed(0)} MB, exporter CPU ${median(result.exportCpuSeconds).toFixed(1)} s; ${runsNote(result.exportSeconds, 's')}`,

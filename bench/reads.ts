@@ -631,7 +631,7 @@ async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeco
 async function searchFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
   const figures: Figure[] = [];
   const count = options.searchRequests ?? SEARCH_REQUESTS;
-  // The targets of issue 29 item 5: name and user filters p95 ≤ 100 ms, types + state ≤ 50 ms, anything ≤ 1 s or refused.
+  // The targets: name and user filters p95 ≤ 100 ms, types + state ≤ 50 ms, anything ≤ 1 s or refused.
   const sets: [string, SearchRequest[], number][] = [
     ['name CT_CONTAIN', nameContainsRequests(options.entities, count), 100],
     ['types + state', typesStateRequests(count), 50],

@@ -64,7 +64,7 @@ export class BatchRepository {
    * The batch as a status read needs it: no result document. Every poll of
    * every client runs it, so it is one named prepared statement on the pool,
    * not the EntityManager (whose findOne cost about ten times the CPU per
-   * read, measured: docs/decisions.md).
+   * read, measured: docs/decisions/0073).
    */
   async findState(batchId: string): Promise<BatchState | undefined> {
     const { rows } = await this.#pool.query<BatchState>({ name: 'batch-state-by-id', text: BATCH_STATE_BY_ID, values: [batchId] });

@@ -100,8 +100,8 @@ interface StoredKey {
 
 /**
  * Checks NDA-HMAC-SHA256 signatures against the configured keys. A refusal
- * says which check failed (docs/decisions.md: key ids are names, not
- * secrets), but an unknown keyId still costs one HMAC and one constant-time
+ * says which check failed (docs/decisions/0050: key ids are names,
+ * not secrets), but an unknown keyId still costs one HMAC and one constant-time
  * comparison, as a known one does.
  */
 export class ApiKeyVerifier {

@@ -1,7 +1,7 @@
 import { createHmac, type KeyObject } from 'node:crypto';
 
 // The request signature of the registry's real client (ELZA's ApiClientCam, an
-// OkHttp interceptor; docs/decisions.md quotes it). Pure: the API verifies
+// OkHttp interceptor; docs/decisions/0049 quotes it). Pure: the API verifies
 // with it and the CLI signs with it, so both build the same canonical string.
 
 export const NDA_HMAC_SCHEME = 'NDA-HMAC-SHA256';

@@ -1,5 +1,5 @@
 // Compact per-entity columns for what an apply keeps of every entity of a
-// batch to its end (docs/performance.md, worker memory): numbers, small codes,
+// batch to its end (docs/decisions/0019): numbers, small codes,
 // UUIDs and texts in typed arrays outside V8's heap, instead of an object and
 // a few strings per entity. A batch of 300,000 entities keeps several such
 // values for each; as objects they were most of the worker's live heap, and

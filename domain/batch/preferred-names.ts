@@ -75,7 +75,7 @@ const PART_TYPE_SHIFT = 2;
  * record is added once it is final, keeping a few values of it; the caller
  * asks who holds the keys to check (keys()); warnings() then judges the batch.
  * A batch of 300,000 creates keeps one named record for each until the end
- * (docs/performance.md, worker memory): kept in columns, not as objects, the
+ * (docs/decisions/0019): kept in columns, not as objects, the
  * key and localId strings alone on the heap (the localId is the survey's),
  * the display name and part UUID as bytes outside it.
  */

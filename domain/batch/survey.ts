@@ -37,8 +37,7 @@ const STORED = 1;
 /**
  * The first declaration of each localId (and what repeats one), kept in
  * columns by declaration index rather than as an object per entity: a batch
- * of 300,000 creates keeps them to its end (docs/performance.md, worker
- * memory). Nothing on the heap per declaration: the localIds' code units
+ * of 300,000 creates keeps them to its end (docs/decisions/0019). Nothing on the heap per declaration: the localIds' code units
  * and the table finding them are typed arrays too (StringIndex), a create's
  * own entityUuid 16 bytes (UuidMap); only a stored update's reference is an
  * object.

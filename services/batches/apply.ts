@@ -134,7 +134,7 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * Locks and claims are taken in that order (records, UUIDs, names, and at
  * COMMIT the commit order's lock), each kind sorted, so overlapping batches
  * wait for each other and never deadlock; batches that share none of these
- * wait only for each other's commit record (docs/decisions.md).
+ * wait only for each other's commit record (docs/decisions/0015-one-global-lock-order-and-write-claims.md).
  *
  * Records are written before the batch is judged whole, under a savepoint:
  * an error anywhere (or a warning without force) rolls the savepoint back,
