@@ -160,12 +160,6 @@ async function findStranded(pool: pg.Pool, status: 'ACCEPTED' | 'PROCESSING', ol
 // SQL on the connection of a transaction that also writes other tables: the
 // EntityManager cannot join a transaction begun on a pg client.
 
-/** The status of a batch as the caller's connection sees it (test batches, which plan in a transaction of their own). */
-export async function findBatchStatus(db: Queryable, batchId: string): Promise<Pick<BatchRow, 'status'> | undefined> {
-  const { rows } = await db.query<Pick<BatchRow, 'status'>>('select status from batch where id = $1', [batchId]);
-  return rows[0];
-}
-
 /** ACCEPTED → PROCESSING in the caller's transaction (the bulk loader applies and ends its batches in one). */
 export async function markProcessing(db: Queryable, batchId: string): Promise<void> {
   await db.query(`update batch set status = 'PROCESSING' where id = $1 and status = 'ACCEPTED'`, [batchId]);
