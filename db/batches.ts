@@ -9,9 +9,9 @@ import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
 import { STAGED_SUCCESS_JSONB } from './apply/result-lines.ts';
 
-export type { BatchStatus } from './entities/batch.ts';
+;
 export type { StoredBody } from './batch-bodies.ts';
-export { findLiveBatchWithBody, storeBatch, type BatchUpload, type NewBatch } from './batch-upload.ts';
+export {  storeBatch, type BatchUpload,  } from './batch-upload.ts';
 
 /** A stored batch, its result document included: the entity's columns as plain data. */
 export type BatchRow = Columns<Batch>;

@@ -51,7 +51,7 @@ export async function openDb(databaseUrl: string): Promise<Db> {
 }
 
 /** The data-access layer over an ORM already open (tests that open their own). */
-export async function dbOver(orm: Orm): Promise<Db> {
+async function dbOver(orm: Orm): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   return {
     orm,

@@ -116,7 +116,7 @@ export function hostnameOf(hostHeader: string): string | undefined {
  * bytes, a '%' without two hex digits stays as it is, and the bytes are read
  * as UTF-8 (malformed sequences become U+FFFD).
  */
-export function percentDecode(text: string, plusIsSpace: boolean): string {
+function percentDecode(text: string, plusIsSpace: boolean): string {
   if (!text.includes('%') && !(plusIsSpace && text.includes('+'))) return text;
   const bytes: number[] = [];
   for (let index = 0; index < text.length; ) {

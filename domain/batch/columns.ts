@@ -6,9 +6,9 @@
 // V8 lets the heap grow in proportion to what is live.
 
 /** Bytes of a UUID. */
-export const UUID_BYTES = 16;
+const UUID_BYTES = 16;
 /** A UUID as the service writes it: lower-case hex in the canonical 8-4-4-4-12 groups. */
-export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const HEX_DIGITS = '0123456789abcdef';
 const DASH = 45;
@@ -18,7 +18,7 @@ function hexValue(code: number): number {
 }
 
 /** Writes a canonical UUID's 16 bytes at `offset`. */
-export function writeUuid(uuid: string, target: Uint8Array, offset: number): void {
+function writeUuid(uuid: string, target: Uint8Array, offset: number): void {
   let at = offset;
   for (let index = 0; index < uuid.length; index += 2) {
     if (uuid.charCodeAt(index) === DASH) index += 1;
@@ -27,7 +27,7 @@ export function writeUuid(uuid: string, target: Uint8Array, offset: number): voi
 }
 
 /** The canonical text of the 16 bytes at `offset`, built flat (concatenated, V8 would keep it as a rope of 20 pieces). */
-export function readUuid(source: Uint8Array, offset: number): string {
+function readUuid(source: Uint8Array, offset: number): string {
   const codes: number[] = [];
   for (let index = 0; index < UUID_BYTES; index += 1) {
     if (index === 4 || index === 6 || index === 8 || index === 10) codes.push(DASH);

@@ -6,7 +6,7 @@ import type { SchemaVersion } from './versions.ts';
 // The offline check of a batch file, shared by scripts/validate.ts and the
 // CLI's `validate`: the same two steps as POST /batches.
 
-export interface ValidBatchReport {
+interface ValidBatchReport {
   valid: true;
   version: SchemaVersion;
   changes: number;
@@ -14,7 +14,7 @@ export interface ValidBatchReport {
   updates: number;
 }
 
-export interface InvalidBatchReport {
+interface InvalidBatchReport {
   valid: false;
   errors: XmlProblem[];
 }

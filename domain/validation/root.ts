@@ -27,7 +27,7 @@ export function parseStartTag(tag: string): StartTag | undefined {
 }
 
 /** The root start tag of `head` (the first bytes of a document), skipping the XML declaration, comments and PIs. */
-export function rootStartTag(head: string): string | undefined {
+function rootStartTag(head: string): string | undefined {
   let pos = head.charCodeAt(0) === 0xfeff ? 1 : 0;
   for (;;) {
     while (pos < head.length && /\s/.test(head[pos] as string)) pos++;

@@ -24,7 +24,7 @@ export interface TagVisitor {
 }
 
 /** Calls the visitor for every tag in document order; stops at the first unterminated construct. */
-export function walkTags(bytes: Uint8Array, visitor: TagVisitor): void {
+function walkTags(bytes: Uint8Array, visitor: TagVisitor): void {
   walkTagsFrom(bytes, 0, visitor, true);
 }
 

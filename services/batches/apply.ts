@@ -29,7 +29,7 @@ import type { ApplyTimeline } from './apply-timeline.ts';
 import { newUuid } from './uuids.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
-export type ApplyPhase = 'read' | 'plan' | 'write';
+type ApplyPhase = 'read' | 'plan' | 'write';
 
 export interface ApplyRequest {
   batchId: string;
@@ -69,7 +69,7 @@ export interface CommandSource {
   survey?(sink: SurveySink, onChunk: () => Promise<void>): Promise<SurveyScanSummary | undefined>;
 }
 
-export interface AppliedBatch {
+interface AppliedBatch {
   outcome: BatchResult['outcome'];
   /**
    * The result document as objects; a success's revisions are read back
@@ -91,7 +91,7 @@ export type AppliedResult = AppliedBatch & ({ resultJson(): Iterable<string> } |
  * group's commands, records and COPY rows (two groups are alive at once: one
  * being planned, one being written) stay a few tens of MB.
  */
-export const GROUP_SIZE = 1000;
+const GROUP_SIZE = 1000;
 
 /** A stored XML body, read from its start for each pass. */
 export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {

@@ -34,7 +34,7 @@ export interface StoredFile {
   close(): Promise<void>;
 }
 
-export function exportFileKey(id: string): string {
+function exportFileKey(id: string): string {
   return `${id}.xml`;
 }
 
