@@ -127,6 +127,7 @@ export function loaderFingerprint(entities: number): string {
   const files = [
     ...LOADER_FILES,
     ...readdirSync(join(ROOT, 'domain/batch')).map((name) => `domain/batch/${name}`),
+    ...readdirSync(join(ROOT, 'engine/batch')).map((name) => `engine/batch/${name}`),
   ].sort();
   for (const file of files) hash.update(`${file}\n`).update(readFileSync(join(ROOT, file)));
   return `entity-records bench/reads ${hash.digest('hex').slice(0, 16)}`;

@@ -1,7 +1,5 @@
-export { BatchPlanner, planBatch } from './plan.ts';
-export { BatchSurvey,   } from './survey.ts';
-export { addPreferredNameWarnings, NAME_KEY_SEPARATOR, nameEntryOf, PreferredNameCheck, stagedNameWarnings, type NameEntry, preferredNameKeys, type NameHolders,  } from './preferred-names.ts';
+// The batch rules: plain functions over one entity's change and what it needs to know.
+export { nameEntryOf, NAME_KEY_SEPARATOR, stagedNameWarnings, type NameEntry } from './preferred-names.ts';
 export { computeForceKey, forceKeyMatches } from './force-key.ts';
-export { batchLookups, createBatchWorld, createGroupedWorld,  type LoadedWorld } from './lookups.ts';
-export {   STATE_TRANSITIONS } from './state-rules.ts';
-export type { BatchPlan,  EntitySummary, PlanEnv, PlannedChanges, PlannedRecord,  } from './types.ts';
+export { STATE_TRANSITIONS } from './state-rules.ts';
+export type { BatchPlan, EntitySummary, PlanEnv, PlannedChanges, PlannedRecord } from './types.ts';

@@ -1,17 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BatchPlanner,
-  BatchSurvey,
-  computeForceKey,
-  createGroupedWorld,
-  forceKeyMatches,
-  nameEntryOf,
-  stagedNameWarnings,
-  type NameEntry,
-  type PlannedRecord,
-} from '../../domain/batch/index.ts';
+import { computeForceKey, forceKeyMatches, nameEntryOf, stagedNameWarnings, type NameEntry, type PlannedRecord } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
-import { refOf } from '../../domain/batch/survey.ts';
+import { BatchPlanner, BatchSurvey, createGroupedWorld, refOf, scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../engine/batch/index.ts';
 import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
 import type { CopyLoad } from '../../db/copy.ts';
 import {
@@ -24,7 +14,6 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
-import { scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../domain/xml/batch-survey-scan.ts';
 import type { ApplyTimeline } from './apply-timeline.ts';
 import { newUuid } from './uuids.ts';
 

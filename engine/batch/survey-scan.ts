@@ -1,7 +1,7 @@
 // The apply's first pass over a stored batch, on the raw bytes: what the
 // survey needs of each command, without sax and without building the command.
 // A stored body was validated against its schema when it was uploaded, so
-// a byte-level walk of its tags (domain/validation/scan.ts) finds the same
+// a byte-level walk of its tags (engine/validation/scan.ts) finds the same
 // elements a full reading does. Only the common shape is read this way: a
 // create whose localId, entityUuid and stored entity references are plain
 // attribute values (no character references, no whitespace to normalise).
@@ -13,11 +13,11 @@
 // create's parts, items and values) the second pass reads in full, and a
 // document refused there is refused with the same error, before any commit.
 
-import type { BatchHeader, ChangeCommand, EntityRef } from '../model.ts';
+import type { BatchHeader, ChangeCommand, EntityRef } from '../../domain/model.ts';
 import { walkTagsFrom, type TagVisitor } from '../validation/scan.ts';
-import { batchPushReader } from './batch-reader.ts';
-import { findForbiddenCharacter } from './escape.ts';
-import { versionOfNamespace, vocabularyFor, type Vocabulary } from './vocabulary.ts';
+import { batchPushReader } from '../../domain/xml/batch-reader.ts';
+import { findForbiddenCharacter } from '../../domain/xml/escape.ts';
+import { versionOfNamespace, vocabularyFor, type Vocabulary } from '../../domain/xml/vocabulary.ts';
 
 /** What the first pass hands over per command (BatchSurvey takes both). */
 export interface SurveySink {

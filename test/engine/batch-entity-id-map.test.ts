@@ -1,6 +1,6 @@
 // EntityIdMap answers as a Map would, for ids near its anchor and far from it.
 import { describe, expect, it } from 'vitest';
-import { EntityIdMap } from '../../domain/batch/entity-id-map.ts';
+import { EntityIdMap } from '../../engine/batch/entity-id-map.ts';
 
 describe('EntityIdMap', () => {
   it('answers like a Map for ids before, inside and past its dense range', () => {

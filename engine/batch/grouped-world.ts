@@ -1,15 +1,9 @@
-// What the caller must load before planning, and an in-memory BatchWorld
-// over what it loaded.
+// The stored entities a batch names, as the planner looks them up: the
+// summaries of all of them indexed once, the full records of those a group
+// updates set before that group is planned.
 
-import type { ChangeCommand, EntityRecord, EntityRef } from '../model.ts';
-import { surveyBatch, type BatchLookups } from './survey.ts';
-import type { BatchWorld, EntitySummary } from './types.ts';
-
-export type { BatchLookups } from './survey.ts';
-
-export function batchLookups(commands: readonly ChangeCommand[]): BatchLookups {
-  return surveyBatch(commands).lookups();
-}
+import type { EntityRecord, EntityRef } from '../../domain/model.ts';
+import type { BatchWorld, EntitySummary } from '../../domain/batch/types.ts';
 
 export interface LoadedWorld {
   records?: readonly EntityRecord[];
@@ -26,13 +20,6 @@ function index<T extends { entityId: number; entityUuid: string }>(values: reado
 
 function find<T>(maps: Index<T>, ref: EntityRef): T | undefined {
   return ref.entityId !== undefined ? maps.byId.get(ref.entityId) : ref.entityUuid !== undefined ? maps.byUuid.get(ref.entityUuid) : undefined;
-}
-
-/** Looks up by entityId when the ref has one, else by entityUuid; the planner checks that both agree. */
-export function createBatchWorld(loaded: LoadedWorld): BatchWorld {
-  const world = createGroupedWorld(loaded);
-  world.setRecords(loaded.records ?? []);
-  return world;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BatchSurvey } from '../../domain/batch/survey.ts';
+import { BatchSurvey } from '../../engine/batch/survey.ts';
 import { readBatch } from '../../domain/xml/batch-reader.ts';
-import { scanBatchSurvey } from '../../domain/xml/batch-survey-scan.ts';
+import { scanBatchSurvey } from '../../engine/batch/survey-scan.ts';
 import { byteChunks, fixture, oneChunk } from '../fixtures/xml/support.ts';
 
 const V2 = 'http://cam.tacr.cz/2025';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteColumn, NumberColumn, StringIndex, TextColumn, Uint32Column, UuidColumn, UuidMap } from '../../domain/batch/columns.ts';
+import { ByteColumn, NumberColumn, StringIndex, TextColumn, Uint32Column, UuidColumn, UuidMap } from '../../engine/batch/columns.ts';
 
 // The compact columns an apply keeps per entity: every value reads back as
 // set, across their chunks too (32,768 entries, 1 MiB of text a chunk).

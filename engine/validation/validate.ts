@@ -14,7 +14,7 @@
 // to the line and column of the original document.
 
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../errors.ts';
+import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../domain/errors.ts';
 import { IdSet } from './id-set.ts';
 import { loadEngine, type Diagnostic, type Libxml2Engine, type LoadedEngine } from './libxml2.ts';
 import { lineStarts, offsetOf, positionsOf, type Position } from './positions.ts';

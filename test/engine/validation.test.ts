@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../domain/errors.ts';
-import { BatchValidator, detectVersion, validateBatchXml, validateDocument, type SchemaVersion, type ValidateOptions } from '../../domain/validation/index.ts';
+import { BatchValidator, detectVersion, validateBatchXml, validateDocument, type SchemaVersion, type ValidateOptions } from '../../engine/validation/index.ts';
 
 const V2 = 'http://cam.tacr.cz/2025';
 const V1 = 'http://cam.tacr.cz/2019';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { batchLookups, createBatchWorld } from '../../domain/batch/index.ts';
+import { batchLookups, createBatchWorld } from '../support/batch-planning.ts';
 import type { ChangeCommand } from '../../domain/model.ts';
-import { create, namePart, storedRecord, summary } from './batch-fixtures.ts';
+import { create, namePart, storedRecord, summary } from '../domain/batch-fixtures.ts';
 
 describe('batchLookups', () => {
   it('lists what the caller must load before planning', () => {

@@ -2,11 +2,11 @@
 // in domain/xml/vocabulary*.ts, with the one namespace table): the schema
 // file and the roots it treats specially.
 
-import type { XmlVersion } from '../model.ts';
-import { V1 } from '../xml/vocabulary-v1.ts';
-import { V2 } from '../xml/vocabulary-v2.ts';
+import type { XmlVersion } from '../../domain/model.ts';
+import { V1 } from '../../domain/xml/vocabulary-v1.ts';
+import { V2 } from '../../domain/xml/vocabulary-v2.ts';
 
-export { versionOfNamespace } from '../xml/vocabulary.ts';
+export { versionOfNamespace } from '../../domain/xml/vocabulary.ts';
 
 export type SchemaVersion = XmlVersion;
 

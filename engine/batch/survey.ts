@@ -5,7 +5,7 @@
 // is the subject of a command (a record is written once its last command is
 // planned), and what the caller must load (see BatchLookups).
 
-import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../model.ts';
+import type { ChangeCommand, EntityRef, EntityTarget, Item, Part, UpdateEntityCommand } from '../../domain/model.ts';
 import { ByteColumn, StringIndex, Uint32Column, UuidColumn, UuidMap } from './columns.ts';
 
 export interface BatchLookups {
@@ -166,7 +166,7 @@ export class BatchSurvey {
   /**
    * A create, as the survey sees it: its localId, the entityUuid it brings (if
    * any), and the stored entities its items point at (the first pass over a
-   * stored body reads no more of it: domain/xml/batch-survey-scan.ts).
+   * stored body reads no more of it: engine/batch/survey-scan.ts).
    */
   addCreate(localId: string, entityUuid: string | undefined, targets: readonly EntityRef[]): void {
     const ordinal = this.#commands++;

@@ -1,5 +1,5 @@
-import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../errors.ts';
-import { readBatch } from '../xml/batch-reader.ts';
+import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../domain/errors.ts';
+import { readBatch } from '../../domain/xml/batch-reader.ts';
 import { validateBatchXml } from './validate.ts';
 import type { SchemaVersion } from './versions.ts';
 

@@ -1,13 +1,15 @@
-// Plans a batch: every command applied, in order, to working copies of the
-// records it touches, giving one new revision per touched entity and every
-// error and warning. Nothing is written here. A large batch is planned a group
-// of commands at a time (BatchPlanner): a record is handed out (drain) once the
-// last command that may change it is planned, so the caller can write it and
-// let it go; the caller writes the records in one transaction and keeps them
-// only when the whole batch has no errors (and no warnings, unless forced).
+// The batch planner: the batch rules (domain/batch/) applied to every
+// command in order, on working copies of the records it touches, giving one
+// new revision per touched entity and every error and warning. Nothing is
+// written here. A large batch is planned a group of commands at a time: a
+// record is handed out (drain) once the last command that may change it is
+// planned, so the caller can write it and let it go; what the planner keeps of
+// every entity to the batch's end is in columns by declaration index (no
+// object per entity). The caller writes the records in one transaction and
+// keeps them only when the whole batch has no errors (and no warnings, unless
+// forced).
 
 import {
-  BATCH_ISSUE_CODES,
   METADATA_OPS,
   type ChangeCommand,
   type CreateEntityCommand,
@@ -17,22 +19,34 @@ import {
   type EntityTarget,
   type Issue,
   type IssueSeverity,
-  type ItemRef,
   type Part,
-  type PartRef,
   type RecordChange,
-  type RevisionInfo,
   type UpdateEntityCommand,
-} from '../model.ts';
-import { applyChange } from './apply-change.ts';
-import { describeRef, hasSeverity, IssueLog, itemRefOf, partRefOf, toIssue, type Problem } from './issues.ts';
-import { checkNewParts, partItems, withUuids } from './parts.ts';
+} from '../../domain/model.ts';
+import { applyChange } from '../../domain/batch/apply-change.ts';
+import { hasSeverity, IssueLog, toIssue, type Problem } from '../../domain/batch/issues.ts';
+import { checkNewParts, withUuids } from '../../domain/batch/parts.ts';
 import { EntityIdMap } from './entity-id-map.ts';
-import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from './references.ts';
-import { isActive } from './state-rules.ts';
+import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from '../../domain/batch/references.ts';
+import {
+  createdRecord,
+  createUuidProblem,
+  dateAddedIssues,
+  duplicateLocalId,
+  forEachAddedReference,
+  inactiveReference,
+  namePartProblem,
+  nextRevision,
+  staleRevision,
+  undeclaredLocalId,
+  unknownLocalSubject,
+  unknownStoredSubject,
+  unknownTarget,
+  type AddedReference,
+} from '../../domain/batch/rules.ts';
 import { ByteColumn, NumberColumn, Uint32Column, UuidColumn } from './columns.ts';
-import { refOf, surveyBatch, BatchSurvey } from './survey.ts';
-import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from './types.ts';
+import { refOf, BatchSurvey } from './survey.ts';
+import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from '../../domain/batch/types.ts';
 
 /** Working state of one touched entity; `record` becomes the plan's `after`. */
 interface Slot {
@@ -59,22 +73,8 @@ const FAILED = 2;
 const OWN_UUID = 4;
 
 /** A reference to an entity the batch still changes later: judged once that entity is final. */
-interface PendingReference {
+interface PendingReference extends AddedReference {
   localId: string;
-  ref: EntityRef;
-  subject: ReferenceSubject;
-  partRef?: PartRef;
-  itemRef?: ItemRef;
-}
-
-type ReferenceSubject = { kind: 'item'; itemType: string } | { kind: 'replacement' };
-
-/** The whole batch at once: its records in first-touch order and every issue. */
-export function planBatch(commands: readonly ChangeCommand[], world: BatchWorld, env: PlanEnv): BatchPlan {
-  const planner = new BatchPlanner(world, env);
-  planner.declare(surveyBatch(commands));
-  planner.plan(commands);
-  return planner.finish();
 }
 
 export class BatchPlanner {
@@ -195,18 +195,15 @@ export class BatchPlanner {
     this.#complete.splice(0, this.#complete.length, ...this.#slotsById.values());
     const records = this.drain();
     for (const pending of this.#pending.splice(0)) {
-      const warning = this.#inactiveReference(pending.ref, pending.subject);
-      if (warning === undefined) continue;
-      if (pending.partRef !== undefined) warning.partRef = pending.partRef;
-      if (pending.itemRef !== undefined) warning.itemRef = pending.itemRef;
-      this.#log.add(pending.localId, [this.#issue(warning, 'WARNING')]);
+      const warning = this.#inactiveReference(pending);
+      if (warning !== undefined) this.#log.add(pending.localId, [this.#issue(warning, 'WARNING')]);
     }
     const issues = this.#log.groups();
     return { records, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
   }
 
   #duplicate(localId: string): void {
-    this.#error(localId, { code: BATCH_ISSUE_CODES.duplicateIdentifier, message: `localId ${localId} is declared more than once in the batch.` });
+    this.#error(localId, duplicateLocalId(localId));
   }
 
   #count(entityId: number, touches: number): void {
@@ -263,11 +260,9 @@ export class BatchPlanner {
 
     if (command.entityUuid !== undefined) {
       const first = this.#survey.createIndexOf(command.entityUuid);
-      if (this.#world.uuidExists(command.entityUuid)) {
-        problems.push(duplicateUuid(command.entityUuid, 'a stored entity already has it'));
-      } else if (first !== undefined && first !== declaration) {
-        problems.push(duplicateUuid(command.entityUuid, `the create ${this.#survey.localIdAt(first)} of this batch already uses it`));
-      }
+      const earlier = first !== undefined && first !== declaration ? this.#survey.localIdAt(first) : undefined;
+      const problem = createUuidProblem(command.entityUuid, this.#world.uuidExists(command.entityUuid), earlier);
+      if (problem !== undefined) problems.push(problem);
     }
 
     const parts = command.parts.map((part) => {
@@ -277,15 +272,7 @@ export class BatchPlanner {
     });
     problems.push(...checkNewParts(parts, []));
 
-    const record: EntityRecord = {
-      entityId: ids.entityId,
-      entityUuid: ids.entityUuid,
-      entityType: command.entityType,
-      state: 'ERS_NEW',
-      revision: { rev: '', metadataRev: '', createdAt: this.#env.now, participants: [] },
-      parts,
-      issues: [],
-    };
+    const record = createdRecord(command, ids, parts, this.#env.now);
     const slot: Slot = {
       localId: command.localId,
       order: this.#slotCount++,
@@ -316,10 +303,7 @@ export class BatchPlanner {
         slot = this.#slotsById.get(this.#subjects.get(declaration!));
         if (slot === undefined) throw new Error(`internal: the record of localId ${localId} was drained before its last command`);
       } else if ((flags & FAILED) === 0) {
-        this.#error(localId, {
-          code: BATCH_ISSUE_CODES.unknownLocalReference,
-          message: `No entity with localId ${localId} is created or referenced earlier in the batch.`,
-        });
+        this.#error(localId, unknownLocalSubject(localId));
       }
     }
     if (slot === undefined) return;
@@ -352,17 +336,11 @@ export class BatchPlanner {
     const record = found !== undefined && refMatches(ref, found) ? found : undefined;
     if (record === undefined) {
       this.#flags.set(declaration, this.#flags.get(declaration) | FAILED);
-      this.#error(entity.localId, { code: BATCH_ISSUE_CODES.unknownEntity, message: `No stored entity matches ${describeRef(ref)}.`, entityRef: ref });
+      this.#error(entity.localId, unknownStoredSubject(ref));
       return undefined;
     }
-    // Against the rev at batch start: later updates of the same entity in this batch name the same rev.
-    if (record.revision.rev !== entity.rev) {
-      this.#error(entity.localId, {
-        code: BATCH_ISSUE_CODES.staleRevision,
-        message: `The update is based on revision ${entity.rev}, but the current revision of entity ${record.entityId} is ${record.revision.rev}.`,
-        entityRef: { entityId: record.entityId, entityUuid: record.entityUuid },
-      });
-    }
+    const stale = staleRevision(entity.rev, record);
+    if (stale !== undefined) this.#error(entity.localId, stale);
     let slot = this.#slotsById.get(record.entityId);
     if (slot === undefined) {
       if (this.#finalStates.has(record.entityId)) throw new Error(`internal: entity ${record.entityId} was drained before its last command`);
@@ -382,10 +360,7 @@ export class BatchPlanner {
     if (target.kind === 'local') {
       const declaration = this.#survey.indexOf(target.localId);
       if (declaration === undefined) {
-        return {
-          ok: false,
-          problem: { code: BATCH_ISSUE_CODES.unknownLocalReference, message: `No entity with localId ${target.localId} is declared in the batch.` },
-        };
+        return { ok: false, problem: undeclaredLocalId(target.localId) };
       }
       const ids = this.#createIdsAt(declaration);
       if (ids !== undefined) return { ok: true, ref: ids };
@@ -397,7 +372,7 @@ export class BatchPlanner {
   #resolveStored(ref: EntityRef): TargetResolution {
     const found = this.#lookup(ref);
     if (found !== undefined) return { ok: true, ref: found };
-    return { ok: false, problem: { code: BATCH_ISSUE_CODES.unknownEntity, message: `No entity matches ${describeRef(ref)}.`, entityRef: ref } };
+    return { ok: false, problem: unknownTarget(ref) };
   }
 
   /** Entities of this batch first (they may be referenced by a UUID the client chose), then the stored ones. */
@@ -425,75 +400,39 @@ export class BatchPlanner {
     return this.#world.findRecord(ref)?.state ?? this.#world.findEntity(ref)?.state;
   }
 
-  /** A new entity needs a name; an update may not remove the last one. */
   #checkNamePart(slot: Slot): void {
-    const hasName = (record: EntityRecord) => record.parts.some((part) => part.type === 'PT_NAME');
-    if (hasName(slot.record) || (slot.before !== undefined && !hasName(slot.before))) return;
-    this.#error(slot.localId, {
-      code: BATCH_ISSUE_CODES.missingNamePart,
-      message: slot.isNew ? 'A new entity needs at least one PT_NAME part.' : 'The batch removes the last PT_NAME part of the entity.',
-      partRef: { type: 'PT_NAME' },
-    });
+    const problem = namePartProblem(slot.record, slot.before, slot.isNew);
+    if (problem !== undefined) this.#error(slot.localId, problem);
   }
 
   /**
-   * Only references this batch adds or changes: warning about every old
-   * reference of a record would make any later edit of it need force. A
-   * reference to an entity that a later command of the batch may still change
-   * is judged at the end (finish), on its final state.
+   * The references a record adds (forEachAddedReference); one to an entity
+   * that a later command of the batch may still change is judged at the end
+   * (finish), on its final state.
    */
   #checkInactiveReferences(slot: Slot): void {
-    const { record, before } = slot;
     const warnings: Problem[] = [];
-    const judge = (pending: PendingReference): void => {
-      const target = this.#lookup(pending.ref);
+    forEachAddedReference(slot.record, slot.before, (reference) => {
+      const target = this.#lookup(reference.ref);
       if (target !== undefined && this.#remaining(target.entityId) !== undefined) {
-        this.#pending.push(pending);
+        this.#pending.push({ localId: slot.localId, ...reference });
         return;
       }
-      const warning = this.#inactiveReference(pending.ref, pending.subject);
-      if (warning === undefined) return;
-      if (pending.partRef !== undefined) warning.partRef = pending.partRef;
-      if (pending.itemRef !== undefined) warning.itemRef = pending.itemRef;
-      warnings.push(warning);
-    };
-    const existing = new Set<string>();
-    for (const part of before?.parts ?? []) {
-      for (const item of partItems(part)) if (item.kind === 'entityRef') existing.add(referenceKey(part, item));
-    }
-    for (const part of record.parts) {
-      for (const item of partItems(part)) {
-        if (item.kind !== 'entityRef' || item.target.kind !== 'stored' || existing.has(referenceKey(part, item))) continue;
-        judge({
-          localId: slot.localId,
-          ref: item.target.ref,
-          subject: { kind: 'item', itemType: item.type },
-          partRef: partRefOf(part.type, part.partUuid),
-          itemRef: itemRefOf(item),
-        });
-      }
-    }
-    if (record.replacedBy !== undefined && before?.state !== 'ERS_REPLACED') {
-      judge({ localId: slot.localId, ref: record.replacedBy, subject: { kind: 'replacement' } });
-    }
+      const warning = this.#inactiveReference(reference);
+      if (warning !== undefined) warnings.push(warning);
+    });
     this.#log.add(slot.localId, warnings.map((problem) => this.#issue(problem, 'WARNING')));
   }
 
-  /**
-   * Warnings must read the same on every attempt of a batch, or its force key
-   * would never match: an entity created by the batch is therefore named by
-   * its localId, not by the ids allocated for this attempt.
-   */
-  #inactiveReference(ref: EntityRef, about: ReferenceSubject): Problem | undefined {
-    const subject = (target: string) => (about.kind === 'item' ? `Item ${about.itemType} refers to ${target}, which` : `The replacement, ${target},`);
-    const ids = this.#lookup(ref);
+  /** The rule with what it needs: the target's state at the end of the batch, and the localId of a target the batch creates. */
+  #inactiveReference(reference: AddedReference): Problem | undefined {
+    const ids = this.#lookup(reference.ref);
     const state = ids === undefined ? undefined : this.#stateOf(ids);
-    if (ids === undefined || state === undefined || isActive(state)) return undefined;
-    const code = BATCH_ISSUE_CODES.referenceToInactiveEntity;
-    const create = this.#createsById.get(ids.entityId);
-    return create === undefined
-      ? { code, message: `${subject(describeRef(ref))} is in state ${state}.`, entityRef: ref }
-      : { code, message: `${subject(`the entity created as localId ${this.#survey.localIdAt(create)}`)} is in state ${state}.` };
+    if (ids === undefined || state === undefined) return undefined;
+    return inactiveReference(reference, state, () => {
+      const create = this.#createsById.get(ids.entityId);
+      return create === undefined ? undefined : this.#survey.localIdAt(create);
+    });
   }
 
   /**
@@ -507,9 +446,8 @@ export class BatchPlanner {
 
   #planned(slot: Slot): PlannedRecord {
     const after = slot.record;
-    after.revision = this.#revision(slot);
-    const addedIssues = new Set(slot.changes.flatMap((change) => (change.op === 'addIssue' ? [change.issue.uuid] : [])));
-    for (const issue of after.issues) if (addedIssues.has(issue.uuid)) issue.fromRev = after.revision.rev;
+    after.revision = nextRevision(slot.before?.revision, slot.contentChanged, after.revision.participants, this.#env);
+    dateAddedIssues(after, slot.changes);
 
     const planned: PlannedRecord = {
       localId: slot.localId,
@@ -521,24 +459,6 @@ export class BatchPlanner {
     if (slot.before !== undefined) planned.before = slot.before;
     if (slot.created !== undefined) planned.changes.created = slot.created;
     return planned;
-  }
-
-  /** A content change starts a new rev (and metadataRev); a metadata-only change keeps rev, its time and user. */
-  #revision(slot: Slot): RevisionInfo {
-    const participants = slot.record.revision.participants;
-    const previous = slot.before?.revision;
-    if (previous !== undefined && !slot.contentChanged) {
-      return { ...previous, metadataRev: this.#env.newUuid(), participants };
-    }
-    const revision: RevisionInfo = {
-      rev: this.#env.newUuid(),
-      metadataRev: this.#env.newUuid(),
-      user: structuredClone(this.#env.user),
-      createdAt: this.#env.now,
-      participants,
-    };
-    if (previous !== undefined) revision.prevRev = previous.rev;
-    return revision;
   }
 
   #issue(problem: Problem, severity: IssueSeverity): Issue {
@@ -556,17 +476,4 @@ export class BatchPlanner {
 
 function idsOf(entity: ResolvedRef): ResolvedRef {
   return { entityId: entity.entityId, entityUuid: entity.entityUuid };
-}
-
-function duplicateUuid(entityUuid: string, reason: string): Problem {
-  return {
-    code: BATCH_ISSUE_CODES.duplicateEntityUuid,
-    message: `Entity UUID ${entityUuid} cannot be used for a new entity: ${reason}.`,
-    entityRef: { entityUuid },
-  };
-}
-
-function referenceKey(part: Part, item: { uuid?: string; type: string; spec?: string; target: EntityTarget }): string {
-  const target = item.target.kind === 'stored' ? `${item.target.ref.entityId ?? ''}/${item.target.ref.entityUuid ?? ''}` : item.target.localId;
-  return [part.partUuid, item.uuid ?? '', item.type, item.spec ?? '', target].join('|');
 }

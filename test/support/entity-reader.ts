@@ -1,10 +1,10 @@
 // A single entity document (entity / ent) back into an EntityRecord: for
 // round-trip tests and tools; the service itself reads records from its store.
 
-import type { EntityRecord, EntityRef, Part, Participant, RecordIssue, RevisionInfo, UserInfo } from '../model.ts';
-import { readXmlText, xmlError, type XmlElement } from './element-stream.ts';
-import { isPartsElement, readParts } from './read-items.ts';
-import { readExternalUser, readIssue, readParticipant } from './read-metadata.ts';
+import type { EntityRecord, EntityRef, Part, Participant, RecordIssue, RevisionInfo, UserInfo } from '../../domain/model.ts';
+import { readXmlText, xmlError, type XmlElement } from '../../domain/xml/element-stream.ts';
+import { isPartsElement, readParts } from '../../domain/xml/read-items.ts';
+import { readExternalUser, readIssue, readParticipant } from '../../domain/xml/read-metadata.ts';
 import {
   attribute,
   invalid,
@@ -19,10 +19,10 @@ import {
   unexpected,
   newReadContext,
   type ReadContext,
-} from './read-support.ts';
-import { versionOfNamespace, vocabularyFor } from './vocabulary.ts';
-import { V1_ONLY } from './vocabulary-v1.ts';
-import { V2_META } from './vocabulary-v2.ts';
+} from '../../domain/xml/read-support.ts';
+import { versionOfNamespace, vocabularyFor } from '../../domain/xml/vocabulary.ts';
+import { V1_ONLY } from '../../domain/xml/vocabulary-v1.ts';
+import { V2_META } from '../../domain/xml/vocabulary-v2.ts';
 
 /**
  * The preferred name is not in the formats (the writer puts it first among
