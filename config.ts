@@ -51,6 +51,13 @@ const api = {
    * API as one process without a cluster primary.
    */
   API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
+  /**
+   * Tuning knob: answer a plain GET of a current record before Koa's chain
+   * (api/reads/entity-get.ts, about a third less API CPU per GET).
+   * `false` sends it through the chain like every request: the prototype
+   * `node bench/profile-get.ts -- --through-koa` measures.
+   */
+  API_DIRECT_ENTITY_GET: booleanFromEnv.default(true),
   /** Set by the API's cluster primary for each process it forks, never by an operator: slot 0 sweeps stranded jobs. */
   API_PROCESS_SLOT: z.coerce.number().int().min(0).optional(),
   /**
