@@ -76,6 +76,8 @@ const configSchema = z.object({
    * pass over the range again, then its next pages cost their own size.
    */
   FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
+  /** Tuning: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule removes export files past their retention. */

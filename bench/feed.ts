@@ -77,7 +77,7 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
     const without = await smallBatches(pool, batches);
     await pool.query('alter table transaction enable always trigger transaction_commit_order');
 
-    const feed = feedRepository(pool, { retentionDays: 1 });
+    const feed = feedRepository(pool, { retentionDays: 1, anchorEvery: 1000 });
     const from = (await feed.findTransaction(GENESIS_TRANSACTION_ID))!;
     const to = (await feed.latestTransaction())!;
     const counts: number[] = [];

@@ -7,7 +7,8 @@ import { inTransaction, type Queryable } from './sql.ts';
 // A range (from, to] of committed transactions is closed: nothing can join it
 // later, since commit_seq is drawn at commit. Its changed records sorted by
 // entity id are therefore fixed, and one pass over them records their count
-// and an anchor (entity id) at every ANCHOR_EVERY-th position. A page at any
+// and an anchor (entity id) at every anchorEvery-th position (1,000 by
+// default: a page then reads at most that many records it does not send). A page at any
 // offset then reads only the ids between the anchors around it. The layout
 // is kept in PostgreSQL (feed_range) for every API process; a range nobody
 // kept (a cold page) costs that one pass.
@@ -21,7 +22,6 @@ import { inTransaction, type Queryable } from './sql.ts';
 // (entity_id, seq) index without joining transaction. With more gaps than
 // GAPS_LISTED the pages join transaction instead.
 
-const ANCHOR_EVERY = 1000;
 const GAPS_LISTED = 256;
 
 export interface CommitRange {
@@ -52,8 +52,15 @@ export interface PageBounds {
   skip: number;
 }
 
+export interface LayoutOptions {
+  /** Records between two anchors. */
+  anchorEvery: number;
+  /** Days a kept layout is kept. */
+  retentionDays: number;
+}
+
 /** The range's layout as kept, or made now (one pass) and kept when it holds more than `keepAbove` records. */
-export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: number, retentionDays: number): Promise<RangeLayout> {
+export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: number, options: LayoutOptions): Promise<RangeLayout> {
   const kept = await keptLayout(pool, range);
   if (kept) return kept;
   const made = await inTransaction(pool, async (client) => {
@@ -61,8 +68,8 @@ export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: 
     await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [range.fromCommitSeq, range.toCommitSeq]);
     const keptMeanwhile = await keptLayout(client, range);
     if (keptMeanwhile) return keptMeanwhile;
-    const layout = await makeLayout(client, range);
-    if (layout.records > keepAbove) await keepLayout(client, range, layout, retentionDays);
+    const layout = await makeLayout(client, range, options.anchorEvery);
+    if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
     return layout;
   });
   return made;
@@ -145,8 +152,8 @@ async function keepLayout(db: Queryable, range: CommitRange, layout: RangeLayout
   );
 }
 
-/** One pass over the range: its seqs, its gaps, and its records sorted by entity id with an anchor every ANCHOR_EVERY. */
-async function makeLayout(db: Queryable, range: CommitRange): Promise<RangeLayout> {
+/** One pass over the range: its seqs, its gaps, and its records sorted by entity id with an anchor every `anchorEvery`. */
+async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number): Promise<RangeLayout> {
   const inRange = 'commit_seq > $1 and commit_seq <= $2';
   const { rows: seqRows } = await db.query<{ lo: string | null; hi: string | null; n: string }>(
     `select min(seq) as lo, max(seq) as hi, count(*) as n from transaction where ${inRange}`,
@@ -175,7 +182,7 @@ async function makeLayout(db: Queryable, range: CommitRange): Promise<RangeLayou
          from (select r.entity_id, count(*) as revisions from ${revisionsInRange.sql} group by r.entity_id) per_record
      ) numbered
      where n % $${g} = 0 or n = total order by n`,
-    [...revisionsInRange.params, ANCHOR_EVERY],
+    [...revisionsInRange.params, anchorEvery],
   );
   const last = anchors.at(-1);
   return {

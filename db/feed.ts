@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { streamRows } from './cursor.ts';
-import { pageBounds, pageQuery, rangeLayout, type CommitRange, type RangeLayout } from './feed-ranges.ts';
+import { pageBounds, pageQuery, rangeLayout, type CommitRange, type LayoutOptions, type RangeLayout } from './feed-ranges.ts';
 import type { RevisionPointer } from '../domain/model.ts';
 
 // A point of the change feed is a committed transaction, placed by its
@@ -54,7 +54,7 @@ interface PointerRow {
   metadata_rev: string;
 }
 
-export function feedRepository(pool: pg.Pool, options: { retentionDays: number }): FeedRepository {
+export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepository {
   return {
     async findTransaction(uuid) {
       const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null', [uuid]);
@@ -67,7 +67,7 @@ export function feedRepository(pool: pg.Pool, options: { retentionDays: number }
     },
 
     async range(from, to, keepAbove) {
-      const layout = await rangeLayout(pool, commitRange(from, to), keepAbove, options.retentionDays);
+      const layout = await rangeLayout(pool, commitRange(from, to), keepAbove, options);
       return { from, to, records: layout.records, layout };
     },
 

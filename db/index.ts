@@ -50,6 +50,8 @@ export interface Db {
 export interface DbOptions {
   /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
   feedRangeRetentionDays?: number;
+  /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
+  feedRangeAnchorEvery?: number;
 }
 
 export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
@@ -63,7 +65,7 @@ export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7 }),
+    feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
