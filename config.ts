@@ -78,6 +78,14 @@ const api = {
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
   /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Days the layout of a paged feed range (where each page starts) is kept in
+   * PostgreSQL. A page of a range nobody paged within this time costs one
+   * pass over the range again, then its next pages cost their own size.
+   */
+  FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
+  /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   /** How long an export file is kept (fixed when the export is requested). */
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
