@@ -15,8 +15,8 @@ import type { EntityRecord } from '../domain/model.ts';
 export interface HarvestPoint {
   /** The highest commit_seq committed: every commit numbered up to it is visible. */
   commitSeq: string;
-  /** No commit still in flight can get an earlier commit time. */
-  responseDate: Date;
+  /** No commit still in flight can get an earlier commit time: UTC, whole seconds (YYYY-MM-DDThh:mm:ssZ). */
+  responseDate: string;
 }
 
 /** Which records a list asks for; bounds are inclusive, whole seconds. */
@@ -30,7 +30,8 @@ export interface HarvestFilter {
 export interface HarvestedRecord {
   entityId: string;
   entityUuid: string;
-  datestamp: Date;
+  /** The commit time of this version: UTC, whole seconds. */
+  datestamp: string;
   entityType: string;
   deleted: boolean;
   /** The stored v2 document (UTF-8 bytes one character a byte), when asked for and this version has one. */
@@ -59,18 +60,21 @@ export interface OaiRepository {
   /** The entity types records have now (the sets). */
   entityTypes(): Promise<string[]>;
   /** The commit time of the first transaction that wrote a record; undefined before any. */
-  earliestDatestamp(): Promise<Date | undefined>;
+  earliestDatestamp(): Promise<string | undefined>;
 }
 
 interface Row {
   id: string;
   uuid: string;
-  datestamp: Date;
+  datestamp: string;
   entity_type: string;
   state: string;
   document_bytes?: string | null;
   record?: EntityRecord | null;
 }
+
+/** A time as a datestamp, in SQL: UTC, whole seconds (truncated, as from and until compare). */
+const DATESTAMP = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -92,7 +96,7 @@ const CONTENT: Record<HarvestContent, string> = {
  */
 function asOf(content: HarvestContent, oldRecord: boolean): string {
   return `select e.id, e.uuid,
-      coalesce(cur.created_at, old.created_at) as datestamp,
+      coalesce(cur.created_at, old.created_at) as changed_at,
       case when cur.seq is not null then e.entity_type else old.entity_type end as entity_type,
       case when cur.seq is not null then e.state else old.state end as state
       ${CONTENT[content]}
@@ -108,7 +112,7 @@ function asOf(content: HarvestContent, oldRecord: boolean): string {
 
 /** The filter on the versions as of C, its parameters numbered from `first`. */
 function filterOf(filter: HarvestFilter, first: number): { where: string; params: unknown[] } {
-  const conditions = ['x.datestamp is not null'];
+  const conditions = ['x.changed_at is not null'];
   const params: unknown[] = [];
   if (filter.entityType !== undefined) {
     params.push(filter.entityType);
@@ -116,12 +120,12 @@ function filterOf(filter: HarvestFilter, first: number): { where: string; params
   }
   if (filter.from !== undefined) {
     params.push(filter.from);
-    conditions.push(`x.datestamp >= $${first + params.length - 1}::timestamptz`);
+    conditions.push(`x.changed_at >= $${first + params.length - 1}::timestamptz`);
   }
   if (filter.until !== undefined) {
     // Datestamps are whole seconds: until names its whole second.
     params.push(filter.until);
-    conditions.push(`x.datestamp < $${first + params.length - 1}::timestamptz + interval '1 second'`);
+    conditions.push(`x.changed_at < $${first + params.length - 1}::timestamptz + interval '1 second'`);
   }
   return { where: conditions.join(' and '), params };
 }
@@ -150,7 +154,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         // The lock the commit trigger holds from drawing its time until its commit is visible (Migration20261124000040CommitOrder).
         await client.query('select pg_advisory_xact_lock_shared(1, 0)');
         // A statement of its own: its snapshot is taken once the lock is held.
-        const { rows } = await client.query<{ commit_seq: string | null; now: Date }>('select (select max(commit_seq) from transaction) as commit_seq, clock_timestamp() as now');
+        const { rows } = await client.query<{ commit_seq: string | null; now: string }>(`select (select max(commit_seq) from transaction) as commit_seq, ${DATESTAMP('clock_timestamp()')} as now`);
         await client.query('commit');
         return { commitSeq: rows[0]!.commit_seq ?? '0', responseDate: rows[0]!.now };
       } catch (error) {
@@ -173,7 +177,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
       const { where, params } = filterOf(filter, 4);
       const pages = streamPages<Row>(
         pool,
-        `select * from (${asOf(content, content !== 'none')} where e.id > $2 order by e.id) x where ${where} order by x.id limit $3`,
+        `select x.*, ${DATESTAMP('x.changed_at')} as datestamp from (${asOf(content, content !== 'none')} where e.id > $2 order by e.id) x where ${where} order by x.id limit $3`,
         [commitSeq, after, limit, ...params],
         250,
       );
@@ -189,7 +193,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
                case when e.state not in ('ERS_INVALID', 'ERS_REPLACED') and e.document_bytes is null then e.record end as record`
             : `, case when e.state not in ('ERS_INVALID', 'ERS_REPLACED') then e.record end as record`;
       const { rows } = await pool.query<Row>(
-        `select e.id, e.uuid, t.created_at as datestamp, e.entity_type, e.state ${columns}
+        `select e.id, e.uuid, ${DATESTAMP('t.created_at')} as datestamp, e.entity_type, e.state ${columns}
            from entity e join transaction t on t.seq = e.last_seq
           where e.uuid = $1 and t.commit_seq is not null`,
         [entityUuid],
@@ -203,8 +207,8 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
     },
 
     async earliestDatestamp() {
-      const { rows } = await pool.query<{ created_at: Date }>(
-        'select t.created_at from transaction t where t.commit_seq is not null and exists (select 1 from revision r where r.seq = t.seq) order by t.commit_seq limit 1',
+      const { rows } = await pool.query<{ created_at: string }>(
+        `select ${DATESTAMP('t.created_at')} as created_at from transaction t where t.commit_seq is not null and exists (select 1 from revision r where r.seq = t.seq) order by t.commit_seq limit 1`,
       );
       return rows[0]?.created_at;
     },

@@ -3,7 +3,7 @@
 
 import type { HarvestContent, HarvestedRecord, HarvestFilter, HarvestPoint } from '../../db/oai.ts';
 import { dublinCore, OAI_DC } from '../../domain/oai/dublin-core.ts';
-import { datestamp, entityUuidOf, hasSet, oaiIdentifier, setOfEntityType, type MetadataPrefix, type OaiError, type OaiRequest, type ParsedRequest } from '../../domain/oai/protocol.ts';
+import { entityUuidOf, hasSet, oaiIdentifier, setOfEntityType, type MetadataPrefix, type OaiError, type OaiRequest, type ParsedRequest } from '../../domain/oai/protocol.ts';
 import {
   documentElement,
   errorsElement,
@@ -45,7 +45,7 @@ export async function oaiResponse(deps: Pick<ServiceDeps, 'db' | 'config'>, pars
 }
 
 async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: ParsedRequest, endpoint: OaiEndpoint, point: HarvestPoint): AsyncGenerator<Buffer> {
-  const opening = (args: Record<string, string> | undefined) => responseOpening(datestamp(point.responseDate), endpoint.baseUrl, args);
+  const opening = (args: Record<string, string> | undefined) => responseOpening(point.responseDate, endpoint.baseUrl, args);
   if (!parsed.ok) {
     yield utf8(opening(parsed.arguments) + errorsElement([parsed.error]) + RESPONSE_CLOSING);
     return;
@@ -55,7 +55,7 @@ async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: Parsed
   switch (request.verb) {
     case 'Identify': {
       const earliest = await deps.db.oai.earliestDatestamp();
-      const description = { repositoryName: deps.config.OAI_REPOSITORY_NAME, baseUrl: endpoint.baseUrl, adminEmail: deps.config.oaiAdminEmail, earliestDatestamp: datestamp(earliest ?? point.responseDate) };
+      const description = { repositoryName: deps.config.OAI_REPOSITORY_NAME, baseUrl: endpoint.baseUrl, adminEmail: deps.config.oaiAdminEmail, earliestDatestamp: earliest ?? point.responseDate };
       yield utf8(opening(parsed.arguments) + identifyElement(description) + RESPONSE_CLOSING);
       return;
     }
@@ -164,7 +164,7 @@ function noSuchRecord(identifier: string): OaiError {
 }
 
 function headerOf(repositoryId: string, row: HarvestedRecord): OaiHeader {
-  const header: OaiHeader = { identifier: oaiIdentifier(repositoryId, row.entityUuid), datestamp: datestamp(row.datestamp), deleted: row.deleted };
+  const header: OaiHeader = { identifier: oaiIdentifier(repositoryId, row.entityUuid), datestamp: row.datestamp, deleted: row.deleted };
   if (hasSet(row.entityType)) header.setSpec = setOfEntityType(row.entityType);
   return header;
 }
