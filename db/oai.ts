@@ -77,6 +77,8 @@ interface Row {
 const DATESTAMP = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
 
 const LOCK_NOT_AVAILABLE = '55P03';
+/** Rows per cursor read: a page of 1,000 native records in two round trips, a few MB at most in memory. */
+const ROWS_PER_READ = 500;
 
 const DELETED_STATES = new Set(['ERS_INVALID', 'ERS_REPLACED']);
 
@@ -179,7 +181,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         pool,
         `select x.*, ${DATESTAMP('x.changed_at')} as datestamp from (${asOf(content, content !== 'none')} where e.id > $2 order by e.id) x where ${where} order by x.id limit $3`,
         [commitSeq, after, limit, ...params],
-        250,
+        ROWS_PER_READ,
       );
       for await (const rows of pages) yield rows.map(harvested);
     },

@@ -6,12 +6,14 @@
 // its default).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureVenvPackages } from '../../scripts/lib/venv.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
+import { readmeSection } from '../support/readme-commands.ts';
 
 /** The harvesters, pinned. */
 const HARVESTERS = { sickle: '0.7.0', 'oaipmh-scythe': '0.16.0' } as const;
@@ -31,16 +33,21 @@ let pyoaiPython: string;
 let endpoint: string;
 const uuids: string[] = [];
 
-/** Runs one command of harvesters.py; its JSON, or the harvester's traceback as the failure. */
-async function harvester<T>(...args: string[]): Promise<T> {
-  const child = spawn(args[0] === 'pyoai' ? pyoaiPython : python, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs a Python program with `env` added; its output, or its traceback as the failure. */
+async function runPython(interpreter: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(interpreter, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`harvesters.py ${args.join(' ')} exited ${code}:\n${err}`);
-  return JSON.parse(out) as T;
+  if (code !== 0) throw new Error(`${args.join(' ').slice(0, 200)} exited ${code}:\n${err}`);
+  return out;
+}
+
+/** Runs one command of harvesters.py; its JSON, or the harvester's traceback as the failure. */
+async function harvester<T>(...args: string[]): Promise<T> {
+  return JSON.parse(await runPython(args[0] === 'pyoai' ? pyoaiPython : python, [SCRIPT, ...args])) as T;
 }
 
 interface SickleItem {
@@ -78,6 +85,20 @@ describe('Sickle', () => {
       // Metadata for every record but the deleted ones.
       if (verb === 'ListRecords') for (const item of items) expect(item.metadata, item.identifier).toBe(!item.deleted);
     }
+  });
+});
+
+describe("the README's Sickle example", () => {
+  it('runs as written against the stack (at the address of the test) and prints every record once, deleted ones as deleted', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const program = /```python\n([\s\S]*?)```/.exec(readmeSection(readme, 'Harvesting (OAI-PMH)'))![1]!;
+    expect(program).toContain('http://127.0.0.1:8080/oai');
+    const out = await runPython(python, ['-c', program.replace('http://127.0.0.1:8080', harness.baseUrl)], { ENTITY_RECORDS_TOKEN: TEST_TOKENS.read });
+    const lines = out.trimEnd().split('\n');
+    const all = (await harness.sql<{ uuid: string }>('select uuid from entity order by id')).map((row) => `oai:${REPOSITORY}:${row.uuid}`);
+    expect(lines.map((line) => line.split(' ')[0])).toEqual(all);
+    expect(lines).toContain(lines.find((line) => line.startsWith(`oai:${REPOSITORY}:${uuids[6]} `) && line.endsWith(' deleted')));
+    expect(lines.find((line) => line.startsWith(`oai:${REPOSITORY}:${uuids[0]} `))).toMatch(/ Harvested 0$/);
   });
 });
 
