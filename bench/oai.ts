@@ -107,7 +107,7 @@ async function measureSize(entities: number, options: OaiBenchOptions): Promise<
 
   const stack = await startStack(name, { OAI_PMH: 'bearer' }, { reuseDatabase: true });
   const lists = new Map<string, HarvestTiming>();
-  let apiPeakRssBytes = 0;
+  let apiPeakRssBytes: number;
   try {
     for (const list of LISTS) {
       const timing = await harvestList(stack.apiUrl, list.query);
