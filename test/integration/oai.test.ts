@@ -287,6 +287,18 @@ describe('access', () => {
     }
   });
 
+  it('a token issued by one API process is answered by another, started after it', async () => {
+    const first = await oai('verb=ListIdentifiers&metadataPrefix=oai_dc');
+    const whole = await harvest(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc');
+    const other = await startHarness({ worker: false, env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', ANONYMOUS_READ_RATE_LIMIT: '0' } });
+    try {
+      const rest = await harvest(other.baseUrl, `verb=ListIdentifiers&resumptionToken=${resumptionToken(first)!.token}`);
+      expect([...items(first), ...rest.items].map((item) => item.identifier)).toEqual(whole.items.map((item) => item.identifier));
+    } finally {
+      await other.close();
+    }
+  });
+
   it('OAI_PMH=off: no /oai', async () => {
     const off = await startHarness({ worker: false, env: { OAI_PMH: 'off' } });
     try {
