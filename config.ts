@@ -125,6 +125,18 @@ const configSchema = z.object({
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /**
+   * Who may open the record pages under /global (the links the registry's
+   * client shows): `public` (anyone, limited per source address), `signed-in`
+   * (a person who signed in with one of the service's bearer tokens holding
+   * `read`, or any request with such credentials) or `off` (every /global
+   * path answers 404).
+   */
+  RECORD_PAGES: z.enum(['public', 'signed-in', 'off']).default('signed-in'),
+  /** How long a sign-in to the record pages lasts. */
+  RECORD_PAGES_SESSION_HOURS: z.coerce.number().positive().max(24 * 30).default(8),
+  /** Signs the record pages' session cookies; default: one generated in DATA_DIR. Several machines must share one. */
+  RECORD_PAGES_SESSION_SECRET: z.string().min(16).optional(),
 });
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].

@@ -22,3 +22,5 @@ export {
 export { MAX_CONDITION_DEPTH, MAX_CONDITION_NODES, V1_COMPARATORS } from './query.ts';
 export { queryParamsSchema, type QueryParamsSchemaOptions } from './schema.ts';
 export { searchEntities } from './search.ts';
+export { entityTypesInUse, searchByName, type NameSearch } from './by-name.ts';
+export type { SearchLimits } from './search.ts';
