@@ -286,7 +286,7 @@ describe('RECORD_PAGES=signed-in', () => {
   });
 
   it('takes a sign-in form only from its own pages (Origin), and sends a person back only to a record page', async () => {
-    for (const headers of [{}, { origin: 'http://evil.example' }, { origin: 'null' }]) {
+    for (const headers of [{}, { origin: 'http://evil.example' }, { origin: 'null' }] as Array<Record<string, string>>) {
       const refused = await signIn(TEST_TOKENS.read, '/global', headers);
       expect(refused.response.status, JSON.stringify(headers)).toBe(403);
       expect(refused.response.headers.get('set-cookie')).toBeNull();

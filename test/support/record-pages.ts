@@ -53,7 +53,7 @@ export async function seedRecordPages(harness: Harness, fillers = 25): Promise<R
       create('karel', '', { parts: karelParts }),
       create('josef', '', { entityUuid: josefUuid, parts: [namePart(`Čapek ${marker} Josef`), body('malíř')] }),
       create('firm', '', { entityType: 'PARTY_GROUP', parts: [namePart(`Firma ${marker}`)] }),
-      create('hostile', '', { entityType: 'PARTY_GROUP', parts: [namePart(`${HOSTILE_NAME} ${marker}`), body(`<img src=x onerror=alert(1)> ${marker}`)] }),
+      create('hostile', '', { entityType: 'PARTY_GROUP', parts: [namePart(`${HOSTILE_NAME} ${marker}`), body(`<img src=x onerror=alert(1)> ${marker} ${'Donaudampfschifffahrtsgesellschaft'.repeat(4)}`)] }),
       ...Array.from({ length: fillers }, (_, index) => create(`filler-${index}`, '', { parts: [namePart(`${marker} Filler ${String(index).padStart(2, '0')}`)] })),
     ]),
   );
