@@ -84,7 +84,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
   });
 
   router.post('/global/sign-in', frame, signInOnly, async (ctx) => {
-    checkSameOrigin(ctx, config.TRUST_PROXY);
+    const { https } = checkSameOrigin(ctx, config);
     await limitAnonymous(deps, ctx);
     const form = await readFormBody(ctx, FORM_MAX_BYTES);
     const next = nextParam(form.get('next'));
@@ -93,13 +93,13 @@ export function recordPagesRouter(deps: AppDeps): Router {
     if (principal === undefined) return refuseSignIn(ctx, 401, next, 'That is not one of this service\u2019s access tokens.');
     if (!hasPermission(principal, 'read')) return refuseSignIn(ctx, 403, next, `The token of ${principal.name} does not have the read permission.`);
     const session = sessions().issue(token);
-    ctx.set('Set-Cookie', sessionCookie(session.value, session.maxAgeSeconds, requestIsHttps(ctx, config.TRUST_PROXY)));
+    ctx.set('Set-Cookie', sessionCookie(session.value, session.maxAgeSeconds, https));
     seeOther(ctx, next);
   });
 
   router.post('/global/sign-out', frame, signInOnly, async (ctx) => {
-    checkSameOrigin(ctx, config.TRUST_PROXY);
-    ctx.set('Set-Cookie', sessionCookie('', 0, requestIsHttps(ctx, config.TRUST_PROXY)));
+    const { https } = checkSameOrigin(ctx, config);
+    ctx.set('Set-Cookie', sessionCookie('', 0, https));
     seeOther(ctx, '/global/sign-in');
   });
 
@@ -184,17 +184,23 @@ async function resolveReferences(deps: AppDeps, record: EntityRecord): Promise<R
 
 /**
  * A form's POST must come from one of our own pages: its Origin (every
- * browser sends one with a POST) must be this request's own origin. With the
- * SameSite cookie this keeps other sites from signing a person in or out.
+ * browser sends one with a POST) must be this request's own origin, or name
+ * PUBLIC_HOST (behind a proxy that rewrites Host). With the SameSite cookie
+ * this keeps other sites from signing a person in or out. Answers whether
+ * the form came over https, as its Origin says: the session cookie is then
+ * Secure, also behind a proxy that ends TLS.
  */
-function checkSameOrigin(ctx: Context, trustProxy: boolean): void {
+function checkSameOrigin(ctx: Context, config: AppDeps['config']): { https: boolean } {
   const origin = ctx.get('origin').toLowerCase();
-  const forwardedHost = trustProxy ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
+  const forwardedHost = config.TRUST_PROXY ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
   const host = (forwardedHost || ctx.get('host')).toLowerCase();
-  const expected = `${requestIsHttps(ctx, trustProxy) ? 'https' : 'http'}://${host}`;
-  if (origin === '' || host === '' || origin !== expected) {
+  const https = requestIsHttps(ctx, config.TRUST_PROXY);
+  const own = host !== '' && origin === `${https ? 'https' : 'http'}://${host}`;
+  const named = config.PUBLIC_HOST !== undefined && URL.canParse(origin) && new URL(origin).hostname === config.PUBLIC_HOST.toLowerCase();
+  if (!own && !named) {
     throw new PageError(403, 'Form refused', 'This form was not sent from this service\u2019s own page. Open the page again and send the form from there.');
   }
+  return { https: https || origin.startsWith('https:') };
 }
 
 function refuseSignIn(ctx: Context, status: number, next: string, message: string): void {

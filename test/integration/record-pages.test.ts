@@ -28,7 +28,7 @@ beforeAll(async () => {
   pub = await startHarness({ env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
   const signedEnv = { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0', AUTH_TOKENS: TOKENS, RECORD_PAGES_SESSION_SECRET: SESSION_SECRET };
   signedIn = await startHarness({ worker: false, env: signedEnv });
-  signedInOther = await startHarness({ worker: false, env: signedEnv });
+  signedInOther = await startHarness({ worker: false, env: { ...signedEnv, PUBLIC_HOST: 'records.example.org' } });
   off = await startHarness({ worker: false, env: { RECORD_PAGES: 'off' } });
   limited = await startHarness({ worker: false, env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: String(ANONYMOUS_LIMIT), ANONYMOUS_READ_RATE_WINDOW_SECONDS: '3600' } });
   data = await seedRecordPages(pub);
@@ -297,6 +297,19 @@ describe('RECORD_PAGES=signed-in', () => {
     }
     const out = await page(signedIn, '/global/sign-out', { method: 'POST', headers: { origin: 'http://evil.example' } });
     expect(out.response.status).toBe(403);
+  });
+
+  it('behind a proxy, takes the form from the PUBLIC_HOST origin and marks the cookie Secure when the form came over https', async () => {
+    const post = (origin: string) =>
+      page(signedInOther, '/global/sign-in', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+        body: new URLSearchParams({ token: TEST_TOKENS.read, next: '/global' }).toString(),
+      });
+    const proxied = await post('https://records.example.org');
+    expect(proxied.response.status).toBe(303);
+    expect(proxied.response.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    expect((await post('https://records.example.org.evil.example')).response.status).toBe(403);
   });
 });
 
