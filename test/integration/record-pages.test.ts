@@ -3,6 +3,8 @@
 // each RECORD_PAGES mode. (record-pages-browser.test.ts opens them in
 // headless Chromium.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TokenRegistry } from '../../api/auth/tokens.ts';
+import { sessionSigner } from '../../api/pages/session.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { HOSTILE_NAME, seedRecordPages, type RecordPagesData } from '../support/record-pages.ts';
 
@@ -145,6 +147,10 @@ describe('a record page (public)', () => {
       expectPageHeaders(response);
       expect(titleOf(body), path).toBeDefined();
     }
+    expect((await page(pub, '/global/')).response.status).toBe(200);
+    const head = await page(pub, `/global/${data.karel.entityId}`, { method: 'HEAD' });
+    expect(head.response.status).toBe(200);
+    expectPageHeaders(head.response);
     const post = await page(pub, `/global/${data.karel.entityId}`, { method: 'POST' });
     expect(post.response.status).toBe(405);
     expect(post.response.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -347,5 +353,23 @@ describe('anonymous readers of public pages', () => {
     const withToken = await page(limited, `/global/${data.karel.entityId}`, { headers: { authorization: `Bearer ${TEST_TOKENS.read}` } });
     expect(withToken.response.status).toBe(200);
     await limited.sql(`delete from submission_rate where principal like 'anonymous-read:%'`);
+  });
+});
+
+describe('a session cookie', () => {
+  const registry = TokenRegistry.parse(TOKENS, 'test');
+  const signedAt = new Date('2026-01-01T00:00:00Z');
+  const later = (hours: number) => new Date(signedAt.getTime() + hours * 3600_000);
+
+  it('names its token\'s principal until it expires, under its own secret alone, and only while the token is configured', () => {
+    const signer = sessionSigner(registry, SESSION_SECRET, 8);
+    const { value, maxAgeSeconds } = signer.issue(TEST_TOKENS.read, signedAt);
+    expect(maxAgeSeconds).toBe(8 * 3600);
+    expect(signer.principalOf(value, later(7.9))?.name).toBe('test-reader');
+    expect(signer.principalOf(value, later(8))).toBeUndefined();
+    expect(sessionSigner(registry, `${SESSION_SECRET}-other`, 8).principalOf(value, later(1))).toBeUndefined();
+    const withoutReader = TokenRegistry.parse(JSON.stringify(JSON.parse(TOKENS).filter((entry: { name: string }) => entry.name !== 'test-reader')), 'test');
+    expect(sessionSigner(withoutReader, SESSION_SECRET, 8).principalOf(value, later(1))).toBeUndefined();
+    expect(signer.principalOf(undefined, later(1))).toBeUndefined();
   });
 });
