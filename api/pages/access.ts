@@ -20,8 +20,8 @@ export interface Viewer {
 }
 
 /** Resolves the request's viewer, or refuses it: 429 past the anonymous limit, a redirect to sign in, 403 without `read`. */
-export async function admitReader(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Context, sessions: () => SessionSigner): Promise<Viewer | undefined> {
-  const viewer = viewerOf(ctx, deps.config.RECORD_PAGES === 'signed-in' ? sessions() : undefined);
+export async function admitReader(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Context, sessions: () => SessionSigner | undefined): Promise<Viewer | undefined> {
+  const viewer = viewerOf(ctx, deps.config.RECORD_PAGES === 'signed-in' ? sessions : () => undefined);
   if (viewer === undefined) await limitAnonymous(deps, ctx);
   if (deps.config.RECORD_PAGES === 'public') return viewer;
   if (viewer === undefined) throw new SignInNeeded(ctx.originalUrl);
@@ -32,10 +32,10 @@ export async function admitReader(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Con
 }
 
 /** The principal of the request's credentials, else of its session cookie (set on ctx.state.principal, as credentials are). */
-export function viewerOf(ctx: Context, sessions: SessionSigner | undefined): Viewer | undefined {
+export function viewerOf(ctx: Context, sessions: () => SessionSigner | undefined): Viewer | undefined {
   const principal = ctx.state.principal as Principal | undefined;
   if (principal !== undefined) return { name: principal.name, session: false };
-  const fromCookie = sessions?.principalOf(ctx.cookies.get(SESSION_COOKIE));
+  const fromCookie = sessions()?.principalOf(ctx.cookies.get(SESSION_COOKIE));
   if (fromCookie === undefined) return undefined;
   ctx.state.principal = fromCookie;
   return { name: fromCookie.name, session: true };

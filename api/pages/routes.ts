@@ -40,8 +40,9 @@ export function recordPagesRouter(deps: AppDeps): Router {
   const limits: SearchLimits = { statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: config.SEARCH_MAX_COUNT_COST, maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES };
   // Made on first use: building the app reads and writes no file (the secret may be generated in DATA_DIR).
   let signer: SessionSigner | undefined;
-  const sessions = (): SessionSigner => {
-    if (deps.tokens === 'disabled') throw new PageError(404, 'Not found', 'This service runs without tokens: there is nothing to sign in with.');
+  // None when AUTH_DISABLED opened the service: every request then has a principal, and there is nothing to sign in with.
+  const sessions = (): SessionSigner | undefined => {
+    if (deps.tokens === 'disabled') return undefined;
     signer ??= sessionSigner(deps.tokens, persistentSecret(config.RECORD_PAGES_SESSION_SECRET, config.DATA_DIR, 'record-pages-session'), config.RECORD_PAGES_SESSION_HOURS);
     return signer;
   };
@@ -77,7 +78,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
 
   router.get('/global/sign-in', frame, signInOnly, async (ctx) => {
     const next = nextParam(ctx.query.next);
-    if (viewerOf(ctx, sessions()) !== undefined && hasPermission(ctx.state.principal, 'read')) return seeOther(ctx, next);
+    if (viewerOf(ctx, sessions) !== undefined && hasPermission(ctx.state.principal, 'read')) return seeOther(ctx, next);
     await limitAnonymous(deps, ctx);
     sendPage(ctx, { title: 'Sign in', main: signInMain({ next }) });
     ctx.set('Cache-Control', 'no-store');
@@ -89,10 +90,11 @@ export function recordPagesRouter(deps: AppDeps): Router {
     const form = await readFormBody(ctx, FORM_MAX_BYTES);
     const next = nextParam(form.get('next'));
     const token = form.get('token')?.trim() ?? '';
+    const signer = sessions();
     const principal = deps.tokens === 'disabled' ? undefined : deps.tokens.authenticate(token);
-    if (principal === undefined) return refuseSignIn(ctx, 401, next, 'That is not one of this service\u2019s access tokens.');
+    if (signer === undefined || principal === undefined) return refuseSignIn(ctx, 401, next, 'That is not one of this service\u2019s access tokens.');
     if (!hasPermission(principal, 'read')) return refuseSignIn(ctx, 403, next, `The token of ${principal.name} does not have the read permission.`);
-    const session = sessions().issue(token);
+    const session = signer.issue(token);
     ctx.set('Set-Cookie', sessionCookie(session.value, session.maxAgeSeconds, https));
     seeOther(ctx, next);
   });
@@ -163,10 +165,13 @@ async function search(deps: AppDeps, form: ReturnType<typeof searchFormParams>, 
   }
 }
 
+/** A refusal of the search in a person's words: what to change, not the API's condition names. */
 function readableRefusal(error: ServiceError): string {
-  if (error.properties?.reason === 'SearchTimeout') return 'The search took too long and was stopped. Try again in a moment, or narrow it: a longer part of the name, a type or a state.';
-  // The service's message says what to narrow, in the API's words; the first letter made a sentence's.
-  return `This search cannot be answered: ${error.message.replace(/^the search is too broad: /, 'it is too broad: ')}.`;
+  const properties = error.properties ?? {};
+  if (properties.reason === 'SearchTimeout') return 'The search took too long and was stopped. Try again in a moment, or narrow it: a longer part of the name, a type or a state.';
+  if (properties.minLength !== undefined) return `Give at least ${properties.minLength} characters of the name, or choose a type: a shorter text is in too many records to look up.`;
+  if (properties.reason === 'SearchTooBroad') return 'The search matches too many records to count them. Narrow it: a longer part of the name, a type or a state.';
+  return `The search cannot be answered: ${error.message}.`;
 }
 
 /** The records a record refers to (and the one that replaced it), read together, for their names. */
