@@ -143,7 +143,7 @@ const configSchema = z.object({
   RECORD_PAGES: z.enum(['public', 'signed-in', 'off']).default('signed-in'),
   /** How long a sign-in to the record pages lasts. */
   RECORD_PAGES_SESSION_HOURS: z.coerce.number().positive().max(24 * 30).default(8),
-  /** Signs the record pages' session cookies; default: one generated in DATA_DIR. Several machines must share one. */
+  /** Signs the record pages' session cookies; default: a key derived from the force keys' secret, which every API shares already. */
   RECORD_PAGES_SESSION_SECRET: z.string().min(16).optional(),
 });
 

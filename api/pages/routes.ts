@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { EntityRecord } from '../../domain/model.ts';
-import { persistentSecret } from '../../secrets.ts';
 import { findCurrentRecord, findRecordAtRevision, listRevisions } from '../../services/reads/entities.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { entityTypesInUse, searchByName, type SearchLimits } from '../../services/search/index.ts';
@@ -16,7 +15,7 @@ import { historyPath, recordPath, refKey } from './links.ts';
 import { nextParam, pageParam, recordRefParam, revisionParam, searchFormParams } from './params.ts';
 import { recordMain, recordTitle, referencesOf, type ResolvedRefs } from './record-view.ts';
 import { PageError, seeOther, sendError, sendPage } from './respond.ts';
-import { requestIsHttps, sessionCookie, sessionSigner, type SessionSigner } from './session.ts';
+import { requestIsHttps, sessionCookie, sessionSecret, sessionSigner, type SessionSigner } from './session.ts';
 import { signInMain } from './sign-in-view.ts';
 import { searchMain, type SearchOutcome } from './search-view.ts';
 
@@ -38,12 +37,12 @@ export function recordPagesRouter(deps: AppDeps): Router {
   const router = new Router();
   const { config } = deps;
   const limits: SearchLimits = { statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: config.SEARCH_MAX_COUNT_COST, maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES };
-  // Made on first use: building the app reads and writes no file (the secret may be generated in DATA_DIR).
+  // Made on first use, from the configured tokens.
   let signer: SessionSigner | undefined;
   // None when AUTH_DISABLED opened the service: every request then has a principal, and there is nothing to sign in with.
   const sessions = (): SessionSigner | undefined => {
     if (deps.tokens === 'disabled') return undefined;
-    signer ??= sessionSigner(deps.tokens, persistentSecret(config.RECORD_PAGES_SESSION_SECRET, config.DATA_DIR, 'record-pages-session'), config.RECORD_PAGES_SESSION_HOURS);
+    signer ??= sessionSigner(deps.tokens, sessionSecret(config), config.RECORD_PAGES_SESSION_HOURS);
     return signer;
   };
   let stylesheet: Buffer | undefined;

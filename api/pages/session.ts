@@ -1,11 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
+import type { Config } from '../../config.ts';
 import { sha256, type Principal, type TokenRegistry } from '../auth/tokens.ts';
 
 // The record pages' sign-in session: a cookie that names the token a person
 // signed in with (by a keyed digest of it, never the token) and when the
-// session ends, signed with a secret every API process shares (DATA_DIR or
-// RECORD_PAGES_SESSION_SECRET). Any process can check it and nothing is
+// session ends, signed with a secret every API process shares
+// (RECORD_PAGES_SESSION_SECRET, else one derived from the force keys' secret,
+// which every API of a deployment already shares). Any process can check it and nothing is
 // kept in memory or in the database. The token's permissions are read again
 // on every request, so a token removed from the configuration ends its
 // sessions at the next restart of the processes.
@@ -21,6 +23,11 @@ export interface SessionSigner {
   issue(token: string, now?: Date): { value: string; maxAgeSeconds: number };
   /** The principal of a valid, unexpired cookie value; undefined for anything else. */
   principalOf(value: string | undefined, now?: Date): Principal | undefined;
+}
+
+/** RECORD_PAGES_SESSION_SECRET, else a key of its own derived from the force keys' secret (FORCE_KEY_SECRET or DATA_DIR's). */
+export function sessionSecret(config: Pick<Config, 'RECORD_PAGES_SESSION_SECRET' | 'forceKeySecret'>): string {
+  return config.RECORD_PAGES_SESSION_SECRET ?? createHmac('sha256', config.forceKeySecret).update('record-pages-session').digest('base64url');
 }
 
 export function sessionSigner(tokens: TokenRegistry, secret: string, hours: number): SessionSigner {

@@ -4,10 +4,12 @@
 // headless Chromium.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenRegistry } from '../../api/auth/tokens.ts';
-import { sessionSigner } from '../../api/pages/session.ts';
+import { sessionSecret, sessionSigner } from '../../api/pages/session.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { HOSTILE_NAME, seedRecordPages, type RecordPagesData } from '../support/record-pages.ts';
 
+/** The deployment's force keys' secret, shared by its APIs: the sessions' key is derived from it. */
+const FORCE_KEY_SECRET = 'record-pages-test-force-key-secret';
 const SESSION_SECRET = 'record-pages-test-secret-0123456789';
 const WRITE_ONLY_TOKEN = 'test-token-write-only-000000';
 /** The test tokens, and one that may write but not read. */
@@ -28,7 +30,7 @@ let data: RecordPagesData;
 
 beforeAll(async () => {
   pub = await startHarness({ env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
-  const signedEnv = { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0', AUTH_TOKENS: TOKENS, RECORD_PAGES_SESSION_SECRET: SESSION_SECRET };
+  const signedEnv = { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0', AUTH_TOKENS: TOKENS, FORCE_KEY_SECRET };
   signedIn = await startHarness({ worker: false, env: signedEnv });
   signedInOther = await startHarness({ worker: false, env: { ...signedEnv, PUBLIC_HOST: 'records.example.org' } });
   off = await startHarness({ worker: false, env: { RECORD_PAGES: 'off' } });
@@ -388,5 +390,13 @@ describe('a session cookie', () => {
     const withoutReader = TokenRegistry.parse(JSON.stringify(JSON.parse(TOKENS).filter((entry: { name: string }) => entry.name !== 'test-reader')), 'test');
     expect(sessionSigner(withoutReader, SESSION_SECRET, 8).principalOf(value, later(1))).toBeUndefined();
     expect(signer.principalOf(undefined, later(1))).toBeUndefined();
+  });
+
+  it('is signed with RECORD_PAGES_SESSION_SECRET, else with a key of its own derived from the force keys\' secret', () => {
+    const derived = sessionSecret({ RECORD_PAGES_SESSION_SECRET: undefined, forceKeySecret: FORCE_KEY_SECRET });
+    expect(derived).not.toContain(FORCE_KEY_SECRET);
+    expect(sessionSecret({ RECORD_PAGES_SESSION_SECRET: undefined, forceKeySecret: FORCE_KEY_SECRET })).toBe(derived);
+    expect(sessionSecret({ RECORD_PAGES_SESSION_SECRET: SESSION_SECRET, forceKeySecret: FORCE_KEY_SECRET })).toBe(SESSION_SECRET);
+    expect(sessionSecret({ RECORD_PAGES_SESSION_SECRET: undefined, forceKeySecret: `${FORCE_KEY_SECRET}-other` })).not.toBe(derived);
   });
 });
