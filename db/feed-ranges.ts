@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { extendLayout, type KeptPrefix } from './feed-range-extension.ts';
+import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
 import { inTransaction, type Queryable } from './sql.ts';
 
 // How a page of the change feed finds its start without sorting the whole
@@ -22,28 +24,6 @@ import { inTransaction, type Queryable } from './sql.ts';
 // (entity_id, seq) index without joining transaction. With more gaps than
 // GAPS_LISTED the pages join transaction instead.
 
-const GAPS_LISTED = 256;
-
-export interface CommitRange {
-  /** commit_seq of the transaction the range starts after. */
-  fromCommitSeq: string;
-  /** commit_seq of the last transaction in the range. */
-  toCommitSeq: string;
-}
-
-export interface RangeLayout {
-  /** Records changed in the range, each once. */
-  records: number;
-  /** Revisions in the range. */
-  revisions: number;
-  minSeq: string | null;
-  maxSeq: string | null;
-  /** Seqs in [minSeq, maxSeq] not committed in the range; null when there are more than GAPS_LISTED. */
-  gapSeqs: string[] | null;
-  /** Entity ids at anchorPositions (1-based positions in the range's records by entity id, ascending, the last one included). */
-  anchorIds: string[];
-  anchorPositions: number[];
-}
 
 /** Where one page's rows lie: entity ids in (afterId, upToId], of which the first `skip` belong to the pages before. */
 export interface PageBounds {
@@ -68,7 +48,8 @@ export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: 
     await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [range.fromCommitSeq, range.toCommitSeq]);
     const keptMeanwhile = await keptLayout(client, range);
     if (keptMeanwhile) return keptMeanwhile;
-    const layout = await makeLayout(client, range, options.anchorEvery);
+    const prefix = await keptPrefix(client, range);
+    const layout = (prefix && (await extendLayout(client, range, prefix, options.anchorEvery))) ?? (await makeLayout(client, range, options.anchorEvery));
     if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
     return layout;
   });
@@ -125,13 +106,23 @@ interface LayoutRow {
   anchor_positions: string[];
 }
 
+const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions';
+
 async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayout | undefined> {
-  const { rows } = await db.query<LayoutRow>(
-    'select records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions from feed_range where from_commit_seq = $1 and to_commit_seq = $2',
+  const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [range.fromCommitSeq, range.toCommitSeq]);
+  return rows[0] && layoutOf(rows[0]);
+}
+
+/** The kept layout of the longest range from the same transaction that ends before this one: what a client walking from there had laid out. */
+async function keptPrefix(db: Queryable, range: CommitRange): Promise<KeptPrefix | undefined> {
+  const { rows } = await db.query<LayoutRow & { to_commit_seq: string }>(
+    `select to_commit_seq, ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq < $2 order by to_commit_seq desc limit 1`,
     [range.fromCommitSeq, range.toCommitSeq],
   );
-  const row = rows[0];
-  if (!row) return undefined;
+  return rows[0] && { toCommitSeq: rows[0].to_commit_seq, layout: layoutOf(rows[0]) };
+}
+
+function layoutOf(row: LayoutRow): RangeLayout {
   return {
     records: Number(row.records),
     revisions: Number(row.revisions),

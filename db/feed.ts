@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { streamRows } from './cursor.ts';
-import { pageBounds, pageQuery, rangeLayout, type CommitRange, type LayoutOptions, type RangeLayout } from './feed-ranges.ts';
+import type { CommitRange, RangeLayout } from './feed-range-layout.ts';
+import { pageBounds, pageQuery, rangeLayout, type LayoutOptions } from './feed-ranges.ts';
 import type { RevisionPointer } from '../domain/model.ts';
 
 // A point of the change feed is a committed transaction, placed by its
