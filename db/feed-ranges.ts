@@ -72,6 +72,9 @@ export function pageBounds(layout: RangeLayout, offset: number, limit: number): 
  * each record with an entity id in the page's bounds, by entity id. Read by
  * the (entity_id, seq) index when the range's seqs are known exactly and the
  * records are dense in the bounds, else from the range's transactions.
+ * `seq + 0`: the seq interval spans the whole range, so it selects nothing
+ * by itself; written bare, the planner may walk (seq, entity_id) over every
+ * revision of the range for the few ids of the page.
  */
 export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageBounds, limit: number): { sql: string; params: unknown[] } {
   const select = 'select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev';
@@ -82,7 +85,7 @@ export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageB
     return {
       sql: `${select}
               from revision r join entity e on e.id = r.entity_id
-             where r.entity_id > $1 and r.entity_id <= $2 and r.seq between $3 and $4 and r.seq <> all($5::bigint[])
+             where r.entity_id > $1 and r.entity_id <= $2 and (r.seq + 0) between $3 and $4 and r.seq <> all($5::bigint[])
              ${order} offset $6 limit $7`,
       params: [bounds.afterId, bounds.upToId, layout.minSeq, layout.maxSeq, layout.gapSeqs, bounds.skip, limit],
     };
