@@ -138,6 +138,18 @@ const api = {
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /**
+   * Who may open the record pages under /global (the links the registry's
+   * client shows): `public` (anyone, limited per source address), `signed-in`
+   * (a person who signed in with one of the service's bearer tokens holding
+   * `read`, or any request with such credentials) or `off` (every /global
+   * path answers 404).
+   */
+  RECORD_PAGES: z.enum(['public', 'signed-in', 'off']).default('signed-in'),
+  /** How long a sign-in to the record pages lasts. */
+  RECORD_PAGES_SESSION_HOURS: z.coerce.number().positive().max(24 * 30).default(8),
+  /** Signs the record pages' session cookies; default: a key derived from the force keys' secret, which every API shares already. */
+  RECORD_PAGES_SESSION_SECRET: z.string().min(16).optional(),
   /** Who may harvest /oai (OAI-PMH): anyone (`public`, limited per address as other anonymous readers), a principal with `read` (`bearer`), or nobody (`off`). */
   OAI_PMH: z.enum(['public', 'bearer', 'off']).default('bearer'),
   /** The repository identifier of OAI identifiers (oai:{id}:{entity uuid}); default PUBLIC_HOST, else localhost. Changing it renames every record for harvesters. */

@@ -4,6 +4,7 @@ import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
 import { metricsRouter } from './metrics.ts';
+import { recordPagesRouter } from './pages/routes.ts';
 import { authenticate } from './middleware/auth.ts';
 import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
@@ -26,7 +27,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
-  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
+  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
   if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
   // First, so it times everything and sees the status the error handler settled on.

@@ -22,3 +22,5 @@ export {
 export { MAX_CONDITION_DEPTH,   } from './query.ts';
 export { queryParamsSchema,  } from './schema.ts';
 export { searchEntities } from './search.ts';
+export { entityTypesInUse, searchByName, type NameSearch } from './by-name.ts';
+export type { SearchLimits } from './search.ts';
