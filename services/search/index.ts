@@ -21,4 +21,4 @@ export {
 } from '../../domain/search-query.ts';
 export { MAX_CONDITION_DEPTH, MAX_CONDITION_NODES, V1_COMPARATORS } from './query.ts';
 export { queryParamsSchema, type QueryParamsSchemaOptions } from './schema.ts';
-export { searchEntities } from './search.ts';
+export { searchEntities, type SearchAnswer } from './search.ts';

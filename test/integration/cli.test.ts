@@ -204,7 +204,16 @@ describe('entity-records CLI', () => {
     const none = await cli(['search', '--name', `nic-${randomUUID()}`, '--type', entityType]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).not.toContain(name);
+    expect(none.stderr).not.toContain('warning');
     expect((await cli(['search', '--page', '0'])).code).toBe(2);
+  });
+
+  it('warns of entity types no record has, and still prints the answer', async () => {
+    const typo = `${entityType}S`;
+    const run = await cli(['search', '--type', entityType, typo]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(name);
+    expect(run.stderr).toContain(`warning: no record has the entity type ${typo}`);
   });
 
   it('lists updates after a transaction, and between two as one document over several pages', async () => {
