@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, ConfigError, type Config } from '../config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
+import { FAILED_JOBS_QUERY, workflowListUiUrl } from '../temporal/client/job-workflow.ts';
 import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
 import { portProblems, type WantedPort } from './lib/ports.ts';
 import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     });
     temporalAddress = temporalServer.address;
     say(`Temporal dev server at ${temporalAddress}; Web UI at ${temporalServer.uiUrl}`);
+    if (temporalServer.uiUrl) say(`jobs that did not succeed: ${workflowListUiUrl(temporalServer.uiUrl, config.TEMPORAL_NAMESPACE, FAILED_JOBS_QUERY)}`);
   } else {
     say(`using Temporal at ${temporalAddress}`);
   }
