@@ -88,7 +88,7 @@ async function problemError(method: string, path: string, response: Response, fa
 /**
  * What to check when nothing answers: a service started on another port (or
  * machine) is reached through --url or ENTITY_RECORDS_URL; the CLI does not
- * read PORT, the server's own setting (docs/decisions/0180).
+ * read PORT, the server's own setting (docs/decisions/0180-cli-address-not-port.md).
  */
 export function unreachableHint(urlFrom: ClientOptions['urlFrom']): string {
   switch (urlFrom) {
