@@ -70,6 +70,14 @@ const configSchema = z.object({
   /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
+  /**
+   * Days the layout of a paged feed range (where each page starts) is kept in
+   * PostgreSQL. A page of a range nobody paged within this time costs one
+   * pass over the range again, then its next pages cost their own size.
+   */
+  FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
+  /** Tuning: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule removes export files past their retention. */

@@ -44,7 +44,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const db = await openDb(config.DATABASE_URL);
+  const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);

@@ -46,18 +46,26 @@ export interface Db {
   close(): Promise<void>;
 }
 
-export async function openDb(databaseUrl: string): Promise<Db> {
-  return dbOver(await openOrm(databaseUrl));
+/** Settings of the data-access layer (config.ts has them). */
+export interface DbOptions {
+  /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
+  feedRangeRetentionDays?: number;
+  /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
+  feedRangeAnchorEvery?: number;
+}
+
+export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
+  return dbOver(await openOrm(databaseUrl), options);
 }
 
 /** The data-access layer over an ORM already open (tests that open their own). */
-export async function dbOver(orm: Orm): Promise<Db> {
+export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   return {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(pool),
+    feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
