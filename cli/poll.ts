@@ -17,7 +17,7 @@ export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => b
   }
 }
 
-/** Reads of a finished job that wait for its workflow to close: about three seconds, then the detail is printed as it is. */
+/** Reads of a finished job that wait for its workflow to close (one to six seconds, as the polling has slowed), then the detail is taken as it is. */
 const SETTLING_READS = 6;
 
 /**
