@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { extendLayout, type KeptPrefix } from './feed-range-extension.ts';
+import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
 import { inTransaction, type Queryable } from './sql.ts';
 
 // How a page of the change feed finds its start without sorting the whole
@@ -22,28 +24,6 @@ import { inTransaction, type Queryable } from './sql.ts';
 // (entity_id, seq) index without joining transaction. With more gaps than
 // GAPS_LISTED the pages join transaction instead.
 
-const GAPS_LISTED = 256;
-
-export interface CommitRange {
-  /** commit_seq of the transaction the range starts after. */
-  fromCommitSeq: string;
-  /** commit_seq of the last transaction in the range. */
-  toCommitSeq: string;
-}
-
-export interface RangeLayout {
-  /** Records changed in the range, each once. */
-  records: number;
-  /** Revisions in the range. */
-  revisions: number;
-  minSeq: string | null;
-  maxSeq: string | null;
-  /** Seqs in [minSeq, maxSeq] not committed in the range; null when there are more than GAPS_LISTED. */
-  gapSeqs: string[] | null;
-  /** Entity ids at anchorPositions (1-based positions in the range's records by entity id, ascending, the last one included). */
-  anchorIds: string[];
-  anchorPositions: number[];
-}
 
 /** Where one page's rows lie: entity ids in (afterId, upToId], of which the first `skip` belong to the pages before. */
 export interface PageBounds {
@@ -68,7 +48,8 @@ export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: 
     await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [range.fromCommitSeq, range.toCommitSeq]);
     const keptMeanwhile = await keptLayout(client, range);
     if (keptMeanwhile) return keptMeanwhile;
-    const layout = await makeLayout(client, range, options.anchorEvery);
+    const prefix = await keptPrefix(client, range);
+    const layout = (prefix && (await extendLayout(client, range, prefix, options.anchorEvery))) ?? (await makeLayout(client, range, options.anchorEvery));
     if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
     return layout;
   });
@@ -91,6 +72,8 @@ export function pageBounds(layout: RangeLayout, offset: number, limit: number): 
  * each record with an entity id in the page's bounds, by entity id. Read by
  * the (entity_id, seq) index when the range's seqs are known exactly and the
  * records are dense in the bounds, else from the range's transactions.
+ * The entity bounds are given for both tables, so that the planner reads
+ * the page's entities as one range instead of probing one per revision.
  */
 export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageBounds, limit: number): { sql: string; params: unknown[] } {
   const select = 'select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev';
@@ -101,7 +84,8 @@ export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageB
     return {
       sql: `${select}
               from revision r join entity e on e.id = r.entity_id
-             where r.entity_id > $1 and r.entity_id <= $2 and r.seq between $3 and $4 and r.seq <> all($5::bigint[])
+             where r.entity_id > $1 and r.entity_id <= $2 and e.id > $1 and e.id <= $2
+               and r.seq between $3 and $4 and r.seq <> all($5::bigint[])
              ${order} offset $6 limit $7`,
       params: [bounds.afterId, bounds.upToId, layout.minSeq, layout.maxSeq, layout.gapSeqs, bounds.skip, limit],
     };
@@ -125,13 +109,23 @@ interface LayoutRow {
   anchor_positions: string[];
 }
 
+const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions';
+
 async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayout | undefined> {
-  const { rows } = await db.query<LayoutRow>(
-    'select records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions from feed_range where from_commit_seq = $1 and to_commit_seq = $2',
+  const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [range.fromCommitSeq, range.toCommitSeq]);
+  return rows[0] && layoutOf(rows[0]);
+}
+
+/** The kept layout of the longest range from the same transaction that ends before this one: what a client walking from there had laid out. */
+async function keptPrefix(db: Queryable, range: CommitRange): Promise<KeptPrefix | undefined> {
+  const { rows } = await db.query<LayoutRow & { to_commit_seq: string }>(
+    `select to_commit_seq, ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq < $2 order by to_commit_seq desc limit 1`,
     [range.fromCommitSeq, range.toCommitSeq],
   );
-  const row = rows[0];
-  if (!row) return undefined;
+  return rows[0] && { toCommitSeq: rows[0].to_commit_seq, layout: layoutOf(rows[0]) };
+}
+
+function layoutOf(row: LayoutRow): RangeLayout {
   return {
     records: Number(row.records),
     revisions: Number(row.revisions),
@@ -176,17 +170,20 @@ async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number
       ? { sql: `transaction t join revision r on r.seq = t.seq where t.${inRange}`, params: [range.fromCommitSeq, range.toCommitSeq] }
       : { sql: 'revision r where r.seq between $1 and $2 and r.seq <> all($3::bigint[])', params: [lo, hi, gapSeqs] };
   const g = revisionsInRange.params.length + 1;
-  const { rows: anchors } = await db.query<{ entity_id: string; n: string; total: string; revisions: string }>(
-    `select entity_id, n, total, revisions from (
-       select entity_id, row_number() over (order by entity_id) as n, count(*) over () as total, sum(revisions) over () as revisions
+  // Running figures over the records in entity-id order (an ordered index scan, no sort), streamed:
+  // the last record (nothing after it) carries the range's totals.
+  const { rows: anchors } = await db.query<{ entity_id: string; n: string; revisions: string }>(
+    `select entity_id, n, revisions from (
+       select entity_id, row_number() over running as n, sum(revisions) over running as revisions, lead(entity_id) over running is null as last
          from (select r.entity_id, count(*) as revisions from ${revisionsInRange.sql} group by r.entity_id) per_record
+       window running as (order by entity_id rows between unbounded preceding and current row)
      ) numbered
-     where n % $${g} = 0 or n = total order by n`,
+     where n % $${g} = 0 or last order by n`,
     [...revisionsInRange.params, anchorEvery],
   );
   const last = anchors.at(-1);
   return {
-    records: Number(last?.total ?? 0),
+    records: Number(last?.n ?? 0),
     revisions: Number(last?.revisions ?? 0),
     minSeq: lo,
     maxSeq: hi,

@@ -5,6 +5,7 @@ import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
+import { oaiRepository, type OaiRepository } from './oai.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
 import { ReplayGuard } from './replay-guard.ts';
@@ -25,6 +26,8 @@ export interface Db {
   readonly records: RecordRepository;
   /** The change feed (GET updates). */
   readonly feed: FeedRepository;
+  /** The reads of OAI-PMH: records as of a harvest's commit point. */
+  readonly oai: OaiRepository;
   /** The entity search. */
   readonly search: SearchRepository;
   /** The batch rows and their bodies. */
@@ -66,6 +69,7 @@ export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     pool,
     records: recordRepository(pool),
     feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
+    oai: oaiRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),

@@ -114,4 +114,34 @@ describe('feed pages from kept range layouts', () => {
     expect(listedPointers(small)).toEqual(await referencePage(harness, last.transaction, elementText(small, 'to'), 1, 10));
     expect((await harness.sql<{ n: string }>('select count(*) as n from feed_range'))[0]!.n).toBe(kept);
   });
+
+  it('extends a kept range by what committed since, instead of passing over it again: the same exact count and pages', async () => {
+    const summary = await (await harness.api(`/api/v2/updates/from/${first.transaction}`)).text();
+    const to = elementText(summary, 'to');
+    const ids = (await referencePage(harness, first.transaction, to, 1, 1000)).map((pointer) => pointer.entityId);
+    // New records (ids above every anchor), and updates of records in the range and of one before it.
+    const oldRev = (await harness.sql<{ rev: string }>('select r.rev from revision r where r.entity_id = $1 order by r.seq desc limit 1', [ids[2]]))[0]!.rev;
+    const earlierRev = (await harness.sql<{ rev: string }>('select r.rev from revision r join entity e on e.id = r.entity_id where e.entity_type = $1 and e.id < $2 order by r.seq desc limit 1', [entityType, ids[0]]))[0]!.rev;
+    const earlierId = (await harness.sql<{ entity_id: string }>('select entity_id from revision where rev = $1', [earlierRev]))[0]!.entity_id;
+    await applyBatch(
+      harness,
+      batchXml([
+        update('ux1', ids[2]!, oldRev, [{ op: 'newPart', part: namePart('Rozšířené jméno') }]),
+        update('ux2', Number(earlierId), earlierRev, [{ op: 'newPart', part: namePart('Dřívější záznam') }]),
+        ...creates('x', 4),
+      ]),
+    );
+    const extended = await (await harness.api(`/api/v2/updates/from/${first.transaction}`)).text();
+    const newTo = elementText(extended, 'to');
+    expect(newTo).not.toBe(to);
+    const reference = await referencePage(harness, first.transaction, newTo, 1, 1000);
+    expect(Number(elementText(extended, 'count'))).toBe(reference.length);
+    for (const pageSize of [1, 2, 3, 5]) expect(await expectPagesMatch(first.transaction, newTo, pageSize)).toBe(reference.length);
+    // Extended, not made afresh: the earlier record was inserted before the old anchors, which moved off the multiples of 3.
+    const [layout] = await harness.sql<{ anchor_positions: string[] }>(
+      'select anchor_positions from feed_range where from_commit_seq = (select commit_seq from transaction where uuid = $1) and to_commit_seq = (select commit_seq from transaction where uuid = $2)',
+      [first.transaction, newTo],
+    );
+    expect(layout!.anchor_positions.map(Number).some((position, index, all) => position % 3 !== 0 && index < all.length - 1)).toBe(true);
+  });
 });
