@@ -68,7 +68,8 @@ export async function receiveBatch(
     if (invalid !== undefined) throw invalid;
     const validated = await validator.end();
     if (validated.version !== apiVersion) {
-      throw new ServiceError('SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
+      // The reader sent it to the wrong interface, not a wrong document: say where it goes.
+      throw new ServiceError('SchemaViolation', `the document is a ${validated.version} batch, and this is the ${apiVersion} interface: send ${validated.version} batches to /api/${validated.version}/batches`);
     }
     return { validated, sha256: hash.digest('hex'), bytes };
   } finally {
