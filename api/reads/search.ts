@@ -19,7 +19,7 @@ const BODY_SCHEMAS = { v1: v1SearchBodySchema, v2: searchBodySchema };
  * real client, which sends a class with all its subclass codes, some unused;
  * strict JSON and XML clients ignore a header (the CLI prints it as a warning).
  */
-export const UNKNOWN_TYPES_HEADER = 'X-Unknown-Entity-Types';
+const UNKNOWN_TYPES_HEADER = 'X-Unknown-Entity-Types';
 
 /** Longest header value: a request may name 1000 types of 200 characters, and proxies refuse large headers. */
 const UNKNOWN_TYPES_MAX_LENGTH = 2000;

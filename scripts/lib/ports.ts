@@ -13,7 +13,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Whether nothing listens on `port` of `host` right now (so a server of ours could). */
-export async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));

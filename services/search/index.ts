@@ -4,6 +4,6 @@
 export { SEARCH_TYPES, type SearchQuery, type SearchType } from '../../domain/search-query.ts';
 export { MAX_CONDITION_DEPTH } from './query.ts';
 export { queryParamsSchema } from './schema.ts';
-export { searchEntities, type SearchAnswer } from './search.ts';
-export { entityTypesInUse, searchByName, type NameSearch } from './by-name.ts';
+export { searchEntities } from './search.ts';
+export { entityTypesInUse, searchByName } from './by-name.ts';
 export type { SearchLimits } from './search.ts';
