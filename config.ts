@@ -52,6 +52,8 @@ const configSchema = z.object({
     .default('bulk,interactive')
     .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
     .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  // A batch's apply, queueing behind other imports and every retry included, fails for good after this.
+  BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
   /**
    * A batch is small (the interactive lane) when it has at most this many
    * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it

@@ -5,6 +5,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { ApplyTimeline } from '../services/batches/apply-timeline.ts';
+import { deterministicSqlFailure, isDeterministicSqlError } from './sql-errors.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -85,6 +86,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       } catch (error) {
         // The API validated this body; a body that no longer reads is not worth retrying.
         if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
+        if (isDeterministicSqlError(error, attempt) && !context.cancellationSignal.aborted) throw deterministicSqlFailure(error, `batch ${batchId} cannot be applied`);
         throw await recordStop(batchId, context, error);
       } finally {
         heartbeat.stop();

@@ -13,6 +13,13 @@ export interface BatchWorkflowInput {
    * existed: bulk, the workflow's own task queue, as then.
    */
   lane?: Lane;
+  /**
+   * The apply's whole time in milliseconds, from its first scheduling to its
+   * last attempt's end, queueing behind other imports included
+   * (BATCH_APPLY_TIMEOUT_HOURS when it was started). Absent in runs started
+   * before it existed: bounded by the attempts alone.
+   */
+  applyTimeoutMs?: number;
 }
 
 export interface BatchWorkflowOutcome {
