@@ -52,6 +52,9 @@ const configSchema = z.object({
     .default('bulk,interactive')
     .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
     .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  // How long a stopping worker lets its running activities finish before it cancels them (they roll back and are retried elsewhere).
+  // Size it to the longest apply: about 100 s for 100,000 entities, 12 minutes for a 1 GiB batch on the reference machine.
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
   // A batch's apply, queueing behind other imports and every retry included, fails for good after this.
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
   /**

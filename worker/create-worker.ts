@@ -38,6 +38,8 @@ export interface WorkerDeps {
   interactiveActivities?: number;
   /** The lanes this process polls (WORKER_LANES); default both. */
   lanes?: readonly Lane[];
+  /** How long shutdown() lets running activities finish (WORKER_SHUTDOWN_GRACE_SECONDS); default none: cancelled at once. */
+  shutdownGraceMs?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -109,6 +111,9 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     // within about a second.
     maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: deps.activityInterceptors ?? [] },
+    // A deploy's SIGTERM stops polling at once and lets a running apply
+    // commit, instead of rolling back work of up to many minutes.
+    shutdownGraceTime: deps.shutdownGraceMs ?? 0,
   };
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};

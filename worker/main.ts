@@ -39,10 +39,17 @@ const worker = await createWorker({
   maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
   interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
   lanes: config.WORKER_LANES,
+  shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
   activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
 });
 log.info({ taskQueues: worker.taskQueues, activitySlots: worker.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
-await runUntilSignalled(() => worker.run(), () => worker.shutdown());
+await runUntilSignalled(
+  () => worker.run(),
+  () => {
+    log.info({ activitiesInFlight: worker.activitiesInFlight(), graceSeconds: config.WORKER_SHUTDOWN_GRACE_SECONDS }, 'worker stopping: no new tasks; running activities may finish');
+    worker.shutdown();
+  },
+);
 await metrics?.close();
 await connection.close();
 await clientConnection.close();

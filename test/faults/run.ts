@@ -15,8 +15,9 @@ import { load } from './scenarios/load.ts';
 import { operatorTerminate } from './scenarios/operator-terminate.ts';
 import { temporalRestart } from './scenarios/temporal-restart.ts';
 import { workerKill } from './scenarios/worker-kill.ts';
+import { workerShutdown } from './scenarios/worker-shutdown.ts';
 
-const SCENARIOS: Scenario[] = [workerKill, apiKill, databaseCut, temporalRestart, exportWorkerKill, operatorTerminate, apiFailover, load];
+const SCENARIOS: Scenario[] = [workerKill, workerShutdown, apiKill, databaseCut, temporalRestart, exportWorkerKill, operatorTerminate, apiFailover, load];
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
