@@ -21,6 +21,15 @@ const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  // TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key.
+  TEMPORAL_TLS: booleanFromEnv.default(false),
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  // An API key for Temporal Cloud, or a file holding one (a mounted secret).
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -142,6 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const { API_KEYS, ...values } = parsed.data;
+  if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
+    throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   return {
     ...values,
