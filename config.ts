@@ -64,6 +64,8 @@ const configSchema = z.object({
   // How long a stopping worker lets its running activities finish before it cancels them (they roll back and are retried elsewhere).
   // Size it to the longest apply: about 100 s for 100,000 entities, 12 minutes for a 1 GiB batch on the reference machine.
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
+  // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
+  RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
   // A batch's apply, queueing behind other imports and every retry included, fails for good after this.
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
   /**
