@@ -66,6 +66,8 @@ const configSchema = z.object({
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
   // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
   RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
+  // How long a batch's stored body is kept after the batch ended; its result and revisions stay for good.
+  BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
   // A batch's apply, queueing behind other imports and every retry included, fails for good after this.
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
   /**

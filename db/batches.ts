@@ -149,6 +149,22 @@ export class BatchRepository {
     return (await this.#em().nativeDelete(BatchSchema, { id: batchId, status: 'ACCEPTED' })) === 1;
   }
 
+  /**
+   * Removes the stored bodies of up to `limit` batches that ended (COMPLETED
+   * or FAILED) more than `olderThanDays` days ago; returns how many. The batch
+   * rows stay, with their results and revisions: the record of what happened.
+   */
+  async removeEndedBodies(olderThanDays: number, limit: number): Promise<number> {
+    const { rowCount } = await this.#pool.query(
+      `delete from batch_body where batch_id in (
+         select b.id from batch b join batch_body bb on bb.batch_id = b.id
+          where b.status in ('COMPLETED', 'FAILED') and b.finished_at < now() - make_interval(days => $1)
+          limit $2)`,
+      [olderThanDays, limit],
+    );
+    return rowCount ?? 0;
+  }
+
   /** The stored body of a batch, in its chunks. */
   readBody(batchId: string): AsyncGenerator<Buffer> {
     return readBatchBody(this.#pool, batchId);

@@ -52,6 +52,8 @@ export interface BatchActivities {
   applyBatch(batchId: string): Promise<BatchOutcomeStatus>;
   /** Records a batch as FAILED when applying it failed for good. */
   markBatchFailed(batchId: string, reason: string): Promise<void>;
+  /** Removes the stored bodies of batches ended longer ago than BATCH_BODY_RETENTION_DAYS; returns how many. */
+  removeExpiredBatchBodies(): Promise<number>;
 }
 
 export type ExportOutcome =

@@ -54,6 +54,7 @@ async function runForever(): Promise<void> {
         interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
         lanes: config.WORKER_LANES,
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
+        bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
         activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
       });
       if (stopping) return;

@@ -38,8 +38,8 @@ export interface Stack {
   unexpectedExits: string[];
   /** Sends `signal` (default SIGKILL) to the worker and waits until it is gone (a SIGTERM is followed by SIGKILL after `graceMs`, default 10 s). */
   killWorker(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
-  /** Starts a worker again (after killWorker), with the same environment. */
-  startWorker(): ChildProcess;
+  /** Starts a worker again (after killWorker), with the same environment (and `extraEnv`: a new release's bundle, say). */
+  startWorker(extraEnv?: Record<string, string>): ChildProcess;
   /** Sends `signal` (default SIGKILL) to the API and waits until it is gone. */
   killApi(signal?: NodeJS.Signals): Promise<void>;
   /** Starts the API again on the same port (with `extraEnv` over the stack's environment) and waits until /health answers. */
@@ -220,7 +220,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       exportDir: join(scratch, 'exports'),
       unexpectedExits,
       killWorker: (signal = 'SIGKILL', graceMs?: number) => kill(children.worker, signal, graceMs),
-      startWorker: () => spawnChild('worker', bulkEnv),
+      startWorker: (extraEnv: Record<string, string> = {}) => spawnChild('worker', { ...bulkEnv, ...extraEnv }),
       killApi: (signal = 'SIGKILL') => kill(children.api, signal),
       startApi,
       async stopTemporal() {

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
-import { describeJobWorkflow } from '../../temporal/client/job-workflow.ts';
+import { describeJobWorkflow, withTimeout } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
@@ -172,14 +172,15 @@ const START_TIMEOUT_MS = 5_000;
 async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boolean): Promise<void> {
   const { batchId } = run;
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), START_TIMEOUT_MS);
   try {
-    // The abort ends the call and the client's retries of it: an unreachable server answers within START_TIMEOUT_MS.
-    await deps.temporal.withAbortSignal(abort.signal, async () => {
+    // The abort ends the call and the client's retries of it; the timeout answers the client whether or not they end at once.
+    const starting = deps.temporal.withAbortSignal(abort.signal, async () => {
       // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
       if (resumed) await startBatchRun(deps, run, 'FAIL');
       else await startReplacingEndingRun(deps, run);
     });
+    starting.catch(() => undefined);
+    await withTimeout(starting, START_TIMEOUT_MS, `starting the workflow of batch ${batchId}`);
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
@@ -191,7 +192,7 @@ async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boo
     }
     deps.log.warn({ err: error, batchId }, 'could not start batch workflow; the batch stays ACCEPTED and the recovery sweep starts it once Temporal answers');
   } finally {
-    clearTimeout(timer);
+    abort.abort();
   }
 }
 

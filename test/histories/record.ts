@@ -55,7 +55,7 @@ function historyJson(history: proto.temporal.api.history.v1.IHistory): string {
   return JSON.stringify(proto.temporal.api.history.v1.History.fromObject(history).toJSON(), null, 1);
 }
 
-const ACTIVITY_NAMES = ['applyBatch', 'markBatchFailed', 'runExport', 'markExportFailed', 'expireExports'] as const;
+const ACTIVITY_NAMES = ['applyBatch', 'markBatchFailed', 'removeExpiredBatchBodies', 'runExport', 'markExportFailed', 'expireExports'] as const;
 try {
   const recorded: Record<string, string> = {};
   for (const scenario of HISTORY_SCENARIOS) {

@@ -131,7 +131,7 @@ export const HISTORY_SCENARIOS: HistoryScenario[] = [
   },
   {
     name: 'expiry-completed',
-    activities: { expireExports: async () => 2 },
+    activities: { expireExports: async () => 2, removeExpiredBatchBodies: async () => 5 },
     drive: async (c, q, id) => settled(await c.workflow.start(WORKFLOW_TYPES.expiry, { taskQueue: q, workflowId: id, args: [] })),
   },
 ];

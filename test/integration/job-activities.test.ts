@@ -147,6 +147,17 @@ describe('job activities under MockActivityEnvironment', () => {
     expect(await revisionsOf(id)).toBe(0);
   });
 
+  it('removeExpiredBatchBodies removes the bodies of batches ended past their retention, and keeps the rows and every other body', async () => {
+    const [old, recent, running] = [await storedBatch(['Old Body']), await storedBatch(['Recent Body']), await storedBatch(['Running Body'])];
+    await harness.sql(`update batch set status = 'COMPLETED', finished_at = now() - interval '40 days' where id = $1`, [old]);
+    await harness.sql(`update batch set status = 'FAILED', finished_at = now() - interval '1 day' where id = $1`, [recent]);
+    const activities = createBatchActivities({ db: harness.db, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt: wanted, bodyRetentionDays: 30 });
+    expect(await new MockActivityEnvironment().run(activities.removeExpiredBatchBodies)).toBeGreaterThanOrEqual(1);
+    const bodies = await harness.sql<{ batch_id: string }>('select batch_id from batch_body where batch_id = any($1)', [[old, recent, running]]);
+    expect(bodies.map((row) => row.batch_id).sort()).toEqual([recent, running].sort());
+    expect(await harness.sql('select count(*)::int as n from batch where id = any($1)', [[old, recent, running]])).toEqual([{ n: 3 }]);
+  });
+
   describe('SQL errors of an apply: deterministic ones fail for good, those of the moment are retried', () => {
     /** The error PostgreSQL raises for `statement` (a real one, from the server). */
     const raisedBy = async (statement: string): Promise<Error> => {

@@ -18,7 +18,7 @@ import { batchXml, create } from '../../support/batches.ts';
 const EXPORTED = 5_000;
 const ENTITIES = 20_000;
 /** Long enough for every client retry inside the service to have given up, and for an API to restart in the middle. */
-const DOWN_MS = 3 * 60_000;
+const DOWN_MS = 2 * 60_000;
 const KEPT = 100;
 
 export const temporalRestart = scalingScenario(
