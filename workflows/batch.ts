@@ -1,6 +1,6 @@
 import { ActivityCancellationType, defineQuery, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BatchActivities, BatchWorkflowInput, BatchWorkflowOutcome } from '../temporal/contracts.ts';
-import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES, type Lane } from '../temporal/names.ts';
+import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES } from '../temporal/names.ts';
 import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';
 
 export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
