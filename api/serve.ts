@@ -49,7 +49,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const db = await openDb(config.DATABASE_URL);
+  const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

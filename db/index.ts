@@ -5,6 +5,7 @@ import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
+import { oaiRepository, type OaiRepository } from './oai.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
 import { ReplayGuard } from './replay-guard.ts';
@@ -25,6 +26,8 @@ export interface Db {
   readonly records: RecordRepository;
   /** The change feed (GET updates). */
   readonly feed: FeedRepository;
+  /** The reads of OAI-PMH: records as of a harvest's commit point. */
+  readonly oai: OaiRepository;
   /** The entity search. */
   readonly search: SearchRepository;
   /** The batch rows and their bodies. */
@@ -46,18 +49,27 @@ export interface Db {
   close(): Promise<void>;
 }
 
-export async function openDb(databaseUrl: string): Promise<Db> {
-  return dbOver(await openOrm(databaseUrl));
+/** Settings of the data-access layer (config.ts has them). */
+export interface DbOptions {
+  /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
+  feedRangeRetentionDays?: number;
+  /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
+  feedRangeAnchorEvery?: number;
+}
+
+export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
+  return dbOver(await openOrm(databaseUrl), options);
 }
 
 /** The data-access layer over an ORM already open (tests that open their own). */
-export async function dbOver(orm: Orm): Promise<Db> {
+export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   return {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(pool),
+    feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
+    oai: oaiRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
