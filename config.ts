@@ -27,6 +27,8 @@ const configSchema = z.object({
   TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
   TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  // OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   // An API key for Temporal Cloud, or a file holding one (a mounted secret).
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),

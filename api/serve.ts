@@ -9,6 +9,7 @@ import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 import { clusterMetrics, onStopRequest } from './cluster.ts';
+import { startTracing } from '../metrics/tracing.ts';
 
 /** How long a start waits for Temporal before it serves without it. */
 const PREPARE_TIMEOUT_MS = 10_000;
@@ -52,7 +53,8 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
   const app = buildApp({ config, db, temporal, log, tokens, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
   const server = app.listen(config.PORT, config.HOST);
@@ -74,6 +76,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   if (stopAsked) stop();
   await runUntilSignalled(() => once(server, 'close').then(() => undefined), stop);
   stopSweeping();
+  await tracing?.shutdown();
   await connection.close();
   await db.close();
   // The channel to the primary would keep this process alive.

@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config.ts';
 import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
+import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
@@ -15,6 +16,7 @@ const log = createLogger(config.LOG_LEVEL, 'worker');
 const stopMemoryLog = startMemoryLog(process.env.WORKER_MEMORY_LOG_MS === undefined ? undefined : Number(process.env.WORKER_MEMORY_LOG_MS));
 const runtime = await installTemporalRuntime(config, log);
 const db = await openDb(config.DATABASE_URL);
+const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');
 const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST, runtime.metricsUrl);
 const connectionOptions = { address: config.temporalAddress, ...temporalConnectionOptions(config) };
 // The activities' own client (see WorkerDeps.client): lazy, so that it never stands in the way of a start.
@@ -55,7 +57,7 @@ async function runForever(): Promise<void> {
         lanes: config.WORKER_LANES,
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
         bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
-        activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
+        activityInterceptors: [...(metrics ? [metrics.activityInterceptor] : []), ...(tracing ? [tracing.activityInterceptor] : [])],
       });
       if (stopping) return;
       log.info({ taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
@@ -77,6 +79,7 @@ await runUntilSignalled(runForever, () => {
   current?.shutdown();
 });
 await metrics?.close();
+await tracing?.shutdown();
 await clientConnection.close();
 await db.close();
 stopMemoryLog();
