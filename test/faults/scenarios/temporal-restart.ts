@@ -16,7 +16,7 @@ import { pollUntil, sleep } from '../../support/poll.ts';
 import { batchXml, create } from '../../support/batches.ts';
 
 const EXPORTED = 5_000;
-const ENTITIES = 20_000;
+const ENTITIES = 10_000;
 /** Long enough for every client retry inside the service to have given up, and for an API to restart in the middle. */
 const DOWN_MS = 2 * 60_000;
 const KEPT = 100;

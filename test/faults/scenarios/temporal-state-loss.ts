@@ -1,4 +1,4 @@
-// Temporal loses its state: the dev server stops while a 20,000-entity batch
+// Temporal loses its state: the dev server stops while a 10,000-entity batch
 // is written and another waits for the one bulk slot, its SQLite file is
 // deleted, and it starts empty on the same port. Nothing is restarted by
 // hand: the apply learns its workflow is gone and rolls back recording
@@ -14,8 +14,8 @@ import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil } from '../../support/poll.ts';
 import { expiryScheduleId } from '../../../temporal/names.ts';
 
-const ENTITIES = 20_000;
-const QUEUED = 2_000;
+const ENTITIES = 10_000;
+const QUEUED = 1_000;
 const NEW = 100;
 
 export const temporalStateLoss = scalingScenario(
