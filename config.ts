@@ -12,13 +12,18 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+// Settings grouped by the process that reads them. "Tuning knob" marks a
+// setting that trades throughput against memory or load and has a measured
+// default; the others say what the service does.
+
+/** Every process: where the database, Temporal and the data live, and logging. */
+const everyProcess = {
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.url().default('postgres://localhost:5432/entity_records'),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
+  /** The Temporal dev server `npm start` runs, and the default TEMPORAL_ADDRESS. */
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   // TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key.
@@ -35,43 +40,13 @@ const configSchema = z.object({
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
-  /**
-   * API processes on PORT (node:cluster): one per core by default. 1 runs the
-   * API as one process without a cluster primary.
-   */
-  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /**
-   * Largest batch body. The API validates and stores a body as it arrives and
-   * the worker applies it in flat memory, so neither grows with this; it
-   * bounds the database and the time of one upload (docs/performance.md).
-   */
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
-  /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
-  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
-  /** Bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
-  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
-  /** Applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
-  WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
-  /**
-   * The lanes this worker process polls: `bulk`, `interactive`, or both
-   * (`bulk,interactive`, the default). `npm start` runs one process of each,
-   * so small batches apply on an event loop no import keeps busy.
-   */
-  WORKER_LANES: z
-    .string()
-    .default('bulk,interactive')
-    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
-    .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
-  // How long a stopping worker lets its running activities finish before it cancels them (they roll back and are retried elsewhere).
-  // Size it to the longest apply: about 100 s for 100,000 entities, 12 minutes for a 1 GiB batch on the reference machine.
-  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
+  /** The secret of forceKeys (the API's test batches and the worker's applies); default: one generated in DATA_DIR. */
+  FORCE_KEY_SECRET: z.string().min(16).optional(),
+  /** Where export files are written (worker) and served from (API); default DATA_DIR/exports. */
+  EXPORT_DIR: z.string().min(1).optional(),
   // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
   RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
-  // How long a batch's stored body is kept after the batch ended; its result and revisions stay for good.
-  BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
-  // A batch's apply, queueing behind other imports and every retry included, fails for good after this.
-  BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
   /**
    * A batch is small (the interactive lane) when it has at most this many
    * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it
@@ -79,46 +54,69 @@ const configSchema = z.object({
    */
   SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
   SMALL_BATCH_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024),
+};
+
+/** The API processes. */
+const api = {
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * API processes on PORT (node:cluster): one per core by default. 1 runs the
+   * API as one process without a cluster primary.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
+  /**
+   * Tuning knob: answer a plain GET of a current record before Koa's chain
+   * (api/reads/entity-get.ts, about a third less API CPU per GET).
+   * `false` sends it through the chain like every request: the prototype
+   * `node bench/profile-get.ts -- --through-koa` measures.
+   */
+  API_DIRECT_ENTITY_GET: booleanFromEnv.default(true),
+  /** Set by the API's cluster primary for each process it forks, never by an operator: slot 0 sweeps stranded jobs. */
+  API_PROCESS_SLOT: z.coerce.number().int().min(0).optional(),
+  /**
+   * Largest batch body. The API validates and stores a body as it arrives and
+   * the worker applies it in flat memory, so neither grows with this; it
+   * bounds the database and the time of one upload.
+   */
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
-  FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
+  UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
-  /** A search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
+  /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
-  /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
+  /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
-  UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   /**
    * Days the layout of a paged feed range (where each page starts) is kept in
    * PostgreSQL. A page of a range nobody paged within this time costs one
    * pass over the range again, then its next pages cost their own size.
    */
   FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
-  /** Tuning: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
   FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
-  EXPORT_DIR: z.string().min(1).optional(),
-  EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
-  /** How often the expiry schedule removes export files past their retention. */
-  EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
+  /** How long an export file is kept (fixed when the export is requested). */
+  EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  /** How often the expiry schedule (created by the API at start) removes export files past their retention. */
+  EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   /**
    * How long a v1 POST /batches waits for its result. Below the real client's
    * 60 s read timeout (OkHttp in ELZA), so it gets an answer it can read.
    */
   V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(50),
   /**
-   * How long one answer of Temporal about a running batch or export (a
-   * describe) serves every status, detail and result read of that job in this
-   * API process; reads in the same moment share one describe in any case.
-   * Bounds the describes to about 1000 / JOB_STATUS_CACHE_MS per second per
-   * polled job and process, however many clients poll. 0: share only.
+   * Tuning knob: how long one answer of Temporal about a running batch or
+   * export (a describe) serves every status, detail and result read of that
+   * job in this API process; reads in the same moment share one describe in
+   * any case. Bounds the describes to about 1000 / JOB_STATUS_CACHE_MS per
+   * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
-  WORKFLOW_BUNDLE: z.string().min(1).optional(),
-  /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
-  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
@@ -127,7 +125,7 @@ const configSchema = z.object({
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(300),
-  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions.md). */
+  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions/0053). */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
   /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
   TRUST_PROXY: booleanFromEnv.default(false),
@@ -168,7 +166,55 @@ const configSchema = z.object({
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
-});
+  /** A batch's apply, queueing behind other imports and every retry included, fails for good after this (set in its workflow's input when it starts). */
+  BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
+};
+
+/** The worker processes. */
+const worker = {
+  /** Tuning knob: bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /** Tuning knob: applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
+  WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /**
+   * The lanes this worker process polls: `bulk`, `interactive`, or both
+   * (`bulk,interactive`, the default). `npm start` runs one process of each,
+   * so small batches apply on an event loop no import keeps busy.
+   */
+  WORKER_LANES: z
+    .string()
+    .default('bulk,interactive')
+    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
+    .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  /** A prebuilt workflow bundle (`npm start` builds one for both worker processes); default: bundled at start. */
+  WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /** Serves the worker's own GET /metrics (and the Temporal SDK's runtime metrics) on this port (at HOST) when set. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /**
+   * How long a stopping worker lets its running activities finish before it
+   * cancels them (they roll back and are retried elsewhere). Size it to the
+   * longest apply: about 100 s for 100,000 entities, 12 minutes for a 1 GiB
+   * batch on the reference machine.
+   */
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
+  /** How long a batch's stored body is kept after the batch ended; its result and revisions stay for good. */
+  BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
+};
+
+/** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */
+const measuringAids = {
+  /** Each step of an apply appends one JSON line of wall and CPU time to this file. */
+  APPLY_TIMELINE: z.string().min(1).optional(),
+  /** One line of the worker's memory to stderr every this many milliseconds. */
+  WORKER_MEMORY_LOG_MS: z.coerce.number().int().positive().optional(),
+};
+
+const configSchema = z.object({ ...everyProcess, ...api, ...worker, ...measuringAids });
+
+/** The measuring aids alone, for code that runs inside an activity and is not handed the configuration. */
+export function loadMeasuringAids(env: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<typeof measuringAids>> {
+  return z.object(measuringAids).parse(env);
+}
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
 export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[]; oaiRepositoryId: string; oaiAdminEmail: string };

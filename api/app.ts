@@ -44,7 +44,9 @@ export function buildApp(deps: AppDeps): Koa {
   // The GET of a current record, where it needs nothing of Koa, is answered before it (api/reads/entity-get.ts):
   // what a middleware above does to that GET, entity-get.ts must do too (test/integration/entity-get-direct.test.ts
   // compares the two answers header for header).
-  const koaCallback = app.callback.bind(app);
-  app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
+  if (deps.config.API_DIRECT_ENTITY_GET) {
+    const koaCallback = app.callback.bind(app);
+    app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
+  }
   return app;
 }

@@ -13,7 +13,7 @@ import { installTemporalRuntime } from './runtime.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
-const stopMemoryLog = startMemoryLog(process.env.WORKER_MEMORY_LOG_MS === undefined ? undefined : Number(process.env.WORKER_MEMORY_LOG_MS));
+const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
 const runtime = await installTemporalRuntime(config, log);
 const db = await openDb(config.DATABASE_URL);
 const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');

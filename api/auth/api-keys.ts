@@ -4,7 +4,7 @@ import { RedactedSecret } from '../../secrets.ts';
 import { canonicalParts, formatNdaDate, joinCanonical, ndaSignature, parseNdaDate, type CanonicalParts } from './nda-hmac.ts';
 import { PERMISSIONS, type Permission, type Principal } from './tokens.ts';
 
-export const MIN_SECRET_LENGTH = 32;
+const MIN_SECRET_LENGTH = 32;
 
 const apiKeyEntrySchema = z.strictObject({
   name: z.string().min(1),
@@ -66,7 +66,7 @@ export interface SignedRequest {
   rawQuery: string;
 }
 
-export interface VerifiedSignature {
+interface VerifiedSignature {
   principal: Principal;
   keyId: string;
   /** The signature as presented (without padding), for the replay guard. */
@@ -78,7 +78,7 @@ export interface VerifiedSignature {
 /** Which check a signed request failed: the 401's `properties.reason`. */
 export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'UnknownKeyId' | 'SignatureMismatch';
 
-export interface SignatureRefusal {
+interface SignatureRefusal {
   reason: SignatureRefusalReason;
   /** What failed, for the person reading the 401: the request's own values, never a secret. */
   detail: string;
@@ -100,8 +100,8 @@ interface StoredKey {
 
 /**
  * Checks NDA-HMAC-SHA256 signatures against the configured keys. A refusal
- * says which check failed (docs/decisions.md: key ids are names, not
- * secrets), but an unknown keyId still costs one HMAC and one constant-time
+ * says which check failed (docs/decisions/0050: key ids are names,
+ * not secrets), but an unknown keyId still costs one HMAC and one constant-time
  * comparison, as a known one does.
  */
 export class ApiKeyVerifier {

@@ -26,7 +26,7 @@ interface StoredToken {
   principal: Principal;
 }
 
-export function sha256(text: string): Buffer {
+function sha256(text: string): Buffer {
   // The one-shot hash: no Hash object per request (a bearer request hashes its token).
   return hash('sha256', text, 'buffer');
 }

@@ -28,13 +28,13 @@ export interface SearchSnapshot {
   lookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): Promise<MatchedValue[]>;
 }
 
-export interface SearchHit {
+interface SearchHit {
   entity: FoundEntity;
   /** FULLTEXT: the name most similar to the text. */
   bestName?: { value: string; partType?: PartType };
 }
 
-export interface MatchedValue {
+interface MatchedValue {
   entityId: number;
   value: string;
   partType: PartType;

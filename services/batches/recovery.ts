@@ -25,7 +25,7 @@ import { startBatchRun, type BatchRun } from './workflow.ts';
 // could not be started (Temporal away) stays ACCEPTED and is started here.
 
 /** How old a job must be before it counts as stranded: far beyond the milliseconds from commit to start. */
-export const STRANDED_AFTER_SECONDS = 60;
+const STRANDED_AFTER_SECONDS = 60;
 const SWEEP_EVERY_MS = 60_000;
 /** Rows read at a time; a sweep pages through all of them. */
 const JOBS_PER_PAGE = 100;

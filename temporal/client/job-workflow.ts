@@ -9,7 +9,7 @@ import proto from '@temporalio/proto';
 
 const ActivityState = proto.temporal.api.enums.v1.PendingActivityState;
 
-export type PendingActivityState = 'SCHEDULED' | 'STARTED' | 'CANCEL_REQUESTED' | 'PAUSED' | 'PAUSE_REQUESTED' | 'UNSPECIFIED';
+type PendingActivityState = 'SCHEDULED' | 'STARTED' | 'CANCEL_REQUESTED' | 'PAUSED' | 'PAUSE_REQUESTED' | 'UNSPECIFIED';
 
 export interface PendingJobActivity {
   activityId: string;
@@ -112,7 +112,7 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-export class TemporalUnreachable extends Error {}
+class TemporalUnreachable extends Error {}
 
 /** The address of a workflow run in the Temporal Web UI. */
 export function workflowUiUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId?: string): string {
