@@ -46,7 +46,7 @@ export async function restoreDatabase(databaseUrl: string, file: string, options
 }
 
 /** Sets entity_id_seq so that the next record number is past every number the registry can have issued. */
-export async function moveRecordNumbersPast(client: pg.ClientBase, options: { gap: number; issuedUpTo?: number }): Promise<RestoreOutcome> {
+async function moveRecordNumbersPast(client: pg.ClientBase, options: { gap: number; issuedUpTo?: number }): Promise<RestoreOutcome> {
   const { rows } = await client.query<{ highest: string; next: string }>(
     `with highest as (
        select greatest((select case when is_called then last_value else last_value - 1 end from entity_id_seq), coalesce((select max(id) from entity), 0)) as n

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
-export const HISTORIES_DIR = new URL('.', import.meta.url).pathname;
+const HISTORIES_DIR = new URL('.', import.meta.url).pathname;
 
 export interface RecordedHistory extends HistoryAndWorkflowId {
   /** `<tag>/<scenario>`, also its workflow id in the replay. */
