@@ -100,7 +100,7 @@ function decode(payload: proto.temporal.api.common.v1.IPayload): unknown {
   }
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TemporalUnreachable(`${what} took longer than ${ms} ms`)), ms);
