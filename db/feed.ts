@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { streamRows } from './cursor.ts';
+import { streamPages } from './cursor.ts';
 import type { CommitRange, RangeLayout } from './feed-range-layout.ts';
 import { pageBounds, pageQuery, rangeLayout, type LayoutOptions } from './feed-ranges.ts';
 import type { RevisionPointer } from '../domain/model.ts';
@@ -43,9 +43,9 @@ export interface FeedRepository {
    * [offset, offset + limit). A page costs its own size, not the range's.
    * A record's revisions are in seq order as in commit order (a batch locks
    * the records it updates before it takes its seq). Streamed from a cursor:
-   * memory does not grow with the page size.
+   * memory does not grow with the page size. Yielded a cursor read at a time.
    */
-  streamRange(range: FeedRange, offset: number, limit: number): AsyncGenerator<RevisionPointer>;
+  streamRange(range: FeedRange, offset: number, limit: number): AsyncGenerator<RevisionPointer[]>;
 }
 
 /** Pointers are small: few round trips for a page of 50,000. */
@@ -84,8 +84,8 @@ export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepos
       const bounds = pageBounds(range.layout, offset, limit);
       if (!bounds) return;
       const query = pageQuery(commitRange(range.from, range.to), range.layout, bounds, limit);
-      for await (const row of streamRows<PointerRow>(pool, query.sql, query.params, ROWS_PER_READ, sortInMemory)) {
-        yield { entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev };
+      for await (const rows of streamPages<PointerRow>(pool, query.sql, query.params, ROWS_PER_READ, sortInMemory)) {
+        yield rows.map((row) => ({ entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev }));
       }
     },
   };

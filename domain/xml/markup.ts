@@ -48,6 +48,12 @@ export class Markup {
     return this;
   }
 
+  /** Markup written elsewhere (already escaped), appended as it is. */
+  append(markup: string): this {
+    this.text += markup;
+    return this;
+  }
+
   /** An element holding only text; nothing when the value is undefined. */
   leaf(name: string, value: AttributeValue, attributes?: Attributes): this {
     if (value !== undefined) this.text += `${startTag(name, attributes)}>${escapeText(formatValue(value))}</${name}>`;

@@ -1,14 +1,17 @@
 // Lists of updated records: updates / ups, and updatesFrom / upsf with its
-// summary. Rows are tiny, so they are sent in chunks of many rows.
+// summary. Rows are tiny, so they come in pages (a cursor read each) and are
+// sent in chunks of many rows; a walk of the whole feed writes a million of
+// them, so each is one template, not a generic element.
 
 import type { RevisionPointer, UpdatesFromInfo, XmlVersion } from '../model.ts';
+import { escapeAttribute } from './escape.ts';
 import { Markup } from './markup.ts';
 import { vocabularyFor, type Vocabulary } from './vocabulary.ts';
 import { V2_META } from './vocabulary-v2.ts';
 
 const CHUNK_CHARACTERS = 16 * 1024;
 
-export async function* writeUpdates(pointers: AsyncIterable<RevisionPointer>, version: XmlVersion): AsyncGenerator<string> {
+export async function* writeUpdates(pointers: AsyncIterable<readonly RevisionPointer[]>, version: XmlVersion): AsyncGenerator<string> {
   const vocab = vocabularyFor(version);
   const out = new Markup().openDocument(vocab.root.updates, vocab);
   yield* writePointers(out, pointers, vocab);
@@ -18,7 +21,7 @@ export async function* writeUpdates(pointers: AsyncIterable<RevisionPointer>, ve
 /** Without pointers the document holds only the summary (too many updates to list). */
 export async function* writeUpdatesFrom(
   info: UpdatesFromInfo,
-  pointers: AsyncIterable<RevisionPointer> | undefined,
+  pointers: AsyncIterable<readonly RevisionPointer[]> | undefined,
   version: XmlVersion,
 ): AsyncGenerator<string> {
   const vocab = vocabularyFor(version);
@@ -34,15 +37,31 @@ export async function* writeUpdatesFrom(
 }
 
 /** Leaves the last partial chunk in `out` for the caller to finish. */
-async function* writePointers(out: Markup, pointers: AsyncIterable<RevisionPointer>, vocab: Vocabulary): AsyncGenerator<string> {
-  const names = vocab.updates;
-  for await (const pointer of pointers) {
-    out.empty(names.revInfo, [
-      [vocab.id.entityId, pointer.entityId],
-      [vocab.id.entityUuid, pointer.entityUuid],
-      [names.rev, pointer.rev],
-      [V2_META.metadataRev, vocab.version === 'v2' ? pointer.metadataRev : undefined],
-    ]);
-    if (out.length >= CHUNK_CHARACTERS) yield out.take();
+async function* writePointers(out: Markup, pages: AsyncIterable<readonly RevisionPointer[]>, vocab: Vocabulary): AsyncGenerator<string> {
+  const line = pointerLine(vocab);
+  let text = out.take();
+  for await (const page of pages) {
+    for (const pointer of page) {
+      text += line(pointer);
+      if (text.length >= CHUNK_CHARACTERS) {
+        yield text;
+        text = '';
+      }
+    }
   }
+  out.append(text);
+}
+
+/** One revInfo (v2) or ri (v1) element, as Markup's empty() would write it. */
+function pointerLine(vocab: Vocabulary): (pointer: RevisionPointer) => string {
+  const names = vocab.updates;
+  const start = `<${names.revInfo} ${vocab.id.entityId}="`;
+  const uuid = `" ${vocab.id.entityUuid}="`;
+  const rev = `" ${names.rev}="`;
+  const metadataRev = `" ${V2_META.metadataRev}="`;
+  const withMetadataRev = vocab.version === 'v2';
+  return (pointer) =>
+    `${start}${pointer.entityId}${uuid}${escapeAttribute(pointer.entityUuid)}${rev}${escapeAttribute(pointer.rev)}${
+      withMetadataRev && pointer.metadataRev !== undefined ? `${metadataRev}${escapeAttribute(pointer.metadataRev)}` : ''
+    }"/>`;
 }

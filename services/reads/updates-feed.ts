@@ -5,7 +5,7 @@ import { pageOffset } from '../../domain/paging.ts';
 import { requireTransaction } from './updates.ts';
 
 /** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
-export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer>> {
+export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer[]>> {
   const from = await requireTransaction(feed, fromUuid);
   const to = await requireTransaction(feed, toUuid);
   if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');
@@ -17,7 +17,7 @@ export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid
 export interface UpdatesFrom {
   info: UpdatesFromInfo;
   /** Absent when more than `max` records changed: the client pages through GET /updates up to info.to. */
-  records?: AsyncGenerator<RevisionPointer>;
+  records?: AsyncGenerator<RevisionPointer[]>;
 }
 
 /** GET /updates/from/{id}: everything after a transaction, or only the summary when it is too much (spec §4.1 rule 5). */

@@ -157,12 +157,12 @@ describe('writeUpdates and writeUpdatesFrom', () => {
   ];
 
   it('writes v2 updates and v1 ups', async () => {
-    expect((await collect(writeUpdates(fromArray(pointers), 'v2'))).join('')).toBe(
+    expect((await collect(writeUpdates(fromArray([pointers]), 'v2'))).join('')).toBe(
       `${DECLARATION}<updates xmlns="http://cam.tacr.cz/2025">` +
         `<revInfo entityId="1" entityUuid="${uuid(1)}" rev="${uuid(1, 1)}" metadataRev="${uuid(1, 2)}"/>` +
         `<revInfo entityId="2" entityUuid="${uuid(2)}" rev="${uuid(2, 1)}"/></updates>`,
     );
-    expect((await collect(writeUpdates(fromArray(pointers), 'v1'))).join('')).toBe(
+    expect((await collect(writeUpdates(fromArray([pointers]), 'v1'))).join('')).toBe(
       `${DECLARATION}<ups xmlns="http://cam.tacr.cz/2019">` +
         `<ri eid="1" euid="${uuid(1)}" rev="${uuid(1, 1)}"/><ri eid="2" euid="${uuid(2)}" rev="${uuid(2, 1)}"/></ups>`,
     );
@@ -170,7 +170,7 @@ describe('writeUpdates and writeUpdatesFrom', () => {
 
   it('sends many rows per chunk, and no chunk is large', async () => {
     const many = Array.from({ length: 20_000 }, (_, n) => ({ entityId: n, entityUuid: uuid(n), rev: uuid(n, 1) }));
-    const chunks = await collect(writeUpdates(fromArray(many), 'v2'));
+    const chunks = await collect(writeUpdates(fromArray([many]), 'v2'));
     expect(chunks.length).toBeGreaterThan(50);
     expect(chunks.length).toBeLessThan(1_000);
     expect(Math.max(...chunks.map((chunk) => chunk.length))).toBeLessThan(20_000);
@@ -178,7 +178,7 @@ describe('writeUpdates and writeUpdatesFrom', () => {
 
   it('writes updatesFrom with and without the list', async () => {
     const info = { from: uuid(9, 1), to: uuid(9, 2), count: 2 };
-    expect((await collect(writeUpdatesFrom(info, fromArray(pointers), 'v2'))).join('')).toBe(
+    expect((await collect(writeUpdatesFrom(info, fromArray([pointers]), 'v2'))).join('')).toBe(
       `${DECLARATION}<updatesFrom xmlns="http://cam.tacr.cz/2025"><info><from>${info.from}</from><to>${info.to}</to><count>2</count></info>` +
         `<updates><revInfo entityId="1" entityUuid="${uuid(1)}" rev="${uuid(1, 1)}" metadataRev="${uuid(1, 2)}"/>` +
         `<revInfo entityId="2" entityUuid="${uuid(2)}" rev="${uuid(2, 1)}"/></updates></updatesFrom>`,

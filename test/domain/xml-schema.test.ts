@@ -74,9 +74,9 @@ describe.each(['v2', 'v1'] as const)('every %s document the writers produce is v
       { entityId: 1, entityUuid: uuid(1), rev: uuid(1, 1), metadataRev: uuid(1, 2) },
       { entityId: 2, entityUuid: uuid(2), rev: uuid(2, 1) },
     ];
-    await expectValid((await collect(writeUpdates(fromArray(pointers), version))).join(''), version);
+    await expectValid((await collect(writeUpdates(fromArray([pointers]), version))).join(''), version);
     const info = { from: uuid(9, 1), to: uuid(9, 2), count: 2 };
-    await expectValid((await collect(writeUpdatesFrom(info, fromArray(pointers), version))).join(''), version);
+    await expectValid((await collect(writeUpdatesFrom(info, fromArray([pointers]), version))).join(''), version);
     await expectValid((await collect(writeUpdatesFrom(info, undefined, version))).join(''), version);
   });
 });
