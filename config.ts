@@ -119,9 +119,30 @@ const configSchema = z.object({
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
     .pipe(z.array(z.string().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
-  /** Batch and export submissions per token per window; 0 turns the limit off. */
+  /** Batch submissions (batches and test batches, v1 and v2) per principal per window; 0 turns the limit off. Exports never spend it. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Export requests (v2 export starts, synchronous v1 snapshots and revisions) per principal per window, a budget apart from the batches'; 0 turns the limit off. */
+  EXPORT_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  EXPORT_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Connections of each API process's main pool (short reads, uploads, job rows). */
+  DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  /** How long a request waits for a pooled connection before it is answered 503 with Retry-After. */
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Connections of each API process's pool for long reads (feed pages, synchronous v1 exports), apart from the main pool. */
+  LONG_READ_CONNECTIONS: z.coerce.number().int().positive().default(4),
+  /** Each statement of a long read (a feed query, a cursor's read) is cancelled after this long; 0: no limit. */
+  LONG_READ_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  /** A long read's transaction left idle this long (its client does not drain the response) is ended by PostgreSQL; 0: no limit. */
+  LONG_READ_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Long reads (feed pages, export downloads, synchronous v1 exports) one principal holds at once across every API process; 0: no limit. */
+  LONG_READS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(4),
+  /** A long read's lease lasts this long unless its API process renews it: what a process that died holding one costs. */
+  LONG_READ_LEASE_SECONDS: z.coerce.number().int().min(3).default(30),
+  /** A long read's response that sends nothing for this long (a stalled reader) is cut, freeing its connection and transaction. */
+  LONG_READ_STALL_SECONDS: z.coerce.number().int().positive().default(30),
+  /** A long read's response still being written after this long is cut whatever its pace. */
+  LONG_READ_MAX_SECONDS: z.coerce.number().int().positive().default(1800),
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { sweepStrandedJobs } from '../services/batches/recovery.ts';
-import { openDb } from '../services/deps.ts';
+import { openApiDb } from '../services/deps.ts';
 import { registerSearchAttributes } from '../temporal/client/register.ts';
 import { ensureExpirySchedule } from '../temporal/client/schedules.ts';
 import { buildApp } from './app.ts';
@@ -44,7 +44,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const db = await openDb(config.DATABASE_URL);
+  const db = await openApiDb(config);
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);

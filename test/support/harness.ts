@@ -122,6 +122,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // The rate limit counts in the run's one database, per principal name: left on, one file's
     // submissions would count against the next file's. Files that test the limit set it.
     SUBMISSION_RATE_LIMIT: '0',
+    EXPORT_RATE_LIMIT: '0',
+    // The same for the long reads' leases: files that test the limiter set it.
+    LONG_READS_PER_PRINCIPAL: '0',
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
