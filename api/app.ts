@@ -9,6 +9,7 @@ import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
@@ -33,6 +34,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
   app.use(authenticate(deps.tokens, deps.config));
+  app.use(refuseUnknownQueryParameters());
   for (const router of routers) {
     app.use(router.routes());
     // Without throw the router sets the Allow header; errorHandler turns its bare 405/501 into a problem.
