@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { addressList } from './api/address-list.ts';
 import { parseApiKeys, type ApiKey } from './api/auth/api-keys.ts';
 import { hostnameOf } from './api/auth/nda-hmac.ts';
 import { persistentSecret } from './secrets.ts';
@@ -97,10 +98,29 @@ const configSchema = z.object({
   /** HMAC API keys as the registry's client signs (NDA-HMAC-SHA256): a JSON list, or a file holding one. */
   API_KEYS: z.string().optional(),
   API_KEYS_FILE: z.string().optional(),
-  /** How far an X-NDA-Date may lie from the server's clock, either way. */
-  API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(300),
+  /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
+  API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
   /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions.md). */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
+  /**
+   * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
+   * the client: for the API keys' allow-lists and the limits kept per source
+   * address. Empty: the connection's address is the client's.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .superRefine((entries, context) => {
+      try {
+        addressList(entries);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
   TRUST_PROXY: booleanFromEnv.default(false),
   /** The host name clients call (and sign), whatever the request's Host header says. */

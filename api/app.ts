@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import { createApiMetrics } from '../metrics/api.ts';
+import { resolveClientAddress, trustedProxyList } from './client-address.ts';
 import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
@@ -33,7 +34,12 @@ export function buildApp(deps: AppDeps): Koa {
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
-  app.use(authenticate(deps.tokens, deps.config));
+  const trustedProxies = trustedProxyList(deps.config);
+  app.use((ctx, next) => {
+    ctx.state.clientAddress = resolveClientAddress(ctx.req, trustedProxies);
+    return next();
+  });
+  app.use(authenticate(deps));
   app.use(refuseUnknownQueryParameters());
   for (const router of routers) {
     app.use(router.routes());

@@ -123,8 +123,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // submissions would count against the next file's. Files that test the limit set it.
     SUBMISSION_RATE_LIMIT: '0',
     EXPORT_RATE_LIMIT: '0',
-    // The same for the long reads' leases: files that test the limiter set it.
+    // The same for the long reads' leases, and for failed authentications (every test calls from
+    // 127.0.0.1, and many fail on purpose): files that test them set them.
     LONG_READS_PER_PRINCIPAL: '0',
+    AUTH_FAILURE_LIMIT: '0',
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
