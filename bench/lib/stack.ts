@@ -15,7 +15,7 @@ import { freePort } from '../../scripts/lib/ports.ts';
 import { GiveUp, pollUntil } from '../../test/support/poll.ts';
 import { WORKER_NODE_FLAGS } from '../../worker/node-flags.ts';
 
-export const BENCH_TOKEN = 'bench-admin-token-000000000000';
+export const BENCH_TOKEN = 'bench-admin-token-00000000000000000000';
 
 export interface Stack {
   databaseUrl: string;

@@ -18,11 +18,11 @@ import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts'
 
 /** One token per permission (and an admin), so tests can act as each kind of client. */
 export const TEST_TOKENS = {
-  admin: 'test-token-admin-0000000000',
-  read: 'test-token-read-00000000000',
-  write: 'test-token-write-0000000000',
-  force: 'test-token-force-0000000000',
-  export: 'test-token-export-000000000',
+  admin: 'test-token-admin-0000000000000000',
+  read: 'test-token-read-00000000000000000',
+  write: 'test-token-write-0000000000000000',
+  force: 'test-token-force-0000000000000000',
+  export: 'test-token-export-000000000000000',
 } as const;
 const TEST_TOKEN_ENTRIES = JSON.stringify([
   { token: TEST_TOKENS.admin, name: 'test-admin', permissions: ['admin'] },
