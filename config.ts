@@ -39,6 +39,12 @@ const configSchema = z.object({
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
   /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
   UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
+  UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
+  /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
+  UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
+  UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
   /** Bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
   /** Applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
