@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { sweepStrandedJobs } from '../services/batches/recovery.ts';
+import { checkConnectionBudget } from '../services/limits/connections.ts';
 import { openApiDb } from '../services/deps.ts';
 import { registerSearchAttributes } from '../temporal/client/register.ts';
 import { ensureExpirySchedule } from '../temporal/client/schedules.ts';
@@ -17,6 +18,8 @@ import { clusterMetrics, onStopRequest } from './cluster.ts';
  * generated (and announced) on a first start without AUTH_TOKENS.
  */
 export async function prepareApi(config: Config, log: Logger): Promise<void> {
+  const connections = await checkConnectionBudget(config);
+  if (connections.needed > connections.available / 2) log.warn(connections, 'the API alone may use more than half of the database connections; the workers and other API machines need theirs');
   const connection = await Connection.connect({ address: config.temporalAddress });
   try {
     await registerSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
