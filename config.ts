@@ -77,6 +77,14 @@ const configSchema = z.object({
   /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
+  /**
+   * Days the layout of a paged feed range (where each page starts) is kept in
+   * PostgreSQL. A page of a range nobody paged within this time costs one
+   * pass over the range again, then its next pages cost their own size.
+   */
+  FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
+  /** Tuning: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   EXPORT_DIR: z.string().min(1).optional(),
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule removes export files past their retention. */
@@ -172,10 +180,25 @@ const configSchema = z.object({
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Who may harvest /oai (OAI-PMH): anyone (`public`, limited per address as other anonymous readers), a principal with `read` (`bearer`), or nobody (`off`). */
+  OAI_PMH: z.enum(['public', 'bearer', 'off']).default('bearer'),
+  /** The repository identifier of OAI identifiers (oai:{id}:{entity uuid}); default PUBLIC_HOST, else localhost. Changing it renames every record for harvesters. */
+  OAI_REPOSITORY_ID: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z][A-Za-z0-9-]*)*$/, 'a host-like name: letters, digits, hyphens, dots')
+    .optional(),
+  /** Identify's adminEmail; default admin@ the repository identifier (admin@localhost.localdomain for a name without a dot). */
+  OAI_ADMIN_EMAIL: z
+    .string()
+    .regex(/^\S+@(\S+\.)+\S+$/, 'an e-mail address whose domain has a dot (the OAI-PMH schema asks for one)')
+    .optional(),
+  OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
+  /** Records (or headers) per page of ListRecords and ListIdentifiers. */
+  OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
 });
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
-export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[] };
+export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[]; oaiRepositoryId: string; oaiAdminEmail: string };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -192,7 +215,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
     apiKeys: loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE }),
+    ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
   };
+}
+
+function oaiNames(repositoryId: string, adminEmail: string | undefined): { oaiRepositoryId: string; oaiAdminEmail: string } {
+  return { oaiRepositoryId: repositoryId, oaiAdminEmail: adminEmail ?? `admin@${repositoryId.includes('.') ? repositoryId : 'localhost.localdomain'}` };
 }
 
 function loadApiKeys(values: { API_KEYS?: string; API_KEYS_FILE?: string }): ApiKey[] {

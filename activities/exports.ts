@@ -74,6 +74,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
           entitiesWritten: summary.entitiesWritten,
           bytes: summary.bytes,
           sha256: summary.sha256,
+          upToTransId: summary.upToTransId,
           finishedAt,
           expiresAt,
         });

@@ -11,6 +11,7 @@ import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
+import { oaiRouter } from './oai/routes.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
@@ -28,6 +29,8 @@ export function buildApp(deps: AppDeps): Koa {
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
   const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
+  // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
+  if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
   // First, so it times everything and sees the status the error handler settled on.
   app.use(httpMetrics(metrics.httpRequestDuration, routers));
   app.use(requestContext(deps.log));

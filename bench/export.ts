@@ -176,7 +176,7 @@ async function requireLoaded(url: string, count: number): Promise<void> {
 
 // ---- measurement ----
 
-interface ExportMeasurement {
+export interface ExportMeasurement {
   seconds: number;
   /** CPU time of the exporting process (user + system): what the export costs apart from waiting. */
   cpuSeconds: number;
@@ -216,7 +216,7 @@ async function child(url: string, dir: string): Promise<void> {
   process.stdout.write(JSON.stringify(result));
 }
 
-function measureExport(url: string, dir: string, cpuProfileDir?: string): ExportMeasurement {
+export function measureExport(url: string, dir: string, cpuProfileDir?: string): ExportMeasurement {
   const profiling = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`];
   const run = spawnSync(process.execPath, [...WORKER_NODE_FLAGS, ...profiling, fileURLToPath(import.meta.url), '--child', url, dir], {
     encoding: 'utf8',

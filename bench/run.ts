@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -13,10 +13,10 @@
 // `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`. Exits 1 when a
 // target is missed or a benchmark failed.
 //
-// --smoke (what CI runs, before the tests) runs all eight benchmarks, uploads
-// and feed included, on sizes a few seconds long, judges no target (figures
+// --smoke (what CI runs, before the tests) runs all ten benchmarks, uploads,
+// feed, sync and oai included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
-// with the error, and last `bench smoke: 8/8 ran in 75 s`. Exits 1 when any
+// with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
 // time is the start-up of each benchmark's own stack, not the work.
 
@@ -28,7 +28,9 @@ import { ingestFigures } from './ingest.ts';
 import { interactiveFigures } from './interactive.ts';
 import { printTable, type Figure } from './lib/report.ts';
 import { feedFigures } from './feed.ts';
+import { oaiFigures } from './oai.ts';
 import { readsFigures } from './reads.ts';
+import { syncFigures } from './sync.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
 import { uploadFigures } from './uploads.ts';
 import { validationFigures } from './validate.ts';
@@ -49,12 +51,16 @@ interface Plan {
   uploads: { uploads: number; entities: number };
   /** One-entity batches with and without the commit-order trigger, on `entities` loaded. */
   feed: { entities: number; batches: number };
+  /** The real client's first walk of the feed on `entities` records. */
+  sync: { entities: number };
+  /** Whole-registry OAI-PMH harvests of each size beside its snapshot export. */
+  oai: number[];
 }
 
 const RUNS = 3;
-const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive', 'uploads', 'feed'] as const;
+const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive', 'uploads', 'feed', 'sync', 'oai'] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads and feed have their own commands (bench:uploads, bench:feed) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync and oai have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -75,6 +81,8 @@ const FULL: Plan = {
   interactive: { entities: 100_000, saves: 20 },
   uploads: { uploads: 12, entities: 30_000 },
   feed: { entities: 100_000, batches: 200 },
+  sync: { entities: 1_000_000 },
+  oai: [100_000, 1_000_000],
 };
 
 const QUICK: Plan = {
@@ -94,6 +102,8 @@ const QUICK: Plan = {
   interactive: { entities: 20_000, saves: 20 },
   uploads: { uploads: 4, entities: 10_000 },
   feed: { entities: 20_000, batches: 50 },
+  sync: { entities: 100_000 },
+  oai: [20_000],
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -109,6 +119,8 @@ const SMOKE: Plan = {
   interactive: { entities: 2_000, saves: 2 },
   uploads: { uploads: 2, entities: 300 },
   feed: { entities: 2_000, batches: 5 },
+  sync: { entities: 2_000 },
+  oai: [1_000],
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -142,7 +154,7 @@ async function section(name: string, figures: Figure[], ran: Ran[], work: () => 
   process.stderr.write(`== bench: ${name} took ${seconds.toFixed(0)} s\n`);
 }
 
-/** The smoke run's report: one line per benchmark, then `bench smoke: 8/8 ran in 75 s`. */
+/** The smoke run's report: one line per benchmark, then `bench smoke: 10/10 ran in 75 s`. */
 function printSmoke(ran: Ran[], elapsed: number): void {
   const width = Math.max(...ran.map((r) => r.name.length));
   for (const r of ran) {
@@ -216,6 +228,8 @@ async function main(): Promise<void> {
     await section(`${plan.uploads.uploads} uploads of ${compact(plan.uploads.entities)}`, figures, ran, () => uploadFigures(plan.uploads.uploads, plan.uploads.entities));
   }
   if (only.has('feed')) await section(`feed on ${compact(plan.feed.entities)}`, figures, ran, () => feedFigures(plan.feed.entities, plan.feed.batches));
+  if (only.has('sync')) await section(`the client's first sync of ${compact(plan.sync.entities)}`, figures, ran, () => syncFigures(plan.sync.entities));
+  if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
 
   const elapsed = (performance.now() - started) / 1000;
   if (values.smoke) {

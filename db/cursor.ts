@@ -16,11 +16,15 @@ export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown
 /**
  * The same stream one cursor read (one page of rows) at a time, for callers
  * that handle a page in one go: one await per page instead of one per row.
+ * `inSnapshot` runs first in the cursor's transaction: what it reads is of
+ * the same snapshot as every row.
  */
-export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ): AsyncGenerator<T[]> {
+export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T[]> {
   const client = await pool.connect();
   // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
   await client.query('begin isolation level repeatable read read only');
+  // What the caller reads first takes the snapshot the cursor then reads in.
+  await inSnapshot?.(client);
   const cursor = client.query(new Cursor<T>(sql, params));
   let broken = false;
   try {

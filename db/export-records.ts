@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { to as copyTo, type CopyToStreamQuery } from 'pg-copy-streams';
 import { streamPages } from './cursor.ts';
 import { splitRefs } from './entity-refs.ts';
 import { fromStoredChanges, OMITTED_CREATED_PARTS_SQL, type StoredChanges } from './revision-changes.ts';
@@ -27,13 +27,29 @@ export interface ExportRecords {
    * cost no young-generation collection anything; the reader makes a record
    * a string only when it writes it.
    */
-  currentSnapshotBytes(refs: readonly EntityRef[]): AsyncGenerator<RecordTexts>;
+  currentSnapshotBytes(refs: readonly EntityRef[], onSnapshot: SnapshotListener): AsyncGenerator<RecordTexts>;
   /**
    * The change set of every revision of the transactions committed after the
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
    * inside one transaction). An empty `refs` means every entity.
    */
-  revisionChangePages(fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<RevisionChanges[]>;
+  revisionChangePages(fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead: number | undefined, onSnapshot: SnapshotListener): AsyncGenerator<RevisionChanges[]>;
+}
+
+/**
+ * Told, before the first row, the UUID of the last transaction committed in
+ * the read's snapshot. Transactions become visible in commit_seq order (the
+ * commit-order trigger draws it under a lock held until the commit is
+ * visible), so the snapshot holds exactly the transactions up to this one.
+ */
+export type SnapshotListener = (upToTransId: string) => void;
+
+const LAST_COMMITTED = 'select uuid from transaction where commit_seq is not null order by commit_seq desc limit 1';
+
+async function readLastCommitted(client: pg.PoolClient, onSnapshot: SnapshotListener): Promise<void> {
+  const { rows } = await client.query<{ uuid: string }>(LAST_COMMITTED);
+  // The genesis transaction is a real row: there is always one.
+  onSnapshot(rows[0]!.uuid);
 }
 
 /** Records' JSON texts as UTF-8 bytes, one after the other: record i is bytes[starts[i], ends[i]). */
@@ -70,7 +86,7 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
       for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
 
-    currentSnapshotBytes(refs) {
+    currentSnapshotBytes(refs, onSnapshot) {
       const { ids, uuids } = splitRefs(refs);
       // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
       const filter = refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
@@ -79,10 +95,10 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
       const element = `case when starts_with(document_bytes, ${pg.escapeLiteral(opening.document)})
         then convert_to(${pg.escapeLiteral(opening.element)} || substr(document_bytes, ${opening.document.length + 1}), 'LATIN1')
         else convert_to(record::text, 'UTF8') end`;
-      return copyOutTexts(pool, `select ${element} from entity ${filter} order by id`);
+      return copyOutTexts(pool, `select ${element} from entity ${filter} order by id`, (client) => readLastCommitted(client, onSnapshot));
     },
 
-    async *revisionChangePages(fromCommitSeq, refs, rowsPerRead) {
+    async *revisionChangePages(fromCommitSeq, refs, rowsPerRead, onSnapshot) {
       const { ids, uuids } = splitRefs(refs);
       const filter = refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
       const pages = streamPages<RevisionRow>(
@@ -92,6 +108,7 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
           where t.commit_seq > $1 ${filter} order by t.commit_seq, r.entity_id, r.uuid`,
         refs.length === 0 ? [fromCommitSeq] : [fromCommitSeq, ids, uuids],
         rowsPerRead,
+        (client) => readLastCommitted(client, onSnapshot),
       );
       for await (const rows of pages) {
         yield rows.map((row) => {
@@ -124,16 +141,21 @@ const COPY_CHUNKS_AHEAD = 16;
  * socket is not read): memory stays flat. Stopping early drops the
  * connection, which ends the COPY on the server.
  */
-async function* copyOutTexts(pool: pg.Pool, query: string): AsyncGenerator<RecordTexts> {
+async function* copyOutTexts(pool: pg.Pool, query: string, inSnapshot: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<RecordTexts> {
   const client = await pool.connect();
-  const stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { objectMode: true, highWaterMark: COPY_CHUNKS_AHEAD }));
+  let stream: CopyToStreamQuery | undefined;
   let complete = false;
   try {
+    // One snapshot for what inSnapshot reads and every row of the COPY.
+    await client.query('begin isolation level repeatable read read only');
+    await inSnapshot(client);
+    stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { objectMode: true, highWaterMark: COPY_CHUNKS_AHEAD }));
     yield* binaryCopyTexts(stream);
+    await client.query('commit');
     complete = true;
   } finally {
-    // A connection left inside a COPY is closed, not returned (its later failure is expected).
-    if (!complete) {
+    // A connection left inside a COPY or a transaction is closed, not returned (its later failure is expected).
+    if (!complete && stream) {
       stream.on('error', () => undefined);
       stream.destroy();
     }

@@ -31,6 +31,7 @@ export interface FinishedExport {
   entitiesWritten: number;
   bytes: number;
   sha256: string;
+  upToTransId: string;
   finishedAt: Date;
   expiresAt: Date;
 }
@@ -38,7 +39,7 @@ export interface FinishedExport {
 const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
 
 // The columns of ExportState; bigints and timestamps come back as text from MikroORM's pool and are made numbers and Dates.
-const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId", status, requested_by as "requestedBy",
+const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId", up_to_trans_id as "upToTransId", status, requested_by as "requestedBy",
   file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256, missing, error, activity_attempts as "activityAttempts",
   created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt", jsonb_array_length(requested_ids) as "requestedCount"
   from export_request where id = $1`;

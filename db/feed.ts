@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { streamRows } from './cursor.ts';
+import type { CommitRange, RangeLayout } from './feed-range-layout.ts';
+import { pageBounds, pageQuery, rangeLayout, type LayoutOptions } from './feed-ranges.ts';
 import type { RevisionPointer } from '../domain/model.ts';
 
 // A point of the change feed is a committed transaction, placed by its
@@ -14,27 +16,37 @@ export interface TransactionPoint {
   commitSeq: string;
 }
 
+/** A closed range (from, to] of the change feed, with what its pages need to find their start. */
+export interface FeedRange {
+  from: TransactionPoint;
+  to: TransactionPoint;
+  /** Records changed in the range, each counted once. */
+  records: number;
+  layout: RangeLayout;
+}
+
 /** The change feed: committed transactions and the records they changed. */
 export interface FeedRepository {
   /** The committed transaction with this UUID; undefined while it is not committed, or when there is none. */
   findTransaction(uuid: string): Promise<TransactionPoint | undefined>;
   /** The transaction committed last; undefined before the first. */
   latestTransaction(): Promise<TransactionPoint | undefined>;
-  /** Records changed in the transactions committed in (from, to], counted once each. */
-  countChangedRecords(from: TransactionPoint, to: TransactionPoint): Promise<number>;
   /**
-   * Each record changed in the transactions committed in (from, to] once,
-   * with its latest rev and metadataRev in that range, ordered by entityId
-   * so pages are stable. A record's revisions are in seq order as in commit
-   * order (a batch locks the records it updates before it takes its seq).
-   * Streamed from a cursor: memory does not grow with the page size.
+   * The range (from, to]: as kept in PostgreSQL, or made by one pass over it
+   * and kept (for FEED_RANGE_RETENTION_DAYS) when it holds more than
+   * `keepAbove` records, so that its later pages need no pass.
    */
-  streamChangedRecords(from: TransactionPoint, to: TransactionPoint, offset: number, limit: number): AsyncGenerator<RevisionPointer>;
+  range(from: TransactionPoint, to: TransactionPoint, keepAbove: number): Promise<FeedRange>;
+  /**
+   * Each record changed in the range once, with its latest rev and
+   * metadataRev in it, ordered by entityId so pages are stable; the rows at
+   * [offset, offset + limit). A page costs its own size, not the range's.
+   * A record's revisions are in seq order as in commit order (a batch locks
+   * the records it updates before it takes its seq). Streamed from a cursor:
+   * memory does not grow with the page size.
+   */
+  streamRange(range: FeedRange, offset: number, limit: number): AsyncGenerator<RevisionPointer>;
 }
-
-/** The revisions (r) of the transactions (t) committed in ($1, $2]: each transaction's revisions by revision_seq_idx. */
-const COMMITTED_BETWEEN = 'transaction t join revision r on r.seq = t.seq';
-const COMMITTED_IN_RANGE = 't.commit_seq > $1 and t.commit_seq <= $2';
 
 interface PointerRow {
   entity_id: string;
@@ -43,7 +55,7 @@ interface PointerRow {
   metadata_rev: string;
 }
 
-export function feedRepository(pool: pg.Pool): FeedRepository {
+export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepository {
   return {
     async findTransaction(uuid) {
       const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null', [uuid]);
@@ -55,24 +67,22 @@ export function feedRepository(pool: pg.Pool): FeedRepository {
       return rows[0];
     },
 
-    async countChangedRecords(from, to) {
-      const { rows } = await pool.query<{ n: string }>(`select count(distinct r.entity_id) as n from ${COMMITTED_BETWEEN} where ${COMMITTED_IN_RANGE}`, [from.commitSeq, to.commitSeq]);
-      return Number(rows[0]?.n ?? 0);
+    async range(from, to, keepAbove) {
+      const layout = await rangeLayout(pool, commitRange(from, to), keepAbove, options);
+      return { from, to, records: layout.records, layout };
     },
 
-    async *streamChangedRecords(from, to, offset, limit) {
-      const rows = streamRows<PointerRow>(
-        pool,
-        `select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev
-           from ${COMMITTED_BETWEEN} join entity e on e.id = r.entity_id
-          where ${COMMITTED_IN_RANGE}
-          order by r.entity_id, r.seq desc
-          offset $3 limit $4`,
-        [from.commitSeq, to.commitSeq, offset, limit],
-      );
-      for await (const row of rows) {
+    async *streamRange(range, offset, limit) {
+      const bounds = pageBounds(range.layout, offset, limit);
+      if (!bounds) return;
+      const query = pageQuery(commitRange(range.from, range.to), range.layout, bounds, limit);
+      for await (const row of streamRows<PointerRow>(pool, query.sql, query.params)) {
         yield { entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev };
       }
     },
   };
+}
+
+function commitRange(from: TransactionPoint, to: TransactionPoint): CommitRange {
+  return { fromCommitSeq: from.commitSeq, toCommitSeq: to.commitSeq };
 }

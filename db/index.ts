@@ -7,6 +7,7 @@ import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
 import { LongReadLeases } from './long-read-leases.ts';
 import type { PoolOptions } from './mikro-orm.config.ts';
+import { oaiRepository, type OaiRepository } from './oai.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
 import { ReplayGuard } from './replay-guard.ts';
@@ -27,6 +28,8 @@ export interface Db {
   readonly records: RecordRepository;
   /** The change feed (GET updates). */
   readonly feed: FeedRepository;
+  /** The reads of OAI-PMH: records as of a harvest's commit point. */
+  readonly oai: OaiRepository;
   /** The entity search. */
   readonly search: SearchRepository;
   /** The batch rows and their bodies. */
@@ -50,6 +53,7 @@ export interface Db {
   close(): Promise<void>;
 }
 
+/** Settings of the data-access layer (config.ts has them). */
 export interface DbOptions {
   pool?: PoolOptions;
   /**
@@ -60,6 +64,10 @@ export interface DbOptions {
    * reader that stalls loses its transaction instead of holding it.
    */
   longReads?: { connections: number; statementTimeoutMs: number; idleInTransactionTimeoutMs: number };
+  /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
+  feedRangeRetentionDays?: number;
+  /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
+  feedRangeAnchorEvery?: number;
 }
 
 export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
@@ -74,7 +82,8 @@ export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(longReadPool),
+    feed: feedRepository(longReadPool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
+    oai: oaiRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),

@@ -2,7 +2,7 @@ import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 
 /** The response headers a browser client needs to read: where a batch went, versions, file names, request ids, back-off. */
-const EXPOSED_HEADERS = ['Location', 'ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'X-Content-SHA256'];
+const EXPOSED_HEADERS = ['Location', 'ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'X-Content-SHA256', 'X-Up-To-Trans-Id'];
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST'];
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'Accept', 'Accept-Encoding'];
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

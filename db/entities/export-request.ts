@@ -16,6 +16,8 @@ export const ExportRequestSchema = defineEntity({
     /** Revisions exports: the commit_seq of fromTransId, as decimal text (no digit lost on the way to bigint). */
     fromSeq: p.bigint('string').nullable(),
     fromTransId: p.uuid().nullable(),
+    /** The last committed transaction the export's snapshot includes: where a consumer of the file follows the feed from. */
+    upToTransId: p.uuid().nullable(),
     status: p.text().$type<ExportStatus>(),
     requestedBy: p.text(),
     filePath: p.text().nullable(),

@@ -7,6 +7,8 @@ export interface ExportStatusView extends ProcessStatus {
   kind: ExportKind;
   status: ExportStatus;
   fromTransId: string | null;
+  /** The last committed transaction the file includes (known once it is written): follow the feed from it. */
+  upToTransId: string | null;
   entitiesWritten: number;
   bytes: number;
   missing: string[];
@@ -51,6 +53,7 @@ export function exportStatusView(row: ExportState, now = Date.now()): ExportStat
     kind: row.kind,
     status: effectiveStatus(row, now),
     fromTransId: row.fromTransId,
+    upToTransId: row.upToTransId,
     entitiesWritten: Number(row.entitiesWritten),
     bytes: Number(row.bytes),
     missing: row.missing,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExportRecords, RecordTexts } from '../../db/export-records.ts';
-import type { EntityRef } from '../../domain/model.ts';
+import type { EntityRef, RevisionChanges } from '../../domain/model.ts';
 import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
@@ -33,6 +33,8 @@ export interface WriteExportOptions {
 export interface ExportFileSummary extends ExportProgress {
   fileKey: string;
   sha256: string;
+  /** The last committed transaction the records were read as of (the read's snapshot includes it and every one before). */
+  upToTransId: string;
 }
 
 const RECORDS_PER_STEP = 5000;
@@ -51,9 +53,21 @@ const WRITE_BUFFER_BYTES = 1024 * 1024;
 export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
-  if (job.kind === 'snapshot') return writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs), store, job, options);
+  let upToTransId: string | undefined;
+  const onSnapshot = (id: string) => {
+    upToTransId = id;
+  };
+  const written =
+    job.kind === 'snapshot'
+      ? await writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs, onSnapshot), store, job, options)
+      : await writeRevisionsDocument(records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead, onSnapshot), store, job, options);
+  // Both reads name their snapshot before their first row, so the file's end implies it.
+  if (upToTransId === undefined) throw new Error(`export ${job.id} was read without a snapshot point`);
+  return { ...written, upToTransId };
+}
+
+function writeRevisionsDocument(pages: AsyncIterable<RevisionChanges[]>, store: ExportFileStore, job: ExportJob, options: WriteExportOptions) {
   const revisions = revisionsDocument('v2');
-  const pages = records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead);
   return writeDocument({ ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) }, pages, store, job, options);
 }
 
@@ -102,7 +116,7 @@ async function writeDocument<Page>(
   store: ExportFileStore,
   job: ExportJob,
   options: WriteExportOptions,
-): Promise<ExportFileSummary> {
+): Promise<Omit<ExportFileSummary, 'upToTransId'>> {
   const recordsPerStep = options.recordsPerStep ?? RECORDS_PER_STEP;
   const file = await store.create(job.id, options.attempt);
   const out = new HashedOutput(file);

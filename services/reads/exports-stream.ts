@@ -16,7 +16,7 @@ export async function* streamCurrentRecords(records: ExportRecords, refs: readon
 
 /** The change sets of revisionChangePages one at a time. */
 export async function* streamRevisionChanges(records: ExportRecords, fromCommitSeq: string, refs: readonly EntityRef[]): AsyncGenerator<RevisionChanges> {
-  for await (const page of records.revisionChangePages(fromCommitSeq, refs)) yield* page;
+  for await (const page of records.revisionChangePages(fromCommitSeq, refs, undefined, () => undefined)) yield* page;
 }
 
 /** The v1 snapshot document of the named records; an empty list names none (v2's asynchronous export takes it as "all"). */

@@ -9,7 +9,9 @@ export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid
   const from = await requireTransaction(feed, fromUuid);
   const to = await requireTransaction(feed, toUuid);
   if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');
-  return feed.streamChangedRecords(from, to, pageOffset({ page, pageSize }), pageSize);
+  // Kept unless the whole range fits in this one page: the client asks for the next page next.
+  const range = await feed.range(from, to, pageSize);
+  return feed.streamRange(range, pageOffset({ page, pageSize }), pageSize);
 }
 
 export interface UpdatesFrom {
@@ -22,7 +24,8 @@ export interface UpdatesFrom {
 export async function updatesFrom(feed: FeedRepository, fromUuid: string, max: number): Promise<UpdatesFrom> {
   const from = await requireTransaction(feed, fromUuid);
   const to = (await feed.latestTransaction()) ?? from;
-  const count = await feed.countChangedRecords(from, to);
-  const info = { from: from.uuid, to: to.uuid, count };
-  return count > max ? { info } : { info, records: feed.streamChangedRecords(from, to, 0, count) };
+  // Kept when too large to answer here: the client pages through exactly this range next.
+  const range = await feed.range(from, to, max);
+  const info = { from: from.uuid, to: to.uuid, count: range.records };
+  return range.records > max ? { info } : { info, records: feed.streamRange(range, 0, range.records) };
 }

@@ -13,6 +13,7 @@ import { createLogger } from '../../logger.ts';
 import { storeBatch } from '../../db/batches.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 
 // The batch and export activities in @temporalio/testing's
 // MockActivityEnvironment, on the real database: what they heartbeat, and
@@ -205,7 +206,7 @@ describe('job activities under MockActivityEnvironment', () => {
         [kept, new Date(Date.now() + 3_600_000)],
       ] as const) {
         writeFileSync(join(exportDir, `${id}.xml`), '<entities/>');
-        await harness.db.exports.complete(id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', finishedAt: new Date(), expiresAt });
+        await harness.db.exports.complete(id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', upToTransId: GENESIS_TRANSACTION_ID, finishedAt: new Date(), expiresAt });
       }
       const { env } = environment('expiry');
       expect(await env.run(exportActivities(wanted).expireExports)).toBeGreaterThanOrEqual(1);

@@ -131,7 +131,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
-  const db = await openDb(config.DATABASE_URL);
+  const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
@@ -160,6 +160,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
   const server = buildApp({ config, db, temporal, log, tokens }).listen(0, '127.0.0.1');
+  // The client (fetch) drops an idle connection after 4 s, the server after 5 s: on a busy machine a
+  // test's own CPU work delays both timers and the server may close a socket fetch is reusing
+  // (ECONNRESET). Here the client always lets go first.
+  server.keepAliveTimeout = 60_000;
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
 

@@ -68,6 +68,8 @@ export function exportsRouter(deps: AppDeps): Router {
     ctx.attachment(download.filename, { type: 'attachment' });
     ctx.type = 'application/xml';
     ctx.set('X-Content-SHA256', download.sha256);
+    // Where a consumer who loads this file follows the feed from (GET /updates/from/{it}).
+    if (download.row.upToTransId) ctx.set('X-Up-To-Trans-Id', download.row.upToTransId);
     ctx.vary('Accept-Encoding');
     if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
       ctx.set('Content-Encoding', 'gzip');

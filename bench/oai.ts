@@ -1,0 +1,169 @@
+// What a whole-registry OAI-PMH harvest costs, beside the snapshot export of
+// the same records.
+//
+//   npm run bench:oai                                    100,000 entities
+//   npm run bench:oai -- --entities 100000,1000000       both sizes, RSS compared
+//   (--database NAME: another scratch database; --keep: do not drop it;
+//   --loaded: a database kept by an earlier --keep run of the same single
+//   size is measured as it is; --json FILE: the table as JSON too)
+//
+// For each size: N generated entities are loaded by the service's own write
+// path (bench/lib/load.ts: batches, transactions, revisions, stored
+// documents); the snapshot export of every record is timed (the export
+// activity's path, bench/export.ts); then the stack starts (Temporal, workers,
+// one API process) and a harvester follows three whole lists through their
+// resumption tokens over HTTP, one after the other: ListRecords in the native
+// format (cam-2025), ListRecords in oai_dc, ListIdentifiers. Each list is
+// timed whole (every page read to its end) and page by page; the API's peak
+// RSS (VmHWM) is read after the three. Targets: native ≤ 1.5× the export,
+// oai_dc ≤ 3×, ListIdentifiers ≤ 1×, pages p95 ≤ 200 ms, and with several
+// sizes the API's peak RSS within ±20% between the smallest and the largest.
+// oaiFigures() is what `npm run bench` (and its smoke run) calls.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { percentile } from '../test/support/poll.ts';
+import { measureExport } from './export.ts';
+import { commandOptions, isScript, reportFigures } from './lib/cli.ts';
+import { loadGeneratedEntities } from './lib/load.ts';
+import { median, type Figure } from './lib/report.ts';
+import { BENCH_TOKEN, dropDatabase, openDatabase, peakRss, recreateDatabase, startStack } from './lib/stack.ts';
+
+const DATABASE = 'er_bench_oai';
+const MB = 1024 * 1024;
+
+interface ListRun {
+  name: string;
+  query: string;
+  /** The export of the same records times this is the target. */
+  targetRatio: number;
+}
+
+const LISTS: readonly ListRun[] = [
+  { name: 'ListRecords cam-2025', query: 'verb=ListRecords&metadataPrefix=cam-2025', targetRatio: 1.5 },
+  { name: 'ListRecords oai_dc', query: 'verb=ListRecords&metadataPrefix=oai_dc', targetRatio: 3 },
+  { name: 'ListIdentifiers', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc', targetRatio: 1 },
+];
+
+interface HarvestTiming {
+  seconds: number;
+  pageMs: number[];
+  headers: number;
+  bytes: number;
+}
+
+/** One whole list, page by page through its tokens, as a harvester reads it; every page read to its end. */
+async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming> {
+  const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
+  const timing: HarvestTiming = { seconds: 0, pageMs: [], headers: 0, bytes: 0 };
+  const started = performance.now();
+  let next: string | undefined = query;
+  while (next !== undefined) {
+    const pageStarted = performance.now();
+    const response = await fetch(`${apiUrl}/oai?${next}`, { headers });
+    const text = await response.text();
+    timing.pageMs.push(performance.now() - pageStarted);
+    if (response.status !== 200 || text.includes('<error code=')) throw new Error(`${next}: HTTP ${response.status}: ${text.slice(0, 500)}`);
+    timing.bytes += Buffer.byteLength(text);
+    for (let at = text.indexOf('<header'); at !== -1; at = text.indexOf('<header', at + 1)) timing.headers += 1;
+    // The token closes the list's element: read from the end, not by parsing megabytes.
+    const token = /<resumptionToken[^>]*>([^<]*)<\/resumptionToken>/.exec(text.slice(-1024))?.[1];
+    next = token ? `verb=${/verb=(\w+)/.exec(query)![1]}&resumptionToken=${encodeURIComponent(token)}` : undefined;
+  }
+  timing.seconds = (performance.now() - started) / 1000;
+  return timing;
+}
+
+interface SizeResult {
+  entities: number;
+  exportSeconds: number;
+  lists: Map<string, HarvestTiming>;
+  apiPeakRssBytes: number;
+}
+
+export interface OaiBenchOptions {
+  database?: string;
+  keep?: boolean;
+  loaded?: boolean;
+}
+
+async function measureSize(entities: number, options: OaiBenchOptions): Promise<SizeResult> {
+  const name = options.database ?? DATABASE;
+  const url = options.loaded ? await openDatabase(name) : await recreateDatabase(name);
+  if (!options.loaded) {
+    const loaded = await loadGeneratedEntities(url, entities);
+    process.stderr.write(`oai: loaded ${entities} entities in ${loaded.seconds.toFixed(1)} s\n`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'ers-bench-oai-'));
+  let exported;
+  try {
+    exported = measureExport(url, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (exported.entities !== entities) throw new Error(`the export wrote ${exported.entities} entities, expected ${entities}`);
+  process.stderr.write(`oai: snapshot export of ${entities}: ${exported.seconds.toFixed(2)} s\n`);
+
+  const stack = await startStack(name, { OAI_PMH: 'bearer' }, { reuseDatabase: true });
+  const lists = new Map<string, HarvestTiming>();
+  let apiPeakRssBytes: number;
+  try {
+    for (const list of LISTS) {
+      const timing = await harvestList(stack.apiUrl, list.query);
+      if (timing.headers !== entities) throw new Error(`${list.name} served ${timing.headers} headers, expected ${entities}`);
+      lists.set(list.name, timing);
+      process.stderr.write(`oai: ${list.name} of ${entities}: ${timing.seconds.toFixed(2)} s, ${timing.pageMs.length} pages, ${(timing.bytes / MB).toFixed(0)} MB\n`);
+    }
+    apiPeakRssBytes = peakRss(stack.api.pid!);
+  } finally {
+    await stack.stop();
+    if (!options.keep) await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${name}: ${error.message}; drop it by hand`));
+  }
+  return { entities, exportSeconds: exported.seconds, lists, apiPeakRssBytes };
+}
+
+/** The three harvests of each size beside its export, pages p95, the API's peak RSS, and with several sizes its growth. */
+export async function oaiFigures(sizes: number[], options: OaiBenchOptions = {}): Promise<Figure[]> {
+  const results: SizeResult[] = [];
+  for (const size of sizes) results.push(await measureSize(size, options));
+  const figures: Figure[] = [];
+  for (const result of results) {
+    const label = result.entities.toLocaleString('en');
+    const pages: number[] = [];
+    for (const list of LISTS) {
+      const timing = result.lists.get(list.name)!;
+      pages.push(...timing.pageMs);
+      figures.push({
+        figure: `OAI ${list.name}, ${label} entities`,
+        value: timing.seconds,
+        unit: 's',
+        baseline: result.exportSeconds,
+        baselineName: 'snapshot export',
+        target: `≤ ${list.targetRatio}× export`,
+        met: timing.seconds <= list.targetRatio * result.exportSeconds,
+        note: `${Math.round(result.entities / timing.seconds)} records/s, ${timing.pageMs.length} pages (median ${median(timing.pageMs).toFixed(0)} ms), ${(timing.bytes / MB).toFixed(0)} MB`,
+      });
+    }
+    const sorted = pages.sort((a, b) => a - b);
+    figures.push(
+      { figure: `OAI pages p95, ${label} entities`, value: percentile(sorted, 95), unit: 'ms', target: '≤ 200 ms', met: percentile(sorted, 95) <= 200, note: `${sorted.length} pages of the three lists` },
+      { figure: `OAI API peak RSS, ${label} entities`, value: result.apiPeakRssBytes / MB, unit: 'MB', target: 'reported', met: true, info: true },
+    );
+  }
+  if (results.length > 1) {
+    const small = results[0]!;
+    const large = results.at(-1)!;
+    const growth = large.apiPeakRssBytes / small.apiPeakRssBytes - 1;
+    figures.push({ figure: `OAI API peak RSS, ${large.entities.toLocaleString('en')} vs ${small.entities.toLocaleString('en')}`, value: growth * 100, unit: '%', target: 'within ±20%', met: Math.abs(growth) <= 0.2 });
+  }
+  return figures;
+}
+
+if (isScript(import.meta)) {
+  const values = commandOptions({ entities: '100000', database: DATABASE }, { optional: ['json'], flags: ['keep', 'loaded'] });
+  const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
+  if (values.loaded && sizes.length > 1) throw new Error('--loaded measures one size, as loaded');
+  await reportFigures(values.json, () => oaiFigures(sizes, { database: values.database, keep: values.keep, loaded: values.loaded }));
+}

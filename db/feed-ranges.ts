@@ -1,0 +1,218 @@
+import type pg from 'pg';
+import { extendLayout, type KeptPrefix } from './feed-range-extension.ts';
+import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
+import { inTransaction, type Queryable } from './sql.ts';
+
+// How a page of the change feed finds its start without sorting the whole
+// range again (docs/decisions: "Feed pages at the cost of the page").
+//
+// A range (from, to] of committed transactions is closed: nothing can join it
+// later, since commit_seq is drawn at commit. Its changed records sorted by
+// entity id are therefore fixed, and one pass over them records their count
+// and an anchor (entity id) at every anchorEvery-th position (1,000 by
+// default: a page then reads at most that many records it does not send). A page at any
+// offset then reads only the ids between the anchors around it. The layout
+// is kept in PostgreSQL (feed_range) for every API process; a range nobody
+// kept (a cold page) costs that one pass.
+//
+// Which revisions belong to the range: those whose transaction committed in
+// it. The range's transactions have seqs in [minSeq, maxSeq]; the seqs in
+// there that are not the range's (committed outside it, still in flight when
+// the layout was made, or rolled back) are listed as gaps. Sequence values
+// are never handed out twice, so "seq in [minSeq, maxSeq] and not a gap" is
+// exactly "committed in the range", and a page can read revisions by their
+// (entity_id, seq) index without joining transaction. With more gaps than
+// GAPS_LISTED the pages join transaction instead.
+
+
+/** Where one page's rows lie: entity ids in (afterId, upToId], of which the first `skip` belong to the pages before. */
+export interface PageBounds {
+  afterId: string;
+  upToId: string;
+  skip: number;
+}
+
+export interface LayoutOptions {
+  /** Records between two anchors. */
+  anchorEvery: number;
+  /** Days a kept layout is kept. */
+  retentionDays: number;
+}
+
+/** The range's layout as kept, or made now (one pass) and kept when it holds more than `keepAbove` records. */
+export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: number, options: LayoutOptions): Promise<RangeLayout> {
+  const kept = await keptLayout(pool, range);
+  if (kept) return kept;
+  const made = await inTransaction(pool, async (client) => {
+    // Two API processes asked for the same cold range: one makes it, the other waits and reads it.
+    await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [range.fromCommitSeq, range.toCommitSeq]);
+    const keptMeanwhile = await keptLayout(client, range);
+    if (keptMeanwhile) return keptMeanwhile;
+    const prefix = await keptPrefix(client, range);
+    const layout = (prefix && (await extendLayout(client, range, prefix, options.anchorEvery))) ?? (await makeLayout(client, range, options.anchorEvery));
+    if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
+    return layout;
+  });
+  return made;
+}
+
+/** The entity-id bounds of the rows at [offset, offset + limit) of a range; undefined when the page lies past the end. */
+export function pageBounds(layout: RangeLayout, offset: number, limit: number): PageBounds | undefined {
+  if (offset >= layout.records || limit <= 0) return undefined;
+  const before = lastAtOrBefore(layout.anchorPositions, offset);
+  const afterId = before < 0 ? '-1' : layout.anchorIds[before]!;
+  const skip = offset - (before < 0 ? 0 : layout.anchorPositions[before]!);
+  const end = Math.min(offset + limit, layout.records);
+  const upTo = firstAtOrAfter(layout.anchorPositions, end);
+  return { afterId, upToId: layout.anchorIds[upTo]!, skip };
+}
+
+/**
+ * The SQL and parameters of one page: the latest revision in the range of
+ * each record with an entity id in the page's bounds, by entity id. Read by
+ * the (entity_id, seq) index when the range's seqs are known exactly and the
+ * records are dense in the bounds, else from the range's transactions.
+ * `seq + 0`: the seq interval spans the whole range, so it selects nothing
+ * by itself; written bare, the planner may walk (seq, entity_id) over every
+ * revision of the range for the few ids of the page.
+ */
+export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageBounds, limit: number): { sql: string; params: unknown[] } {
+  const select = 'select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev';
+  const order = 'order by r.entity_id, r.seq desc';
+  const idsInBounds = Number(BigInt(bounds.upToId) - BigInt(bounds.afterId));
+  const sparse = layout.revisions < idsInBounds;
+  if (layout.gapSeqs !== null && !sparse) {
+    return {
+      sql: `${select}
+              from revision r join entity e on e.id = r.entity_id
+             where r.entity_id > $1 and r.entity_id <= $2 and (r.seq + 0) between $3 and $4 and r.seq <> all($5::bigint[])
+             ${order} offset $6 limit $7`,
+      params: [bounds.afterId, bounds.upToId, layout.minSeq, layout.maxSeq, layout.gapSeqs, bounds.skip, limit],
+    };
+  }
+  return {
+    sql: `${select}
+            from transaction t join revision r on r.seq = t.seq join entity e on e.id = r.entity_id
+           where t.commit_seq > $1 and t.commit_seq <= $2 and r.entity_id > $3 and r.entity_id <= $4
+           ${order} offset $5 limit $6`,
+    params: [range.fromCommitSeq, range.toCommitSeq, bounds.afterId, bounds.upToId, bounds.skip, limit],
+  };
+}
+
+interface LayoutRow {
+  records: string;
+  revisions: string;
+  min_seq: string | null;
+  max_seq: string | null;
+  gap_seqs: string[] | null;
+  anchor_ids: string[];
+  anchor_positions: string[];
+}
+
+const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions';
+
+async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayout | undefined> {
+  const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [range.fromCommitSeq, range.toCommitSeq]);
+  return rows[0] && layoutOf(rows[0]);
+}
+
+/** The kept layout of the longest range from the same transaction that ends before this one: what a client walking from there had laid out. */
+async function keptPrefix(db: Queryable, range: CommitRange): Promise<KeptPrefix | undefined> {
+  const { rows } = await db.query<LayoutRow & { to_commit_seq: string }>(
+    `select to_commit_seq, ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq < $2 order by to_commit_seq desc limit 1`,
+    [range.fromCommitSeq, range.toCommitSeq],
+  );
+  return rows[0] && { toCommitSeq: rows[0].to_commit_seq, layout: layoutOf(rows[0]) };
+}
+
+function layoutOf(row: LayoutRow): RangeLayout {
+  return {
+    records: Number(row.records),
+    revisions: Number(row.revisions),
+    minSeq: row.min_seq,
+    maxSeq: row.max_seq,
+    gapSeqs: row.gap_seqs,
+    anchorIds: row.anchor_ids,
+    anchorPositions: row.anchor_positions.map(Number),
+  };
+}
+
+async function keepLayout(db: Queryable, range: CommitRange, layout: RangeLayout, retentionDays: number): Promise<void> {
+  await db.query('delete from feed_range where created_at < now() - make_interval(days => $1)', [retentionDays]);
+  await db.query(
+    `insert into feed_range (from_commit_seq, to_commit_seq, records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict do nothing`,
+    [range.fromCommitSeq, range.toCommitSeq, layout.records, layout.revisions, layout.minSeq, layout.maxSeq, layout.gapSeqs, layout.anchorIds, layout.anchorPositions],
+  );
+}
+
+/** One pass over the range: its seqs, its gaps, and its records sorted by entity id with an anchor every `anchorEvery`. */
+async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number): Promise<RangeLayout> {
+  const inRange = 'commit_seq > $1 and commit_seq <= $2';
+  const { rows: seqRows } = await db.query<{ lo: string | null; hi: string | null; n: string }>(
+    `select min(seq) as lo, max(seq) as hi, count(*) as n from transaction where ${inRange}`,
+    [range.fromCommitSeq, range.toCommitSeq],
+  );
+  const { lo, hi, n } = seqRows[0]!;
+  if (lo === null || hi === null) return { records: 0, revisions: 0, minSeq: null, maxSeq: null, gapSeqs: [], anchorIds: [], anchorPositions: [] };
+  const gapCount = BigInt(hi) - BigInt(lo) + 1n - BigInt(n);
+  let gapSeqs: string[] | null = null;
+  if (gapCount <= BigInt(GAPS_LISTED)) {
+    const { rows } = await db.query<{ seq: string }>(
+      `select s as seq from generate_series($3::bigint, $4::bigint) s
+        where not exists (select 1 from transaction t where t.seq = s and t.${inRange}) order by s`,
+      [range.fromCommitSeq, range.toCommitSeq, lo, hi],
+    );
+    gapSeqs = rows.map((row) => row.seq);
+  }
+  const revisionsInRange =
+    gapSeqs === null
+      ? { sql: `transaction t join revision r on r.seq = t.seq where t.${inRange}`, params: [range.fromCommitSeq, range.toCommitSeq] }
+      : { sql: 'revision r where r.seq between $1 and $2 and r.seq <> all($3::bigint[])', params: [lo, hi, gapSeqs] };
+  const g = revisionsInRange.params.length + 1;
+  const { rows: anchors } = await db.query<{ entity_id: string; n: string; total: string; revisions: string }>(
+    `select entity_id, n, total, revisions from (
+       select entity_id, row_number() over (order by entity_id) as n, count(*) over () as total, sum(revisions) over () as revisions
+         from (select r.entity_id, count(*) as revisions from ${revisionsInRange.sql} group by r.entity_id) per_record
+     ) numbered
+     where n % $${g} = 0 or n = total order by n`,
+    [...revisionsInRange.params, anchorEvery],
+  );
+  const last = anchors.at(-1);
+  return {
+    records: Number(last?.total ?? 0),
+    revisions: Number(last?.revisions ?? 0),
+    minSeq: lo,
+    maxSeq: hi,
+    gapSeqs,
+    anchorIds: anchors.map((row) => row.entity_id),
+    anchorPositions: anchors.map((row) => Number(row.n)),
+  };
+}
+
+/** Index of the last position <= value, or -1. */
+function lastAtOrBefore(positions: number[], value: number): number {
+  let low = 0;
+  let high = positions.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    if (positions[mid]! <= value) {
+      found = mid;
+      low = mid + 1;
+    } else high = mid - 1;
+  }
+  return found;
+}
+
+/** Index of the first position >= value (positions end at the record count, which value never passes). */
+function firstAtOrAfter(positions: number[], value: number): number {
+  let low = 0;
+  let high = positions.length - 1;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (positions[mid]! >= value) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}

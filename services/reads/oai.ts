@@ -1,0 +1,186 @@
+// OAI-PMH 2.0 over the registry: each verb's response, streamed. Protocol
+// errors are part of a response (HTTP 200), as the protocol says.
+
+import type { HarvestContent, HarvestedRecord, HarvestFilter, HarvestPoint } from '../../db/oai.ts';
+import { dublinCore, OAI_DC } from '../../domain/oai/dublin-core.ts';
+import { entityUuidOf, hasSet, oaiIdentifier, setOfEntityType, type MetadataPrefix, type OaiError, type OaiRequest, type ParsedRequest } from '../../domain/oai/protocol.ts';
+import {
+  documentElement,
+  errorsElement,
+  headerElement,
+  identifyElement,
+  metadataFormatsElement,
+  recordElement,
+  RESPONSE_CLOSING,
+  responseOpening,
+  resumptionTokenElement,
+  setsElement,
+  type OaiHeader,
+} from '../../domain/oai/response-writer.ts';
+import { encodeResumptionToken, type HarvestQuery } from '../../domain/oai/token.ts';
+import { serializeEntity } from '../../domain/xml/index.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
+
+/** Where the repository is reached: the base URL of /oai and of the served schemas. */
+export interface OaiEndpoint {
+  /** The URL of /oai as the client called it. */
+  baseUrl: string;
+  /** The URL the service's XSDs are served under (/docs/schemas/). */
+  schemasUrl: string;
+}
+
+/** How long a response waits for a commit in progress before answering 503 (the commit-order lock is held for a commit only). */
+const COMMIT_LOCK_WAIT_MS = 5000;
+
+/**
+ * The answer to a request: its XML, chunk by chunk (UTF-8). The commit point
+ * is taken before the answer begins, so a 503 (ServiceUnavailable, a commit
+ * holding the commit-order lock too long) is still an HTTP answer.
+ */
+export async function oaiResponse(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: ParsedRequest, endpoint: OaiEndpoint): Promise<AsyncGenerator<Buffer>> {
+  const point = await deps.db.oai.harvestPoint(COMMIT_LOCK_WAIT_MS);
+  if (point === undefined) throw new ServiceError('ServiceUnavailable', 'a commit is taking long: retry shortly');
+  return respond(deps, parsed, endpoint, point);
+}
+
+async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: ParsedRequest, endpoint: OaiEndpoint, point: HarvestPoint): AsyncGenerator<Buffer> {
+  const opening = (args: Record<string, string> | undefined) => responseOpening(point.responseDate, endpoint.baseUrl, args);
+  if (!parsed.ok) {
+    yield utf8(opening(parsed.arguments) + errorsElement([parsed.error]) + RESPONSE_CLOSING);
+    return;
+  }
+  const { request } = parsed;
+  const error = (oaiError: OaiError) => utf8(opening(parsed.arguments) + errorsElement([oaiError]) + RESPONSE_CLOSING);
+  switch (request.verb) {
+    case 'Identify': {
+      const earliest = await deps.db.oai.earliestDatestamp();
+      const description = { repositoryName: deps.config.OAI_REPOSITORY_NAME, baseUrl: endpoint.baseUrl, adminEmail: deps.config.oaiAdminEmail, earliestDatestamp: earliest ?? point.responseDate };
+      yield utf8(opening(parsed.arguments) + identifyElement(description) + RESPONSE_CLOSING);
+      return;
+    }
+    case 'ListMetadataFormats': {
+      if (request.identifier !== undefined && (await recordNamed(deps, request.identifier, 'none')) === undefined) {
+        yield error(noSuchRecord(request.identifier));
+        return;
+      }
+      const formats = [
+        { metadataPrefix: 'oai_dc', schema: OAI_DC.schema, metadataNamespace: OAI_DC.namespace },
+        { metadataPrefix: 'cam-2025', schema: `${endpoint.schemasUrl}entity-records-2025.xsd`, metadataNamespace: 'http://cam.tacr.cz/2025' },
+      ];
+      yield utf8(opening(parsed.arguments) + metadataFormatsElement(formats) + RESPONSE_CLOSING);
+      return;
+    }
+    case 'ListSets': {
+      const sets = (await deps.db.oai.entityTypes()).filter(hasSet).map((entityType) => ({ setSpec: setOfEntityType(entityType), setName: `Entity type ${entityType}` }));
+      yield utf8(opening(parsed.arguments) + setsElement(sets) + RESPONSE_CLOSING);
+      return;
+    }
+    case 'GetRecord': {
+      const found = await recordNamed(deps, request.identifier, contentOf(request.metadataPrefix));
+      if (found === undefined) {
+        yield error(noSuchRecord(request.identifier));
+        return;
+      }
+      yield utf8(opening(parsed.arguments) + '<GetRecord>');
+      yield recordBytes(deps.config.oaiRepositoryId, found, request.metadataPrefix);
+      yield utf8('</GetRecord>' + RESPONSE_CLOSING);
+      return;
+    }
+    case 'ListIdentifiers':
+    case 'ListRecords':
+      yield* listResponse(deps, request, point, opening(parsed.arguments), error);
+  }
+}
+
+async function* listResponse(
+  deps: Pick<ServiceDeps, 'db' | 'config'>,
+  request: Extract<OaiRequest, { verb: 'ListIdentifiers' | 'ListRecords' }>,
+  point: HarvestPoint,
+  opening: string,
+  error: (oaiError: OaiError) => Buffer,
+): AsyncGenerator<Buffer> {
+  const { query, token } = request;
+  const filter = filterOf(query);
+  // A harvest stays at the commit point of its first page.
+  const commitSeq = token?.commitSeq ?? point.commitSeq;
+  const completeListSize = token?.completeListSize ?? (await deps.db.oai.countRecords(filter, commitSeq));
+  const cursor = token?.cursor ?? 0;
+  const pageSize = deps.config.OAI_PAGE_SIZE;
+  const headersOnly = request.verb === 'ListIdentifiers';
+  const content: HarvestContent = headersOnly ? 'none' : contentOf(query.metadataPrefix);
+  // One more than a page: whether a next page exists is known without counting.
+  const pages = deps.db.oai.records(filter, commitSeq, token?.after ?? '0', pageSize + 1, content);
+  let served = 0;
+  let last: HarvestedRecord | undefined;
+  let more = false;
+  try {
+    for await (const rows of pages) {
+      const chunks: Buffer[] = [];
+      if (served === 0) chunks.push(utf8(`${opening}<${request.verb}>`));
+      for (const row of rows) {
+        if (served === pageSize) {
+          more = true;
+          break;
+        }
+        chunks.push(headersOnly ? utf8(headerElement(headerOf(deps.config.oaiRepositoryId, row))) : recordBytes(deps.config.oaiRepositoryId, row, query.metadataPrefix));
+        served += 1;
+        last = row;
+      }
+      yield chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    }
+  } finally {
+    await pages.return(undefined);
+  }
+  if (served === 0) {
+    yield error(token === undefined ? { code: 'noRecordsMatch', message: 'no record matches these arguments' } : { code: 'badResumptionToken', message: 'the list this token continues has no records left' });
+    return;
+  }
+  const next = more ? encodeResumptionToken({ verb: request.verb, query, commitSeq, after: last!.entityId, completeListSize, cursor: cursor + served }) : undefined;
+  // A list in one page needs no token; a split one ends on an empty token.
+  const tokenElement = more || token !== undefined ? resumptionTokenElement(next, completeListSize, cursor) : '';
+  yield utf8(`${tokenElement}</${request.verb}>${RESPONSE_CLOSING}`);
+}
+
+function filterOf(query: HarvestQuery): HarvestFilter {
+  const filter: HarvestFilter = {};
+  if (query.entityType !== undefined) filter.entityType = query.entityType;
+  if (query.from !== undefined) filter.from = query.from;
+  if (query.until !== undefined) filter.until = query.until;
+  return filter;
+}
+
+function contentOf(prefix: MetadataPrefix): HarvestContent {
+  return prefix === 'cam-2025' ? 'document' : 'record';
+}
+
+async function recordNamed(deps: Pick<ServiceDeps, 'db' | 'config'>, identifier: string, content: HarvestContent): Promise<HarvestedRecord | undefined> {
+  const uuid = entityUuidOf(deps.config.oaiRepositoryId, identifier);
+  return uuid === undefined ? undefined : deps.db.oai.currentRecord(uuid, content);
+}
+
+function noSuchRecord(identifier: string): OaiError {
+  return { code: 'idDoesNotExist', message: `${JSON.stringify(identifier)} names no record of this repository` };
+}
+
+function headerOf(repositoryId: string, row: HarvestedRecord): OaiHeader {
+  const header: OaiHeader = { identifier: oaiIdentifier(repositoryId, row.entityUuid), datestamp: row.datestamp, deleted: row.deleted };
+  if (hasSet(row.entityType)) header.setSpec = setOfEntityType(row.entityType);
+  return header;
+}
+
+/** A record element: the native format from the stored document where there is one (its bytes as stored), else written from the record. */
+function recordBytes(repositoryId: string, row: HarvestedRecord, prefix: MetadataPrefix): Buffer {
+  const header = headerOf(repositoryId, row);
+  if (row.deleted) return utf8(recordElement(header, undefined));
+  if (prefix === 'oai_dc') return utf8(recordElement(header, dublinCore(row.record!)));
+  if (row.documentBytes !== undefined) {
+    const [before, after] = recordElement(header, '\u0000').split('\u0000') as [string, string];
+    return Buffer.concat([utf8(before), Buffer.from(documentElement(row.documentBytes), 'latin1'), utf8(after)]);
+  }
+  return utf8(recordElement(header, documentElement(serializeEntity(row.record!, 'v2'))));
+}
+
+function utf8(text: string): Buffer {
+  return Buffer.from(text, 'utf8');
+}
