@@ -54,7 +54,7 @@ export function parseApiKeys(json: string, source: string): ApiKey[] {
       try {
         addressList(parsed.data.allowFrom);
       } catch (error) {
-        throw new Error(`${label}: allowFrom: ${(error as Error).message}`);
+        throw new Error(`${label}: allowFrom: ${(error as Error).message}`, { cause: error });
       }
     }
     return { ...parsed.data, secret: new RedactedSecret(parsed.data.secret) };
