@@ -106,6 +106,8 @@ const configSchema = z.object({
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
   /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
+  METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
