@@ -13,52 +13,28 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+// Settings grouped by the process that reads them. "Tuning knob" marks a
+// setting that trades throughput against memory or load and has a measured
+// default; the others say what the service does.
+
+/** Every process: where the database, Temporal and the data live, and logging. */
+const everyProcess = {
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.url().default('postgres://localhost:5432/entity_records'),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
+  /** The Temporal dev server `npm start` runs, and the default TEMPORAL_ADDRESS. */
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
-  /**
-   * API processes on PORT (node:cluster): one per core by default. 1 runs the
-   * API as one process without a cluster primary.
-   */
-  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /**
-   * Largest batch body. The API validates and stores a body as it arrives and
-   * the worker applies it in flat memory, so neither grows with this; it
-   * bounds the database and the time of one upload (docs/performance.md).
-   */
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
-  /** Batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
-  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
-  /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
-  UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
-  /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
-  UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
-  /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
-  UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
-  /** Bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
-  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
-  /** Applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
-  WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
-  /**
-   * The lanes this worker process polls: `bulk`, `interactive`, or both
-   * (`bulk,interactive`, the default). `npm start` runs one process of each,
-   * so small batches apply on an event loop no import keeps busy.
-   */
-  WORKER_LANES: z
-    .string()
-    .default('bulk,interactive')
-    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
-    .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  /** The secret of forceKeys (the API's test batches and the worker's applies); default: one generated in DATA_DIR. */
+  FORCE_KEY_SECRET: z.string().min(16).optional(),
+  /** Where export files are written (worker) and served from (API); default DATA_DIR/exports. */
+  EXPORT_DIR: z.string().min(1).optional(),
   /**
    * A batch is small (the interactive lane) when it has at most this many
    * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it
@@ -66,46 +42,75 @@ const configSchema = z.object({
    */
   SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
   SMALL_BATCH_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024),
+};
+
+/** The API processes. */
+const api = {
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * API processes on PORT (node:cluster): one per core by default. 1 runs the
+   * API as one process without a cluster primary.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
+  /**
+   * Tuning knob: answer a plain GET of a current record before Koa's chain
+   * (api/reads/entity-get.ts, about a third less API CPU per GET).
+   * `false` sends it through the chain like every request: the prototype
+   * `node bench/profile-get.ts -- --through-koa` measures.
+   */
+  API_DIRECT_ENTITY_GET: booleanFromEnv.default(true),
+  /** Set by the API's cluster primary for each process it forks, never by an operator: slot 0 sweeps stranded jobs. */
+  API_PROCESS_SLOT: z.coerce.number().int().min(0).optional(),
+  /**
+   * Largest batch body. The API validates and stores a body as it arrives and
+   * the worker applies it in flat memory, so neither grows with this; it
+   * bounds the database and the time of one upload.
+   */
+  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
+  UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
+  /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
+  UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
+  UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
-  FORCE_KEY_SECRET: z.string().min(16).optional(),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
+  UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
-  /** A search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
+  /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
-  /** A FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
+  /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
-  UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
   /**
    * Days the layout of a paged feed range (where each page starts) is kept in
    * PostgreSQL. A page of a range nobody paged within this time costs one
    * pass over the range again, then its next pages cost their own size.
    */
   FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
-  /** Tuning: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
+  /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
   FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
-  EXPORT_DIR: z.string().min(1).optional(),
-  EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
-  /** How often the expiry schedule removes export files past their retention. */
-  EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
+  /** How long an export file is kept (fixed when the export is requested). */
+  EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  /** How often the expiry schedule (created by the API at start) removes export files past their retention. */
+  EXPORT_EXPIRY_EVERY_MINUTES: z.coerce.number().positive().default(5),
   /**
    * How long a v1 POST /batches waits for its result. Below the real client's
    * 60 s read timeout (OkHttp in ELZA), so it gets an answer it can read.
    */
   V1_BATCH_WAIT_SECONDS: z.coerce.number().positive().default(50),
   /**
-   * How long one answer of Temporal about a running batch or export (a
-   * describe) serves every status, detail and result read of that job in this
-   * API process; reads in the same moment share one describe in any case.
-   * Bounds the describes to about 1000 / JOB_STATUS_CACHE_MS per second per
-   * polled job and process, however many clients poll. 0: share only.
+   * Tuning knob: how long one answer of Temporal about a running batch or
+   * export (a describe) serves every status, detail and result read of that
+   * job in this API process; reads in the same moment share one describe in
+   * any case. Bounds the describes to about 1000 / JOB_STATUS_CACHE_MS per
+   * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
-  WORKFLOW_BUNDLE: z.string().min(1).optional(),
-  /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
-  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
   METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
@@ -116,7 +121,7 @@ const configSchema = z.object({
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
-  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions.md). */
+  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions/0053). */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
   /**
    * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
@@ -182,6 +187,18 @@ const configSchema = z.object({
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /**
+   * Who may open the record pages under /global (the links the registry's
+   * client shows): `public` (anyone, limited per source address), `signed-in`
+   * (a person who signed in with one of the service's bearer tokens holding
+   * `read`, or any request with such credentials) or `off` (every /global
+   * path answers 404).
+   */
+  RECORD_PAGES: z.enum(['public', 'signed-in', 'off']).default('signed-in'),
+  /** How long a sign-in to the record pages lasts. */
+  RECORD_PAGES_SESSION_HOURS: z.coerce.number().positive().max(24 * 30).default(8),
+  /** Signs the record pages' session cookies; default: a key derived from the force keys' secret, which every API shares already. */
+  RECORD_PAGES_SESSION_SECRET: z.string().min(16).optional(),
   /** Who may harvest /oai (OAI-PMH): anyone (`public`, limited per address as other anonymous readers), a principal with `read` (`bearer`), or nobody (`off`). */
   OAI_PMH: z.enum(['public', 'bearer', 'off']).default('bearer'),
   /** The repository identifier of OAI identifiers (oai:{id}:{entity uuid}); default PUBLIC_HOST, else localhost. Changing it renames every record for harvesters. */
@@ -197,7 +214,44 @@ const configSchema = z.object({
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
-});
+};
+
+/** The worker processes. */
+const worker = {
+  /** Tuning knob: bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /** Tuning knob: applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
+  WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /**
+   * The lanes this worker process polls: `bulk`, `interactive`, or both
+   * (`bulk,interactive`, the default). `npm start` runs one process of each,
+   * so small batches apply on an event loop no import keeps busy.
+   */
+  WORKER_LANES: z
+    .string()
+    .default('bulk,interactive')
+    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
+    .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
+  /** A prebuilt workflow bundle (`npm start` builds one for both worker processes); default: bundled at start. */
+  WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+};
+
+/** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */
+const measuringAids = {
+  /** Each step of an apply appends one JSON line of wall and CPU time to this file. */
+  APPLY_TIMELINE: z.string().min(1).optional(),
+  /** One line of the worker's memory to stderr every this many milliseconds. */
+  WORKER_MEMORY_LOG_MS: z.coerce.number().int().positive().optional(),
+};
+
+const configSchema = z.object({ ...everyProcess, ...api, ...worker, ...measuringAids });
+
+/** The measuring aids alone, for code that runs inside an activity and is not handed the configuration. */
+export function loadMeasuringAids(env: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<typeof measuringAids>> {
+  return z.object(measuringAids).parse(env);
+}
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
 export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[]; oaiRepositoryId: string; oaiAdminEmail: string };

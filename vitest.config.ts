@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: pure domain tests run without any service; integration tests
+// Two projects: pure domain and engine tests run without any service; integration tests
 // share one Temporal dev server and one fresh PostgreSQL database per run.
 export default defineConfig({
   test: {
@@ -10,7 +10,7 @@ export default defineConfig({
       {
         test: {
           name: 'domain',
-          include: ['test/domain/**/*.test.ts'],
+          include: ['test/domain/**/*.test.ts', 'test/engine/**/*.test.ts'],
         },
       },
       {

@@ -5,6 +5,7 @@ import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
 import { metricsRouter } from './metrics.ts';
+import { recordPagesRouter } from './pages/routes.ts';
 import { authenticate } from './middleware/auth.ts';
 import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
@@ -28,7 +29,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
-  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN), docsRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
+  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
   if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
   // First, so it times everything and sees the status the error handler settled on.
@@ -52,7 +53,9 @@ export function buildApp(deps: AppDeps): Koa {
   // The GET of a current record, where it needs nothing of Koa, is answered before it (api/reads/entity-get.ts):
   // what a middleware above does to that GET, entity-get.ts must do too (test/integration/entity-get-direct.test.ts
   // compares the two answers header for header).
-  const koaCallback = app.callback.bind(app);
-  app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
+  if (deps.config.API_DIRECT_ENTITY_GET) {
+    const koaCallback = app.callback.bind(app);
+    app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
+  }
   return app;
 }

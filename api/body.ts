@@ -94,3 +94,11 @@ function parseJson(bytes: Buffer): unknown {
 function withoutNul(_key: string, value: unknown): unknown {
   return typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
 }
+
+/** A small HTML form's body (application/x-www-form-urlencoded) within `limit` bytes. */
+export async function readFormBody(ctx: Context, limit: number): Promise<URLSearchParams> {
+  if (!ctx.request.is('application/x-www-form-urlencoded')) unsupported(ctx, 'application/x-www-form-urlencoded');
+  const declared = refuseDeclaredOverLimit(ctx, limit);
+  const bytes = await getRawBody(ctx.req, { length: declared, limit });
+  return new URLSearchParams(new TextDecoder('utf-8').decode(bytes));
+}

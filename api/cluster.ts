@@ -13,7 +13,7 @@ import type { Logger } from '../logger.ts';
 const STOP = 'entity-records:stop';
 const METRICS = 'entity-records:metrics';
 /** The slot a process fills (0 … API_PROCESSES − 1); slot 0 sweeps stranded jobs. */
-export const SLOT_VARIABLE = 'API_PROCESS_SLOT';
+const SLOT_VARIABLE = 'API_PROCESS_SLOT';
 
 /** A process that lived this long before it died is restarted at once; quicker deaths back off. */
 const STABLE_AFTER_MS = 10_000;

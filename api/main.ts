@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
-import { runApiCluster, SLOT_VARIABLE } from './cluster.ts';
+import { runApiCluster } from './cluster.ts';
 import { prepareApi, serveApi } from './serve.ts';
 
 // `npm run api`: API_PROCESSES processes on PORT (api/cluster.ts), or with
@@ -10,7 +10,7 @@ import { prepareApi, serveApi } from './serve.ts';
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'api', { flushEveryMs: 200 });
 if (cluster.isWorker) {
-  await serveApi(config, log, { inCluster: true, sweep: process.env[SLOT_VARIABLE] === '0' });
+  await serveApi(config, log, { inCluster: true, sweep: config.API_PROCESS_SLOT === 0 });
 } else {
   try {
     await prepareApi(config, log);

@@ -301,7 +301,7 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
           `export: ${size} entities: ${measured.seconds.toFixed(2)} s (CPU ${measured.cpuSeconds.toFixed(2)} s, of which system ${measured.systemCpuSeconds.toFixed(2)} s), COPY ${result.copySeconds.at(-1)!.toFixed(2)} s, peak RSS ${(measured.peakRssBytes / MB).toFixed(0)} MB\n`,
         );
         if (options.validate && run === 0) {
-          const { validateDocument } = await import('../domain/validation/index.ts');
+          const { validateDocument } = await import('../engine/validation/index.ts');
           const started = performance.now();
           await validateDocument(readFileSync(measured.file), 'v2');
           process.stderr.write(`export: file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
@@ -336,7 +336,7 @@ export async function exportFigures(sizes: number[], runs: number, options: Expo
         unit: 's',
         baseline: median(result.copySeconds),
         baselineName: 'COPY TO',
-        // Issue 19: the export is held to the database's own pace, no more than 1.5× COPY TO of the same records.
+        // The export is held to the database's own pace, no more than 1.5× COPY TO of the same records.
         target: '≤ 1.5× COPY TO',
         met: seconds <= 1.5 * median(result.copySeconds),
         note: `${Math.round(rate)} entities/s, ${(result.bytes / MB).toFixed(0)} MB, exporter CPU ${median(result.exportCpuSeconds).toFixed(1)} s; ${runsNote(result.exportSeconds, 's')}`,

@@ -1,4 +1,4 @@
-// What the change feed's commit order costs (issue 26), on a database of N
+// What the change feed's commit order costs, on a database of N
 // generated entities loaded by the service's own write path, two chunks in
 // flight at once (the load itself is the overlap that deadlocked before):
 //
@@ -8,7 +8,7 @@
 //  - per read: the feed's count and its first page of 50,000 after the
 //    genesis transaction, selected by commit order (a join of transaction
 //    to revision), against the same range selected by seq alone (the query
-//    before issue 26).
+//    before commit order).
 //
 //   npm run bench:feed                  100,000 entities
 //   npm run bench:feed -- --entities 20000 --batches 50

@@ -224,7 +224,7 @@ export async function ingestOnce(entities: number): Promise<IngestRun> {
 }
 
 const TARGET_SECONDS: Record<number, number> = { 10_000: 10, 100_000: 90 };
-/** Ingest time against COPY of the same rows, from 100,000 entities up (issue 22); smaller sizes pay a fixed start. */
+/** Ingest time against COPY of the same rows, from 100,000 entities up; smaller sizes pay a fixed start. */
 const TARGET_COPY_RATIO = 1.4;
 const MB = 2 ** 20;
 

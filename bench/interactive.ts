@@ -1,5 +1,5 @@
 // npm run bench:interactive [-- --entities 100000 --saves 20 --bulk-slots 1 --quick --json FILE]
-// Interactive work beside an import (issue 26): a generated import of
+// Interactive work beside an import: a generated import of
 // `entities` new entities is POSTed to one stack (the worker and the API as
 // `npm start` runs them), and once its apply runs, `saves` one-entity
 // batches are submitted one after another, each polled at

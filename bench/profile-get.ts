@@ -1,4 +1,4 @@
-// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR --database NAME --socket DIR]
+// node bench/profile-get.ts [-- --entities 100000 --duration 10 --ids 2000 --api-processes 1 --out DIR --api-root DIR --database NAME --socket DIR --through-koa]
 //
 // A CPU profile of the API under GET /api/v2/entities/{id} at c=32: the
 // reads database of bench:reads (reused or loaded), a headless Temporal dev
@@ -14,6 +14,10 @@
 // of a reads database changed by hand, for a prototype; migrated, not loaded).
 // --socket DIR: the API connects to PostgreSQL over its unix socket in DIR
 // (/var/run/postgresql) instead of the URL's TCP address.
+// --through-koa: GET entity goes through Koa's middleware chain and router
+// like every request (API_DIRECT_ENTITY_GET=false) instead of being answered
+// before it; run it beside a run without, alternating, to see what the chain
+// costs per GET.
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -165,7 +169,7 @@ function overSocket(url: string, dir: string): string {
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out', 'database', 'socket'] });
+  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out', 'database', 'socket'], flags: ['through-koa'] });
   const seconds = Number(values.duration);
   const database = values.database === undefined ? await readsDatabase(Number(values.entities)) : { url: await openDatabase(values.database), how: `database ${values.database} as it is` };
   process.stderr.write(`profile: ${database.how}\n`);
@@ -186,6 +190,7 @@ if (isScript(import.meta)) {
       DATA_DIR: scratch,
       PORT: String(port),
       API_PROCESSES: values['api-processes'],
+      API_DIRECT_ENTITY_GET: values['through-koa'] ? 'false' : 'true',
       AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -221,7 +226,7 @@ if (isScript(import.meta)) {
       `PostgreSQL ${(((to.user + to.system - from.user - from.system) * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs (${((r.requestsPerSecond * seconds) / Math.max(1, to.transactions - from.transactions)).toFixed(1)} GETs a statement)`;
     const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu, pgFrom: Cpu & { transactions: number }, pgTo: Cpu & { transactions: number }) =>
       `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${pgPerRequest(pgFrom, pgTo, r)}, load generator ${r.clientCpuMicros.toFixed(0)} µs, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; load average ${loadAverage()}\n`);
+    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; ${values['through-koa'] ? 'GET through the Koa chain' : 'GET before the Koa chain'}; load average ${loadAverage()}\n`);
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);

@@ -9,8 +9,8 @@
 // - bytes: its UTF-8 bytes one character a byte (entity.document_bytes), a
 //   one-byte string written as latin1.
 // Prints requests a second and the server's CPU per request (the lean load
-// generator, 16 connections, in this process). docs/decisions.md, "The
-// stored document is held as its UTF-8 bytes".
+// generator, 16 connections, in this process). docs/decisions/0006 says
+// why the stored document is held as its bytes.
 
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';

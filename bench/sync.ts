@@ -12,7 +12,7 @@
 // Each walk starts cold (no kept range layouts), so it includes the one pass
 // that lays its range out. Reported: the walk's time and its ratio to the
 // baseline, page p50/p95, the CPU PostgreSQL's processes spent in the walk
-// (summed from /proc, so the machine's whole server: run it quiet).
+// (from /proc: the whole server's, ended backends included, so run it quiet).
 //
 //   npm run bench:sync                        1,000,000 records (the reads benchmark's database, loaded once and kept)
 //   npm run bench:sync -- --entities 20000    a smaller database of its own
@@ -28,7 +28,11 @@ import { readsDatabase, READS_ENV } from './reads.ts';
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds (user + system) of every process named postgres. */
+/**
+ * CPU seconds (user + system) PostgreSQL's server has spent: its processes'
+ * own, and what the postmaster collected of its children that ended (a
+ * backend that closed meanwhile still counts).
+ */
 function postgresCpuSeconds(): number {
   let ticks = 0;
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
@@ -38,6 +42,9 @@ function postgresCpuSeconds(): number {
       if (name !== 'postgres') continue;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
+      const parent = readFileSync(`/proc/${fields[1]}/stat`, 'utf8');
+      const isPostmaster = parent.slice(parent.indexOf('(') + 1, parent.lastIndexOf(')')) !== 'postgres';
+      if (isPostmaster) ticks += Number(fields[13]) + Number(fields[14]);
     } catch {
       // The process ended meanwhile.
     }

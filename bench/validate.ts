@@ -46,7 +46,7 @@ interface Measurement {
 
 /** Child mode: validate once and report time and this process's peak RSS. */
 async function child(file: string): Promise<void> {
-  const { validateBatchXml } = await import('../domain/validation/index.ts');
+  const { validateBatchXml } = await import('../engine/validation/index.ts');
   // Load the wasm module and compile the schemas first: a running service has done so.
   await validateBatchXml(Buffer.from('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info><sender><id>u</id><name>n</name></sender></info></batchUpdate>'));
   const xml = readFileSync(file);
@@ -89,7 +89,7 @@ function hasXmllint(): boolean {
 const V2 = 'http://cam.tacr.cz/2025';
 const REFUSAL_TARGET_MS = 300;
 
-/** The hostile documents test/domain/validation.test.ts checks the errors of; here, how fast each is refused. */
+/** The hostile documents test/engine/validation.test.ts checks the errors of; here, how fast each is refused. */
 function hostileDocuments(): [string, Uint8Array][] {
   const utf8 = (text: string) => Buffer.from(text);
   const minimal = `<batchUpdate xmlns="${V2}"><info><sender><id>u</id><name>Jana</name></sender></info></batchUpdate>`;
@@ -106,7 +106,7 @@ function hostileDocuments(): [string, Uint8Array][] {
 
 /** The slowest refusal of a hostile document (median of `runs` each), in this process after a warm-up. */
 export async function refusalFigure(runs: number): Promise<Figure> {
-  const { validateBatchXml } = await import('../domain/validation/index.ts');
+  const { validateBatchXml } = await import('../engine/validation/index.ts');
   await validateBatchXml(Buffer.from(`<batchUpdate xmlns="${V2}"><info><sender><id>u</id><name>n</name></sender></info></batchUpdate>`));
   const medians: [string, number][] = [];
   for (const [name, document] of hostileDocuments()) {

@@ -9,9 +9,9 @@ import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
 import { STAGED_SUCCESS_JSONB } from './apply/result-lines.ts';
 
-export type { BatchStatus } from './entities/batch.ts';
+;
 export type { StoredBody } from './batch-bodies.ts';
-export { findLiveBatchWithBody, storeBatch, type BatchUpload, type NewBatch } from './batch-upload.ts';
+export {  storeBatch, type BatchUpload,  } from './batch-upload.ts';
 
 /** A stored batch, its result document included: the entity's columns as plain data. */
 export type BatchRow = Columns<Batch>;
@@ -64,7 +64,7 @@ export class BatchRepository {
    * The batch as a status read needs it: no result document. Every poll of
    * every client runs it, so it is one named prepared statement on the pool,
    * not the EntityManager (whose findOne cost about ten times the CPU per
-   * read, measured: docs/decisions.md).
+   * read, measured: docs/decisions/0073).
    */
   async findState(batchId: string): Promise<BatchState | undefined> {
     const { rows } = await this.#pool.query<BatchState>({ name: 'batch-state-by-id', text: BATCH_STATE_BY_ID, values: [batchId] });
@@ -159,12 +159,6 @@ async function findStranded(pool: pg.Pool, status: 'ACCEPTED' | 'PROCESSING', ol
 
 // SQL on the connection of a transaction that also writes other tables: the
 // EntityManager cannot join a transaction begun on a pg client.
-
-/** The status of a batch as the caller's connection sees it (test batches, which plan in a transaction of their own). */
-export async function findBatchStatus(db: Queryable, batchId: string): Promise<Pick<BatchRow, 'status'> | undefined> {
-  const { rows } = await db.query<Pick<BatchRow, 'status'>>('select status from batch where id = $1', [batchId]);
-  return rows[0];
-}
 
 /** ACCEPTED → PROCESSING in the caller's transaction (the bulk loader applies and ends its batches in one). */
 export async function markProcessing(db: Queryable, batchId: string): Promise<void> {

@@ -9,8 +9,8 @@ const ROWS_PER_READ = 500;
  * count. Stopping early (a client that hangs up) closes the cursor and
  * returns the connection.
  */
-export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ): AsyncGenerator<T> {
-  for await (const page of streamPages<T>(pool, sql, params, rowsPerRead)) yield* page;
+export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T> {
+  for await (const page of streamPages<T>(pool, sql, params, rowsPerRead, inSnapshot)) yield* page;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { EntityRecord } from '../domain/model.ts';
 import { serializeEntity } from '../domain/xml/index.ts';
 
 /** The UTF-8 bytes of a document's text, one character a byte (`latin1`). */
-export function documentBytes(text: string): string {
+function documentBytes(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
 }
 

@@ -42,7 +42,7 @@ export interface ExportRecords {
  * commit-order trigger draws it under a lock held until the commit is
  * visible), so the snapshot holds exactly the transactions up to this one.
  */
-export type SnapshotListener = (upToTransId: string) => void;
+type SnapshotListener = (upToTransId: string) => void;
 
 const LAST_COMMITTED = 'select uuid from transaction where commit_seq is not null order by commit_seq desc limit 1';
 

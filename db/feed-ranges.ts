@@ -72,9 +72,8 @@ export function pageBounds(layout: RangeLayout, offset: number, limit: number): 
  * each record with an entity id in the page's bounds, by entity id. Read by
  * the (entity_id, seq) index when the range's seqs are known exactly and the
  * records are dense in the bounds, else from the range's transactions.
- * `seq + 0`: the seq interval spans the whole range, so it selects nothing
- * by itself; written bare, the planner may walk (seq, entity_id) over every
- * revision of the range for the few ids of the page.
+ * The entity bounds are given for both tables, so that the planner reads
+ * the page's entities as one range instead of probing one per revision.
  */
 export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageBounds, limit: number): { sql: string; params: unknown[] } {
   const select = 'select distinct on (r.entity_id) r.entity_id, e.uuid as entity_uuid, r.rev, r.metadata_rev';
@@ -85,7 +84,8 @@ export function pageQuery(range: CommitRange, layout: RangeLayout, bounds: PageB
     return {
       sql: `${select}
               from revision r join entity e on e.id = r.entity_id
-             where r.entity_id > $1 and r.entity_id <= $2 and (r.seq + 0) between $3 and $4 and r.seq <> all($5::bigint[])
+             where r.entity_id > $1 and r.entity_id <= $2 and e.id > $1 and e.id <= $2
+               and r.seq between $3 and $4 and r.seq <> all($5::bigint[])
              ${order} offset $6 limit $7`,
       params: [bounds.afterId, bounds.upToId, layout.minSeq, layout.maxSeq, layout.gapSeqs, bounds.skip, limit],
     };
@@ -170,17 +170,20 @@ async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number
       ? { sql: `transaction t join revision r on r.seq = t.seq where t.${inRange}`, params: [range.fromCommitSeq, range.toCommitSeq] }
       : { sql: 'revision r where r.seq between $1 and $2 and r.seq <> all($3::bigint[])', params: [lo, hi, gapSeqs] };
   const g = revisionsInRange.params.length + 1;
-  const { rows: anchors } = await db.query<{ entity_id: string; n: string; total: string; revisions: string }>(
-    `select entity_id, n, total, revisions from (
-       select entity_id, row_number() over (order by entity_id) as n, count(*) over () as total, sum(revisions) over () as revisions
+  // Running figures over the records in entity-id order (an ordered index scan, no sort), streamed:
+  // the last record (nothing after it) carries the range's totals.
+  const { rows: anchors } = await db.query<{ entity_id: string; n: string; revisions: string }>(
+    `select entity_id, n, revisions from (
+       select entity_id, row_number() over running as n, sum(revisions) over running as revisions, lead(entity_id) over running is null as last
          from (select r.entity_id, count(*) as revisions from ${revisionsInRange.sql} group by r.entity_id) per_record
+       window running as (order by entity_id rows between unbounded preceding and current row)
      ) numbered
-     where n % $${g} = 0 or n = total order by n`,
+     where n % $${g} = 0 or last order by n`,
     [...revisionsInRange.params, anchorEvery],
   );
   const last = anchors.at(-1);
   return {
-    records: Number(last?.total ?? 0),
+    records: Number(last?.n ?? 0),
     revisions: Number(last?.revisions ?? 0),
     minSeq: lo,
     maxSeq: hi,

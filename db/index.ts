@@ -75,7 +75,7 @@ export async function openDb(databaseUrl: string, options: DbOptions = {}): Prom
 }
 
 /** The data-access layer over an ORM already open (tests that open their own). */
-export async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
+async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   const longReadPool = options.longReads ? longReadPoolBeside(pool, options.longReads, options.pool?.acquireTimeoutMs) : pool;
   return {

@@ -27,8 +27,3 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     await client.end();
   }
 }
-
-/** The pg pool behind the ORM: bulk writes, cursors and explicit transactions use it directly. */
-export async function pgPool(orm: Orm): Promise<pg.Pool> {
-  return orm.em.getConnection().getNativeClient();
-}

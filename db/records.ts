@@ -29,6 +29,30 @@ export interface RecordRepository {
    * of them. One indexed row, whatever the length of the history.
    */
   atRevision(ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined>;
+  /**
+   * One page of a record's revisions, newest first, with how many it has;
+   * undefined when there is no such record. Served by the index on
+   * revision (entity_id, seq).
+   */
+  revisions(ref: EntityRef, page: { offset: number; limit: number }): Promise<RevisionList | undefined>;
+}
+
+/** A revision as a record's history lists it. */
+export interface RevisionSummary {
+  /** The revision's own id (metadataRev). */
+  metadataRev: string;
+  rev: string;
+  prevRev?: string;
+  /** False for a revision that changed metadata only (participants, issues). */
+  contentChanged: boolean;
+  createdAt: string;
+  userName?: string;
+}
+
+export interface RevisionList {
+  entityId: number;
+  total: number;
+  revisions: RevisionSummary[];
 }
 
 /**
@@ -73,6 +97,7 @@ export function recordRepository(pool: pg.Pool): RecordRepository {
     current: (ref) => read<EntityRecord>(ref, false),
     currentDocument: (ref) => read<CurrentForm>(ref, true),
     atRevision: (ref, revisionId) => recordAtRevision(pool, ref, revisionId),
+    revisions: (ref, page) => revisionsOf(pool, ref, page),
   };
 }
 
@@ -176,4 +201,42 @@ async function recordAtRevision(pool: pg.Pool, ref: EntityRef, revisionId: strin
     [ref.entityId ?? ref.entityUuid, revisionId],
   );
   return rows[0]?.snapshot;
+}
+
+interface RevisionRow {
+  entity_id: string;
+  total: string;
+  uuid: string | null;
+  rev: string | null;
+  prev_rev: string | null;
+  content_changed: boolean | null;
+  created_at: Date | null;
+  user_name: string | null;
+}
+
+async function revisionsOf(pool: pg.Pool, ref: EntityRef, page: { offset: number; limit: number }): Promise<RevisionList | undefined> {
+  const entityFilter = ref.entityId !== undefined ? 'id = $1' : 'uuid = $1';
+  // The entity's row even past the last page (a left join), so that a page beyond the end is an empty list, not a missing record.
+  const { rows } = await pool.query<RevisionRow>(
+    `select e.id as entity_id, (select count(*) from revision c where c.entity_id = e.id) as total,
+            r.uuid, r.rev, r.prev_rev, r.content_changed, r.created_at, r.user_name
+       from (select id from entity where ${entityFilter}) e
+       left join lateral (
+         select uuid, rev, prev_rev, content_changed, created_at, user_name, seq from revision
+          where entity_id = e.id order by seq desc, uuid desc offset $2 limit $3
+       ) r on true
+      order by r.seq desc, r.uuid desc`,
+    [ref.entityId ?? ref.entityUuid, page.offset, page.limit],
+  );
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  const revisions = rows.filter((row) => row.uuid !== null).map((row) => ({
+    metadataRev: row.uuid!,
+    rev: row.rev!,
+    ...(row.prev_rev !== null ? { prevRev: row.prev_rev } : {}),
+    contentChanged: row.content_changed!,
+    createdAt: new Date(row.created_at!).toISOString(),
+    ...(row.user_name !== null ? { userName: row.user_name } : {}),
+  }));
+  return { entityId: Number(first.entity_id), total: Number(first.total), revisions };
 }

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Queryable } from './sql.ts';
 
 // The HMAC signature covers host, method, path, query and date, not the body
-// (docs/decisions.md). So a signed request is named here by its key, its
+// (docs/decisions/0053). So a signed request is named here by its key, its
 // signature and the SHA-256 of its body: a true replay repeats all three,
 // while two different requests to one URL in one second share only the first
 // two. The rows live in PostgreSQL, so every API process sees them.

@@ -15,7 +15,7 @@ export const ISSUE_SEVERITIES = ['ERROR', 'WARNING'] as const;
 export type IssueSeverity = (typeof ISSUE_SEVERITIES)[number];
 
 export const ISSUE_RESOLUTIONS = ['IR_ALL_REVISIONS_OK', 'IR_FIX_NEEDED', 'IR_REVISION_OK'] as const;
-export type IssueResolution = (typeof ISSUE_RESOLUTIONS)[number];
+type IssueResolution = (typeof ISSUE_RESOLUTIONS)[number];
 
 /** A reference to a stored entity: by number, by UUID, or both. */
 export interface EntityRef {

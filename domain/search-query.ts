@@ -10,8 +10,7 @@ export const COMPARATORS = ['CT_EQ', 'CT_GT', 'CT_GTE', 'CT_LT', 'CT_LTE', 'CT_S
 export type Comparator = (typeof COMPARATORS)[number];
 
 /** Condition types; the wire accepts them in upper case (v2) and lower case (v1). */
-export const CONDITION_TYPES = ['and', 'or', 'not', 'part', 'index', 'value'] as const;
-export type ConditionType = (typeof CONDITION_TYPES)[number];
+export type ConditionType = 'and' | 'or' | 'not' | 'part' | 'index' | 'value';
 
 /** Part types a `part` condition may name: the stored ones plus PT_PREF_NAME, the preferred PT_NAME part. */
 export const SEARCH_PART_TYPES = [...PART_TYPES, 'PT_PREF_NAME'] as const;
@@ -28,7 +27,7 @@ export type SearchPartType = (typeof SEARCH_PART_TYPES)[number];
  * - entityUuid: the UUID in its lower-case text form.
  */
 export const INDEX_NAMES = ['DISPLAY_NAME', 'SHORT_NAME', 'name', 'prefName', 'description', 'entityId', 'entityUuid'] as const;
-export type IndexName = (typeof INDEX_NAMES)[number];
+type IndexName = (typeof INDEX_NAMES)[number];
 
 /** EXACT: every match, by entityId; FULLTEXT: similar names, best first. */
 export const SEARCH_TYPES = ['EXACT', 'FULLTEXT'] as const;
@@ -36,7 +35,7 @@ export type SearchType = (typeof SEARCH_TYPES)[number];
 
 /** Roles of the `userRoles` filter: the participant roles, and SENDER, who sent the record's current content. */
 export const SEARCH_USER_ROLES = ['EDITOR', 'APPROVER', 'SENDER'] as const;
-export type SearchUserRole = ParticipantRole | 'SENDER';
+type SearchUserRole = ParticipantRole | 'SENDER';
 
 export type Condition =
   | { condType: 'and'; conds: Condition[] }

@@ -15,7 +15,7 @@ export interface SearchValue {
 }
 
 /** The text an item is searched by; items without text (enum, binary) are matched by type/spec only. */
-export function itemSearchText(item: Item): string {
+function itemSearchText(item: Item): string {
   switch (item.kind) {
     case 'string':
     case 'int':

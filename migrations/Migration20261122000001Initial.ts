@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// The data model of DESIGN §3. Revisions are append-only; `entity` holds the
+// The data model. Revisions are append-only; `entity` holds the
 // current form denormalised for fast reads; a transaction's `seq` orders the
 // change feeds.
 export class Migration20261122000001Initial extends Migration {

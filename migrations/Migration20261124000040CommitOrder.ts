@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Overlapping batches (docs/decisions.md, "The change feed is in commit order").
+// Overlapping batches (docs/decisions/0013).
 //
 // 1. transaction.seq is taken when a batch begins writing; two batches that
 //    overlap commit in either order, so a feed bounded by the highest visible

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// What every API process must agree on (DESIGN §11): held here, not in one
+// What every API process must agree on: held here, not in one
 // process's memory, so N processes behave as one.
 //
 //  - replay_guard: one row per signed export start (HMAC key, signature, and

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Batch bodies in chunks (docs/decisions.md, "Uploads stream"). One bytea of
+// Batch bodies in chunks (docs/decisions/0004). One bytea of
 // the whole body capped a batch below PostgreSQL's 1 GB field size (and its
 // hex-encoded COPY line at half that), and needed the whole body at once.
 // The API now streams an upload into batch_body_chunk rows of 1 MiB, by

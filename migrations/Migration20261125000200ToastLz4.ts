@@ -11,7 +11,7 @@ import { Migration } from '@mikro-orm/migrations';
 //
 // A property of the columns, not of the session that writes: every writer,
 // and the ingest benchmark's COPY baseline (freshly migrated tables), store
-// the same way (docs/decisions.md). The body chunks are stored uncompressed
+// the same way (docs/decisions/0007). The body chunks are stored uncompressed
 // already (storage external, Migration20261124000080BodyChunks).
 const COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ['entity', 'record'],

@@ -10,7 +10,7 @@ import { Migration } from '@mikro-orm/migrations';
 // two-byte string. Decoding the driver's UTF-8 into that string, measuring
 // it and encoding it back to UTF-8 for the socket cost a bare HTTP server
 // 20-25 µs a response on the bench machine, about as much as all the rest of
-// its work (docs/performance.md, "Fifth round"). A one-byte string is written
+// its work (docs/decisions/0006). A one-byte string is written
 // as `latin1`, a copy. PostgreSQL sends the column as it is: no conversion
 // per read (converting in the SELECT cost PostgreSQL nearly as much as it
 // saved Node). An ASCII document is the same in both forms, so only

@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
 // own writes, so that the exact total of a search by types and states alone
 // is a sum of a few rows instead of a count of every matching entity (a
 // quarter of 1,000,000 entities: 35 ms of an index-only scan on the bench
-// machine, most of the search's time; docs/performance.md, "Fifth round").
+// machine, most of the search's time; docs/decisions/0069).
 //
 // Rows are deltas, only ever inserted by the writing transaction: +n for
 // the rows a statement inserted, -n/+n for an update that moved rows between

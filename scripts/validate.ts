@@ -7,7 +7,7 @@
 // Exits 2 when the file cannot be read. `entity-records validate FILE` runs the same check.
 
 import { readFile } from 'node:fs/promises';
-import { checkBatchXml } from '../domain/validation/index.ts';
+import { checkBatchXml } from '../engine/validation/index.ts';
 
 async function main(args: string[]): Promise<number> {
   const [file] = args;

@@ -10,7 +10,7 @@ import { startMemoryLog } from './memory-log.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
-const stopMemoryLog = startMemoryLog(process.env.WORKER_MEMORY_LOG_MS === undefined ? undefined : Number(process.env.WORKER_MEMORY_LOG_MS));
+const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
 // The SDK's own logging (workflow bundling, state changes) only matters when
 // it warns, and then goes to the service's log. An activity-only process (the
 // interactive lane) polls no workflow tasks by design: that warning is noise.

@@ -5,7 +5,7 @@ import { RedactedSecret } from '../../secrets.ts';
 import { canonicalParts, formatNdaDate, joinCanonical, ndaSignature, parseNdaDate, type CanonicalParts } from './nda-hmac.ts';
 import { PERMISSIONS, type Permission, type Principal } from './tokens.ts';
 
-export const MIN_SECRET_LENGTH = 32;
+const MIN_SECRET_LENGTH = 32;
 
 const apiKeyEntrySchema = z.strictObject({
   name: z.string().min(1),
@@ -82,7 +82,7 @@ export interface SignedRequest {
   clientAddress: string;
 }
 
-export interface VerifiedSignature {
+interface VerifiedSignature {
   principal: Principal;
   keyId: string;
   /** The signature as presented (without padding), for the replay guard. */
@@ -99,7 +99,7 @@ export interface VerifiedSignature {
  */
 export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'SignatureMismatch';
 
-export interface SignatureRefusal {
+interface SignatureRefusal {
   reason: SignatureRefusalReason;
   /** For the server's log only: what a SignatureMismatch really was. */
   why?: 'UnknownKeyId' | 'AddressNotAllowed' | 'WrongSignature';

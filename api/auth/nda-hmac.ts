@@ -1,7 +1,7 @@
 import { createHmac, type KeyObject } from 'node:crypto';
 
 // The request signature of the registry's real client (ELZA's ApiClientCam, an
-// OkHttp interceptor; docs/decisions.md quotes it). Pure: the API verifies
+// OkHttp interceptor; docs/decisions/0049 quotes it). Pure: the API verifies
 // with it and the CLI signs with it, so both build the same canonical string.
 
 export const NDA_HMAC_SCHEME = 'NDA-HMAC-SHA256';
@@ -116,7 +116,7 @@ export function hostnameOf(hostHeader: string): string | undefined {
  * bytes, a '%' without two hex digits stays as it is, and the bytes are read
  * as UTF-8 (malformed sequences become U+FFFD).
  */
-export function percentDecode(text: string, plusIsSpace: boolean): string {
+function percentDecode(text: string, plusIsSpace: boolean): string {
   if (!text.includes('%') && !(plusIsSpace && text.includes('+'))) return text;
   const bytes: number[] = [];
   for (let index = 0; index < text.length; ) {

@@ -50,6 +50,11 @@ export class TokenRegistry {
     return this.#tokens.length;
   }
 
+  /** Each token's SHA-256 with its principal: what a session cookie names a token by (api/pages/session.ts), never the token. */
+  digests(): ReadonlyArray<{ sha256: Buffer; principal: Principal }> {
+    return this.#tokens.map(({ sha256: digest, principal }) => ({ sha256: Buffer.from(digest), principal }));
+  }
+
   authenticate(token: string): Principal | undefined {
     const presented = sha256(token);
     let found: Principal | undefined;

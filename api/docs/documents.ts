@@ -15,7 +15,7 @@ const CONFIGURED_MAXIMUM = 'x-configured-maximum';
 
 export type OpenApiDocument = Record<string, unknown>;
 
-export function openApiPath(version: ApiVersion): URL {
+function openApiPath(version: ApiVersion): URL {
   return new URL(`../../openapi/${version}.yaml`, import.meta.url);
 }
 

@@ -1,11 +1,13 @@
+import { V1 } from '../../domain/xml/vocabulary-v1.ts';
+import { V2 } from '../../domain/xml/vocabulary-v2.ts';
 import type { ApiVersion } from './documents.ts';
 
 // The HTML of /docs. Static text only (nothing from the request is echoed),
 // and no inline script, so the pages run under a CSP that allows 'self' alone.
 
 const VERSIONS: ReadonlyArray<{ version: ApiVersion; label: string; xsd: string; namespace: string }> = [
-  { version: 'v2', label: 'v2 (current)', xsd: 'entity-records-2025.xsd', namespace: 'http://cam.tacr.cz/2025' },
-  { version: 'v1', label: 'v1 (legacy)', xsd: 'entity-records-2019.xsd', namespace: 'http://cam.tacr.cz/2019' },
+  { version: 'v2', label: 'v2 (current)', xsd: 'entity-records-2025.xsd', namespace: V2.namespace },
+  { version: 'v1', label: 'v1 (legacy)', xsd: 'entity-records-2019.xsd', namespace: V1.namespace },
 ];
 
 /** The file names served under /docs/schemas/, one per API version. */

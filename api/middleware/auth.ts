@@ -85,7 +85,7 @@ export function credentialChecker(tokens: TokenRegistry | 'disabled', config: Au
  * Resolves the request's credentials to a principal on ctx.state: a bearer
  * token, or an NDA-HMAC-SHA256 signature of an API key. Public paths pass
  * without either. A refusal is a 401 that says which check failed, never
- * with a secret (docs/decisions.md).
+ * with a secret (docs/decisions/0050).
  */
 export function authenticate(deps: Pick<AppDeps, 'tokens' | 'config' | 'db'>): Middleware {
   const { tokens, config } = deps;

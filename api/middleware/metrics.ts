@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { Histogram } from 'prom-client';
 import type { HttpLabel } from '../../metrics/api.ts';
 
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * Observes every request's duration until its response is sent (or the

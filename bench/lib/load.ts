@@ -73,7 +73,7 @@ const ROUND_TRIP_SAMPLE = 200;
  * reader and must equal what the generator made: the rest is then what the
  * worker would have read too.
  */
-export async function chunkCommands(index: number, size: number, options: Pick<LoadOptions, 'seed' | 'entityTypes'> = {}): Promise<{ commands: ChangeCommand[]; header: BatchHeader }> {
+async function chunkCommands(index: number, size: number, options: Pick<LoadOptions, 'seed' | 'entityTypes'> = {}): Promise<{ commands: ChangeCommand[]; header: BatchHeader }> {
   const types = options.entityTypes ?? DEFAULT_ENTITY_TYPES;
   const commands = [
     ...generateCreates(size, {

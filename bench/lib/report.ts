@@ -14,7 +14,7 @@ export interface Figure {
 }
 
 /** (max - min) / median of repeated measurements; 0 for a single one. */
-export function spread(values: number[]): number {
+function spread(values: number[]): number {
   if (values.length < 2) return 0;
   return (Math.max(...values) - Math.min(...values)) / median(values);
 }

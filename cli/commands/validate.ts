@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkBatchXml } from '../../domain/validation/index.ts';
+import { checkBatchXml } from '../../engine/validation/index.ts';
 import { readInputFile } from '../arguments.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { printResult } from '../output.ts';

@@ -10,7 +10,7 @@ import type { BatchRevisionResult } from '../../domain/model.ts';
 import { encodeCopyLoad, type CopyLoad } from '../copy.ts';
 
 /** The temporary table of the staged lines (dropped at the end of the transaction). */
-export const STAGED_LINES = 'apply_result_line';
+const STAGED_LINES = 'apply_result_line';
 
 const COLUMNS = ['seq', 'local_id', 'entity_id', 'entity_uuid', 'rev', 'metadata_rev'];
 

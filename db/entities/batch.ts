@@ -1,8 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { BatchResult } from '../../domain/model.ts';
 
-export const BATCH_STATUSES = ['ACCEPTED', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
-export type BatchStatus = (typeof BATCH_STATUSES)[number];
+export type BatchStatus = 'ACCEPTED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
 export const BatchSchema = defineEntity({
   name: 'Batch',

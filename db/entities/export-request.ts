@@ -1,7 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
-export const EXPORT_STATUSES = ['ACCEPTED', 'RUNNING', 'COMPLETED', 'FAILED', 'EXPIRED'] as const;
-export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+export type ExportStatus = 'ACCEPTED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
 export type ExportKind = 'snapshot' | 'revisions';
 
 export const ExportRequestSchema = defineEntity({

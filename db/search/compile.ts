@@ -20,7 +20,7 @@ export interface SqlQuery {
 }
 
 /** Which search rows a condition looks at, and how it compares their text. */
-export interface RowTest {
+interface RowTest {
   kind: 'item' | 'name';
   preferred?: boolean;
   partType?: string;
@@ -481,7 +481,7 @@ function userFilter(query: SearchQuery, params: Params): string | undefined {
 }
 
 /** The search_user_role keys a user filter (other than `user` alone) asks for: '' when it names only a role. */
-export function userKeys(query: SearchQuery): string[] {
+function userKeys(query: SearchQuery): string[] {
   const keys: string[] = [];
   if (query.userUuid !== undefined) keys.push(searchUserKey('uuid', query.userUuid));
   if (query.userName !== undefined) keys.push(searchUserKey('name', query.userName));

@@ -15,6 +15,8 @@ export interface SearchRepository {
    * and the search then fails with SearchCancelled.
    */
   inSnapshot<T>(statementTimeoutMs: number, read: (snapshot: SearchSnapshot) => Promise<T>): Promise<T>;
+  /** The entity types some record has now, in order: from the counts by type and state (entity_count), a few rows. */
+  entityTypes(): Promise<string[]>;
 }
 
 export interface SearchSnapshot {
@@ -28,13 +30,13 @@ export interface SearchSnapshot {
   lookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): Promise<MatchedValue[]>;
 }
 
-export interface SearchHit {
+interface SearchHit {
   entity: FoundEntity;
   /** FULLTEXT: the name most similar to the text. */
   bestName?: { value: string; partType?: PartType };
 }
 
-export interface MatchedValue {
+interface MatchedValue {
   entityId: number;
   value: string;
   partType: PartType;
@@ -70,6 +72,10 @@ interface LookupRow {
 export function searchRepository(pool: pg.Pool): SearchRepository {
   return {
     compile: compileSearch,
+    async entityTypes() {
+      const { rows } = await pool.query<{ entity_type: string }>('select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type');
+      return rows.map((row) => row.entity_type);
+    },
     async inSnapshot(statementTimeoutMs, read) {
       try {
         return await inTransaction(pool, async (client) => {

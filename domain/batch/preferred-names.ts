@@ -1,60 +1,30 @@
-// The PreferredNameExists warning, a second pure step: planBatch cannot see
-// which stored entities hold a name, so the caller queries the holders of the
-// keys this step asks for and passes them back in.
+// The PreferredNameExists warning, a second pure step: the planner cannot see
+// which stored entities hold a name, so the caller stages each final record's
+// name entry, finds the stored holders of the keys that need them and passes
+// them back in.
 
 import { BATCH_ISSUE_CODES, type EntityIssues, type EntityRecord, type Issue, type PartRef } from '../model.ts';
 import { normalizeForSearch, preferredName, preferredNamePart } from '../text.ts';
-import { hasSeverity, IssueLog, partRefOf, toIssue } from './issues.ts';
-import { ByteColumn, NumberColumn, TextColumn, UuidColumn } from './columns.ts';
+import { IssueLog, partRefOf, toIssue } from './issues.ts';
 import { isActive } from './state-rules.ts';
-import type { BatchPlan, PlannedRecord } from './types.ts';
+import type { PlannedRecord } from './types.ts';
 
-export interface PreferredNameKey {
-  localId: string;
-  entityId: number;
-  entityType: string;
-  /** normalizeForSearch of the display form of the preferred name. */
-  normalizedName: string;
-}
-
-/**
- * entityIds of stored entities whose current preferred name has this key.
- * The caller's query must leave out entities in ERS_INVALID or ERS_REPLACED:
- * they hold no name.
- */
-export type NameHolders = (entityType: string, normalizedName: string) => readonly number[];
-
-/** Between the entity type and the normalised name in a name key (nameKeys()). */
+/** Between the entity type and the normalised name in a name key (keyString). */
 export const NAME_KEY_SEPARATOR = '\u0001';
 
-function keyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
+/** The name key of a record with an active, non-empty preferred name. */
+export function nameKeyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
   if (!isActive(record.state)) return undefined;
   const normalizedName = normalizeForSearch(preferredName(record));
   return normalizedName === '' ? undefined : { entityType: record.entityType, normalizedName };
 }
 
 /** A name's key: the separator is a character no XML document holds, so the key splits back into its two parts. */
-const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
-const splitKey = (key: string) => key.split(NAME_KEY_SEPARATOR) as [string, string];
-
-/**
- * A flat copy of a string built by concatenation. V8 keeps a concatenation
- * of 13 characters or more as a rope over its pieces (here: the record's
- * entity type and item values), which would all stay alive with the key and
- * display name kept for every named record of a large batch.
- */
-function flat(text: string): string {
-  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8');
-}
-
-/** Keys to check: records that are new, or whose type, preferred name or activity changed. */
-export function preferredNameKeys(plan: BatchPlan): PreferredNameKey[] {
-  const check = new PreferredNameCheck();
-  return plan.records.flatMap((record) => check.add(record) ?? []);
-}
+export const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
+export const splitKey = (key: string) => key.split(NAME_KEY_SEPARATOR) as [string, string];
 
 /** What a warning names of a record with an active name. */
-interface NamedRecord {
+export interface NamedRecord {
   /** keyString(entityType, normalizedName): the entity type is read back from it. */
   key: string;
   localId: string;
@@ -63,150 +33,6 @@ interface NamedRecord {
   displayName: string;
   partType?: PartRef['type'];
   partUuid?: string;
-}
-
-/** In a record's flags: it is new; its name is checked against the stored holders; the rest, its part type's code (PART_TYPE_SHIFT). */
-const IS_NEW = 1;
-const CHECKED = 2;
-const PART_TYPE_SHIFT = 2;
-
-/**
- * The PreferredNameExists check over a batch planned group by group: each
- * record is added once it is final, keeping a few values of it; the caller
- * asks who holds the keys to check (keys()); warnings() then judges the batch.
- * A batch of 300,000 creates keeps one named record for each until the end
- * (docs/performance.md, worker memory): kept in columns, not as objects, the
- * key and localId strings alone on the heap (the localId is the survey's),
- * the display name and part UUID as bytes outside it.
- */
-export class PreferredNameCheck {
-  /** Every record with an active name, by key: its index (one record), or several when they share it. */
-  readonly #byKey = new Map<string, number | number[]>();
-  readonly #keys: string[] = [];
-  readonly #localIds: string[] = [];
-  readonly #entityIds = new NumberColumn();
-  readonly #flags = new ByteColumn();
-  readonly #displayNames = new TextColumn();
-  readonly #partUuids = new UuidColumn();
-  /** Part types by their code - 1 (a handful: the name part's type). */
-  readonly #partTypes: PartRef['type'][] = [];
-  /** Records whose name is checked, in the order they were added. */
-  readonly #checked = new NumberColumn();
-
-  /** Remembers a final record; returns its key when its name must be checked against the stored holders. */
-  add(record: PlannedRecord): PreferredNameKey | undefined {
-    const index = this.#remember(record);
-    if (index === undefined) return undefined;
-    const [entityType, normalizedName] = splitKey(this.#keys[index]!);
-    return { localId: this.#localIds[index]!, entityId: this.#entityIds.get(index), entityType, normalizedName };
-  }
-
-  /**
-   * add() without building the key it returns: what a large apply calls,
-   * asking for the checked keys once at the end (keys()).
-   */
-  addRecord(record: PlannedRecord): void {
-    this.#remember(record);
-  }
-
-  /** The distinct keys to check against the stored holders: entity type and normalised name. */
-  keys(): { entityType: string; normalizedName: string }[] {
-    return this.nameKeys().map((key) => {
-      const [entityType, normalizedName] = splitKey(key);
-      return { entityType, normalizedName };
-    });
-  }
-
-  /**
-   * keys() as the strings the check holds anyway, entity type and normalised
-   * name joined by NAME_KEY_SEPARATOR: what a large apply asks for, without
-   * building two strings and an object for each of its names. In the order
-   * their first checked record was added.
-   */
-  nameKeys(): string[] {
-    const keys: string[] = [];
-    for (let at = 0; at < this.#checked.length; at += 1) {
-      const index = this.#checked.get(at);
-      const key = this.#keys[index]!;
-      const sharing = this.#byKey.get(key)!;
-      // Once per key: at its first checked record (a record shares its key with earlier ones only when they are alike).
-      if (typeof sharing === 'number' || sharing.find((other) => (this.#flags.get(other) & CHECKED) !== 0) === index) keys.push(key);
-    }
-    return keys;
-  }
-
-  #remember(record: PlannedRecord): number | undefined {
-    const after = keyOf(record.after);
-    if (after === undefined) return undefined;
-    const key = flat(keyString(after.entityType, after.normalizedName));
-    const part = preferredNamePart(record.after);
-    const index = this.#keys.length;
-    this.#keys.push(key);
-    this.#localIds.push(record.localId);
-    this.#entityIds.set(index, record.after.entityId);
-    this.#displayNames.push(preferredName(record.after));
-    let flags = record.isNew ? IS_NEW : 0;
-    let partUuid: string | undefined;
-    if (part !== undefined) {
-      const partRef = partRefOf(part.type, part.partUuid);
-      let code = this.#partTypes.indexOf(partRef.type) + 1;
-      if (code === 0) code = this.#partTypes.push(partRef.type);
-      flags |= code << PART_TYPE_SHIFT;
-      partUuid = partRef.partUuid;
-    }
-    this.#partUuids.set(index, partUuid);
-    const sharing = this.#byKey.get(key);
-    if (sharing === undefined) this.#byKey.set(key, index);
-    else if (Array.isArray(sharing)) sharing.push(index);
-    else this.#byKey.set(key, [sharing, index]);
-    const before = record.before === undefined ? undefined : keyOf(record.before);
-    const checked = before === undefined || before.entityType !== after.entityType || before.normalizedName !== after.normalizedName;
-    this.#flags.set(index, checked ? flags | CHECKED : flags);
-    if (!checked) return undefined;
-    this.#checked.push(index);
-    return index;
-  }
-
-  #named(index: number): NamedRecord {
-    const flags = this.#flags.get(index);
-    const named: NamedRecord = {
-      key: this.#keys[index]!,
-      localId: this.#localIds[index]!,
-      entityId: this.#entityIds.get(index),
-      isNew: (flags & IS_NEW) !== 0,
-      displayName: this.#displayNames.get(index),
-    };
-    const code = flags >> PART_TYPE_SHIFT;
-    if (code !== 0) {
-      named.partType = this.#partTypes[code - 1]!;
-      const partUuid = this.#partUuids.get(index);
-      if (partUuid !== undefined) named.partUuid = partUuid;
-    }
-    return named;
-  }
-
-  /**
-   * A PreferredNameExists warning for every checked record whose name is
-   * also held by another entity: a stored holder that the batch does not
-   * move off the name (isPlanned: the batch's own entities, whose planned
-   * form decides), or another record of the batch.
-   */
-  warnings(holders: NameHolders, isPlanned: (entityId: number) => boolean, newUuid: () => string): EntityIssues[] {
-    const log = new IssueLog();
-    for (let at = 0; at < this.#checked.length; at += 1) {
-      const index = this.#checked.get(at);
-      const key = this.#keys[index]!;
-      const entityId = this.#entityIds.get(index);
-      const [entityType, normalizedName] = splitKey(key);
-      // Holders reflect the database before the batch; for entities of the batch their planned form decides.
-      const stored = [...new Set(holders(entityType, normalizedName))].filter((holder) => !isPlanned(holder)).sort((x, y) => x - y);
-      const sharing = this.#byKey.get(key);
-      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter((other) => this.#entityIds.get(other) !== entityId);
-      if (stored.length === 0 && inBatch.length === 0) continue;
-      log.add(this.#localIds[index]!, [nameWarning(this.#named(index), stored, inBatch.map((other) => this.#named(other)), newUuid)]);
-    }
-    return log.groups();
-  }
 }
 
 /**
@@ -221,11 +47,11 @@ export interface NameEntry extends NamedRecord {
   checked: boolean;
 }
 
-/** The name entry of a final record, or undefined when it holds no active name (as PreferredNameCheck.add decides). */
+/** The name entry of a final record, or undefined when it holds no active name. */
 export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
-  const after = keyOf(record.after);
+  const after = nameKeyOf(record.after);
   if (after === undefined) return undefined;
-  const before = record.before === undefined ? undefined : keyOf(record.before);
+  const before = record.before === undefined ? undefined : nameKeyOf(record.before);
   const entry: NameEntry = {
     key: keyString(after.entityType, after.normalizedName),
     localId: record.localId,
@@ -244,11 +70,12 @@ export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
 }
 
 /**
- * PreferredNameCheck.warnings over staged entries: `entries` in the order
- * the records were added, and for every key among them all the entries of
- * that key (a key no other entry shares needs only its checked entries);
- * `holders` the stored holders of a checked key. The same warnings, in the
- * same order, as the check holding every record would give.
+ * A PreferredNameExists warning for every checked entry whose name is also
+ * held by another entity: a stored holder the batch does not move off the
+ * name, or another record of the batch. `entries` in the order the records
+ * were planned, and for every key among them all the entries of that key (a
+ * key no other entry shares needs only its checked entries); `holders` the
+ * stored holders of a checked key.
  */
 export function stagedNameWarnings(
   entries: readonly NameEntry[],
@@ -274,26 +101,8 @@ export function stagedNameWarnings(
   return log.groups();
 }
 
-/**
- * Adds a PreferredNameExists warning to every checked record whose name is
- * also held by another entity: a stored holder that this batch does not move
- * off the name, or another record of this batch.
- */
-export function addPreferredNameWarnings(plan: BatchPlan, holders: NameHolders, newUuid: () => string): BatchPlan {
-  const check = new PreferredNameCheck();
-  const planned = new Set<number>();
-  for (const record of plan.records) {
-    check.add(record);
-    planned.add(record.after.entityId);
-  }
-  const log = new IssueLog(plan.issues);
-  for (const group of check.warnings(holders, (entityId) => planned.has(entityId), newUuid)) log.add(group.localId, group.issues);
-  const issues = log.groups();
-  return { ...plan, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
-}
-
 /** Batch records are named by localId (new ones have per-attempt ids), stored holders by entityId: see the force key. */
-function nameWarning(record: NamedRecord, stored: number[], inBatch: NamedRecord[], newUuid: () => string): Issue {
+export function nameWarning(record: NamedRecord, stored: number[], inBatch: NamedRecord[], newUuid: () => string): Issue {
   const others = [
     ...stored.map((entityId) => `entity ${entityId}`),
     ...inBatch.map((other) => (other.isNew ? `the entity created as localId ${other.localId}` : `entity ${other.entityId}`)),

@@ -17,7 +17,7 @@ export function refMatches(ref: EntityRef, entity: ResolvedRef): boolean {
   );
 }
 
-export function storedTarget(ref: ResolvedRef): EntityTarget {
+function storedTarget(ref: ResolvedRef): EntityTarget {
   return { kind: 'stored', ref: { entityId: ref.entityId, entityUuid: ref.entityUuid } };
 }
 

@@ -18,7 +18,7 @@ export const STATE_TRANSITIONS: Readonly<Record<EntityState, readonly EntityStat
 };
 
 /** States whose entities hold no preferred name and should not be pointed at. */
-export const INACTIVE_STATES: ReadonlySet<EntityState> = new Set(['ERS_INVALID', 'ERS_REPLACED']);
+const INACTIVE_STATES: ReadonlySet<EntityState> = new Set(['ERS_INVALID', 'ERS_REPLACED']);
 
 export function isActive(state: EntityState): boolean {
   return !INACTIVE_STATES.has(state);

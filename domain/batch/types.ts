@@ -15,7 +15,7 @@ export interface ResolvedRef {
 
 /**
  * What the caller preloaded from the database before planning (see
- * `batchLookups` for what to load). Lookups take a partial ref; when a ref
+ * `BatchSurvey.lookups()` for what to load). Lookups take a partial ref; when a ref
  * carries both identifiers the planner itself checks that they name one entity.
  */
 export interface BatchWorld {
@@ -30,7 +30,7 @@ export interface BatchWorld {
 /** The impure inputs, injected so that planning is deterministic under test. */
 export interface PlanEnv {
   newUuid(): string;
-  /** Next numeric entityId; the caller pre-allocates one per create (see `batchLookups().createCount`). */
+  /** Next numeric entityId; the caller pre-allocates one per create (see `BatchSurvey.lookups().createCount`). */
   allocateEntityId(): number;
   /** ISO timestamp of the batch: revision createdAt and issue `from`. */
   now: string;

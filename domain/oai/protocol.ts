@@ -3,20 +3,18 @@
 
 import { decodeResumptionToken, type HarvestQuery, type ResumptionToken } from './token.ts';
 
-export const OAI_VERBS = ['Identify', 'ListMetadataFormats', 'ListSets', 'ListIdentifiers', 'ListRecords', 'GetRecord'] as const;
-export type OaiVerb = (typeof OAI_VERBS)[number];
+const OAI_VERBS = ['Identify', 'ListMetadataFormats', 'ListSets', 'ListIdentifiers', 'ListRecords', 'GetRecord'] as const;
+type OaiVerb = (typeof OAI_VERBS)[number];
 
-export const OAI_ERROR_CODES = [
-  'badArgument',
-  'badResumptionToken',
-  'badVerb',
-  'cannotDisseminateFormat',
-  'idDoesNotExist',
-  'noRecordsMatch',
-  'noMetadataFormats',
-  'noSetHierarchy',
-] as const;
-export type OaiErrorCode = (typeof OAI_ERROR_CODES)[number];
+type OaiErrorCode =
+  | 'badArgument'
+  | 'badResumptionToken'
+  | 'badVerb'
+  | 'cannotDisseminateFormat'
+  | 'idDoesNotExist'
+  | 'noRecordsMatch'
+  | 'noMetadataFormats'
+  | 'noSetHierarchy';
 
 export interface OaiError {
   code: OaiErrorCode;
@@ -24,7 +22,7 @@ export interface OaiError {
 }
 
 /** The formats every record is disseminated in (metadataPrefix). */
-export const METADATA_PREFIXES = ['oai_dc', 'cam-2025'] as const;
+const METADATA_PREFIXES = ['oai_dc', 'cam-2025'] as const;
 export type MetadataPrefix = (typeof METADATA_PREFIXES)[number];
 
 /** A request the protocol accepts, with its arguments checked. */
@@ -162,11 +160,6 @@ export function utcDatestamp(value: string, bound: 'from' | 'until'): Date | nul
   if (instant.getUTCFullYear() !== year || instant.getUTCMonth() !== month - 1 || instant.getUTCDate() !== date || hours > 23 || minutes > 59 || seconds > 59) return null;
   if (day && bound === 'until') return new Date(instant.getTime() + 86_399_000);
   return instant;
-}
-
-/** Whole seconds in UTC, the repository's granularity: 2026-11-27T16:03:02Z. */
-export function datestamp(instant: Date): string {
-  return instant.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The set of one entity type. */

@@ -8,7 +8,7 @@ export type AttributeValue = string | number | boolean | undefined;
 /** Name/value pairs in output order; undefined values are left out. */
 export type Attributes = ReadonlyArray<readonly [string, AttributeValue]>;
 
-export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
+const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
 function formatValue(value: string | number | boolean): string {
   return typeof value === 'string' ? value : String(value);

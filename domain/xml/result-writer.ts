@@ -9,7 +9,7 @@ import { V2_META } from './vocabulary-v2.ts';
 import { revisionRefAttributes } from './write-items.ts';
 import { writeIssue } from './write-metadata.ts';
 
-export const V1_ERROR_TYPES = ['ET_DUPLICATED_UUID', 'ET_ERROR', 'ET_OTHER_REV', 'ET_PREF_NAME_EXIST'] as const;
+const V1_ERROR_TYPES = ['ET_DUPLICATED_UUID', 'ET_ERROR', 'ET_OTHER_REV', 'ET_PREF_NAME_EXIST'] as const;
 export type V1ErrorType = (typeof V1_ERROR_TYPES)[number];
 
 const V1_ERROR_TYPE_BY_CODE: ReadonlyMap<string, V1ErrorType> = new Map<string, V1ErrorType>([

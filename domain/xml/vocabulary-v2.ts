@@ -1,7 +1,7 @@
 // Interface v2 (namespace of the 2025 schema) with the public schema's names:
 // parts and entityRecordRevisions, which the real clients read (the
-// specification's spellings parst and entityReocrdRevisions: docs/decisions.md).
-// The spec's parst is still accepted on input.
+// older spellings parst and entityReocrdRevisions: docs/decisions/0040).
+// parst is still accepted on input.
 
 import type { Vocabulary } from './vocabulary-shape.ts';
 

@@ -91,7 +91,7 @@ export function writeTarget(out: Markup, target: EntityTarget, storedName: strin
   else out.leaf(localName, target.localId);
 }
 
-export function writeItem(out: Markup, item: Item, vocab: Vocabulary): void {
+function writeItem(out: Markup, item: Item, vocab: Vocabulary): void {
   const names = vocab.item;
   const attributes = itemRefAttributes(item, vocab);
   switch (item.kind) {

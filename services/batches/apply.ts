@@ -1,17 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BatchPlanner,
-  BatchSurvey,
-  computeForceKey,
-  createGroupedWorld,
-  forceKeyMatches,
-  nameEntryOf,
-  stagedNameWarnings,
-  type NameEntry,
-  type PlannedRecord,
-} from '../../domain/batch/index.ts';
+import { computeForceKey, forceKeyMatches, nameEntryOf, stagedNameWarnings, type NameEntry, type PlannedRecord } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
-import { refOf } from '../../domain/batch/survey.ts';
+import { BatchPlanner, BatchSurvey, createGroupedWorld, refOf, scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../engine/batch/index.ts';
 import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
 import type { CopyLoad } from '../../db/copy.ts';
 import {
@@ -24,12 +14,11 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
-import { scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../domain/xml/batch-survey-scan.ts';
 import type { ApplyTimeline } from './apply-timeline.ts';
 import { newUuid } from './uuids.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
-export type ApplyPhase = 'read' | 'plan' | 'write';
+type ApplyPhase = 'read' | 'plan' | 'write';
 
 export interface ApplyRequest {
   batchId: string;
@@ -69,7 +58,7 @@ export interface CommandSource {
   survey?(sink: SurveySink, onChunk: () => Promise<void>): Promise<SurveyScanSummary | undefined>;
 }
 
-export interface AppliedBatch {
+interface AppliedBatch {
   outcome: BatchResult['outcome'];
   /**
    * The result document as objects; a success's revisions are read back
@@ -91,7 +80,7 @@ export type AppliedResult = AppliedBatch & ({ resultJson(): Iterable<string> } |
  * group's commands, records and COPY rows (two groups are alive at once: one
  * being planned, one being written) stay a few tens of MB.
  */
-export const GROUP_SIZE = 1000;
+const GROUP_SIZE = 1000;
 
 /** A stored XML body, read from its start for each pass. */
 export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {
@@ -134,7 +123,7 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * Locks and claims are taken in that order (records, UUIDs, names, and at
  * COMMIT the commit order's lock), each kind sorted, so overlapping batches
  * wait for each other and never deadlock; batches that share none of these
- * wait only for each other's commit record (docs/decisions.md).
+ * wait only for each other's commit record (docs/decisions/0015-one-global-lock-order-and-write-claims.md).
  *
  * Records are written before the batch is judged whole, under a savepoint:
  * an error anywhere (or a warning without force) rolls the savepoint back,

@@ -16,7 +16,7 @@ import { startBatchRun, type BatchRun } from './workflow.ts';
 //   history was lost) is started again: nothing of it was committed.
 
 /** How old a job must be before it counts as stranded: far beyond the milliseconds from commit to start. */
-export const STRANDED_AFTER_SECONDS = 60;
+const STRANDED_AFTER_SECONDS = 60;
 const SWEEP_EVERY_MS = 60_000;
 const JOBS_PER_SWEEP = 100;
 

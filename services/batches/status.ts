@@ -3,7 +3,7 @@ import type { BatchRow, BatchState } from '../../db/batches.ts';
 import type { ServiceDeps } from '../deps.ts';
 
 /** The real registry's RequestProcessState, shared by batches and exports. */
-export type RequestProcessState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
+type RequestProcessState = 'PENDING' | 'PROCESSING' | 'FINISHED' | 'ERROR';
 
 /** Exactly what the real client's BatchUpdateStatus / ExportRequestStatus models hold: no other field. */
 export interface ProcessStatus {

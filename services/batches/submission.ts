@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
 import type { XmlVersion } from '../../domain/model.ts';
-import { BatchValidator, type ValidatedBatch } from '../../domain/validation/index.ts';
+import { BatchValidator, type ValidatedBatch } from '../../engine/validation/index.ts';
 import { describeJobWorkflow } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 

@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readdir, rename, unlink, type FileHandle } from 'no
 import type { Readable } from 'node:stream';
 import { basename, join, resolve } from 'node:path';
 
-// The export store (DESIGN §7): finished files under a key, shared by the
+// The export store: finished files under a key, shared by the
 // workers that write them and the APIs that serve them. This one is a
 // directory (a shared volume in a multi-machine setup); object storage would
 // implement the same small interface.
@@ -35,7 +35,7 @@ export interface StoredFile {
   close(): Promise<void>;
 }
 
-export function exportFileKey(id: string): string {
+function exportFileKey(id: string): string {
   return `${id}.xml`;
 }
 

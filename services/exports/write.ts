@@ -15,7 +15,7 @@ import type { ExportRow } from '../../db/exports.ts';
 
 export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'requestedIds' | 'fromSeq'>;
 
-export interface ExportProgress {
+interface ExportProgress {
   entitiesWritten: number;
   bytes: number;
 }

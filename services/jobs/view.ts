@@ -6,7 +6,7 @@ import type { ExportState } from '../../db/exports.ts';
 import { effectiveStatus } from '../exports/status.ts';
 import { workflowReads, type WorkflowAnswer } from './workflow-reads.ts';
 
-// One truth for a job (DESIGN §10): while its workflow is open, what Temporal
+// One truth for a job: while its workflow is open, what Temporal
 // says (the workflow's status, the pending activity's attempt, last failure
 // and heartbeat progress); once the row says the job ended, after the
 // namespace retention, or while Temporal cannot be reached, the row. What

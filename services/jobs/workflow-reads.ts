@@ -12,7 +12,7 @@ import { temporalReachability } from './reachability.ts';
 // Describes of one job are thus at least an interval apart, however many
 // clients poll it. A cache per API process and Temporal client, of answers
 // Temporal gives anyway: each process asks on its own, and nothing here is
-// job state (the row and the workflow stay the truth; DESIGN §7).
+// job state (the row and the workflow stay the truth).
 //
 // Entries expire; the map holds at most the jobs read within the last two
 // intervals (and never more than MAX_ENTRIES), so memory does not grow with

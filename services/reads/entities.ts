@@ -1,7 +1,7 @@
-import type { CurrentForm, RecordRepository } from '../../db/records.ts';
+import type { CurrentForm, RecordRepository, RevisionList, RevisionSummary } from '../../db/records.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 
-export type { CurrentForm };
+export type { CurrentForm, RevisionList, RevisionSummary };
 
 // GET of one record. The reads of one event-loop turn share one statement
 // (db/records.ts): the hot path of the service, so nothing is added here.
@@ -19,4 +19,9 @@ export function findCurrentDocument(records: RecordRepository, ref: EntityRef): 
 /** The record as of one of its revisions (its rev or metadataRev); undefined when it has no such revision. */
 export function findRecordAtRevision(records: RecordRepository, ref: EntityRef, revisionId: string): Promise<EntityRecord | undefined> {
   return records.atRevision(ref, revisionId);
+}
+
+/** One page of a record's revisions, newest first (page from 1); undefined when there is no such record. */
+export function listRevisions(records: RecordRepository, ref: EntityRef, page: number, pageSize: number): Promise<RevisionList | undefined> {
+  return records.revisions(ref, { offset: (page - 1) * pageSize, limit: pageSize });
 }

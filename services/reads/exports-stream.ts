@@ -10,7 +10,7 @@ import { requireTransaction } from './updates.ts';
 // services/exports/write.ts.)
 
 /** The records of streamCurrentRecordPages one at a time. */
-export async function* streamCurrentRecords(records: ExportRecords, refs: readonly EntityRef[]): AsyncGenerator<EntityRecord> {
+async function* streamCurrentRecords(records: ExportRecords, refs: readonly EntityRef[]): AsyncGenerator<EntityRecord> {
   for await (const page of records.currentRecordPages(refs)) yield* page;
 }
 

@@ -21,7 +21,7 @@ import type { Condition, SearchQuery } from '../../domain/search-query.ts';
 //    to no name was priced twice one similar to 6,741).
 
 /** Fewest characters of a needle matched inside values: the trigram index needs three. */
-export const MIN_INFIX_LENGTH = 3;
+const MIN_INFIX_LENGTH = 3;
 
 /** The 400 of a search refused as too broad, with the reason and the way to narrow it. */
 export function tooBroad(reason: string, properties: Record<string, string | number> = {}): ServiceError {

@@ -26,7 +26,7 @@ export interface SearchLimits {
   maxFulltextNames?: number;
 }
 
-export const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
+const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
 
 /**
  * One page of the entities a validated query finds, with the total count.

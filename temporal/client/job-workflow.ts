@@ -9,7 +9,7 @@ import proto from '@temporalio/proto';
 
 const ActivityState = proto.temporal.api.enums.v1.PendingActivityState;
 
-export type PendingActivityState = 'SCHEDULED' | 'STARTED' | 'CANCEL_REQUESTED' | 'PAUSED' | 'PAUSE_REQUESTED' | 'UNSPECIFIED';
+type PendingActivityState = 'SCHEDULED' | 'STARTED' | 'CANCEL_REQUESTED' | 'PAUSED' | 'PAUSE_REQUESTED' | 'UNSPECIFIED';
 
 export interface PendingJobActivity {
   activityId: string;
@@ -100,7 +100,7 @@ function decode(payload: proto.temporal.api.common.v1.IPayload): unknown {
   }
 }
 
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TemporalUnreachable(`${what} took longer than ${ms} ms`)), ms);
@@ -112,7 +112,7 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
-export class TemporalUnreachable extends Error {}
+class TemporalUnreachable extends Error {}
 
 /** The address of a workflow run in the Temporal Web UI. */
 export function workflowUiUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId?: string): string {

@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { directoryExportStore, exportFileKey } from '../../services/exports/files.ts';
+import { directoryExportStore } from '../../services/exports/files.ts';
+
+const exportFileKey = (id: string) => `${id}.xml`;
 
 // Export files hold whole registries: private to the service's user, and
 // never reached through a symbolic link planted in the directory.

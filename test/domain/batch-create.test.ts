@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planBatch } from '../../domain/batch/index.ts';
+import { planBatch } from '../support/batch-planning.ts';
 import type { Item, Part } from '../../domain/model.ts';
 import { allIssues, codes, create, NOW, namePart, storedRecord, str, summary, testEnv, updateLocal, USER, world } from './batch-fixtures.ts';
 

@@ -2,7 +2,9 @@
 
 import { expect } from 'vitest';
 
-import { createBatchWorld, type BatchPlan, type EntitySummary, type LoadedWorld, type PlanEnv } from '../../domain/batch/index.ts';
+import type { BatchPlan, EntitySummary, PlanEnv } from '../../domain/batch/index.ts';
+import type { LoadedWorld } from '../../engine/batch/index.ts';
+import { createBatchWorld } from '../support/batch-planning.ts';
 import type {
   CreateEntityCommand,
   EntityRecord,

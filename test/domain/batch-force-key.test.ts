@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeForceKey, forceKeyMatches, planBatch } from '../../domain/batch/index.ts';
+import { computeForceKey, forceKeyMatches } from '../../domain/batch/index.ts';
+import { planBatch } from '../support/batch-planning.ts';
 import type { EntityIssues, Part } from '../../domain/model.ts';
 import { create, namePart, summary, testEnv, world } from './batch-fixtures.ts';
 

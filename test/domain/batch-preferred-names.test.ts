@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { addPreferredNameWarnings, NAME_KEY_SEPARATOR, nameEntryOf, planBatch, PreferredNameCheck, preferredNameKeys, stagedNameWarnings, type NameHolders } from '../../domain/batch/index.ts';
+import { NAME_KEY_SEPARATOR, nameEntryOf, stagedNameWarnings } from '../../domain/batch/index.ts';
+import { planBatch } from '../support/batch-planning.ts';
+import { addPreferredNameWarnings, PreferredNameCheck, preferredNameKeys, type NameHolders } from '../support/preferred-name-check.ts';
 import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
 
 const noHolders: NameHolders = () => [];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planBatch, STATE_TRANSITIONS } from '../../domain/batch/index.ts';
+import { STATE_TRANSITIONS } from '../../domain/batch/index.ts';
+import { planBatch } from '../support/batch-planning.ts';
 import { ENTITY_STATES, type EntityState, type Part, type RecordChange } from '../../domain/model.ts';
 import { allIssues, codes, create, expectOnlyWarning, namePart, storedRecord, summary, testEnv, updateLocal, updateStored, world } from './batch-fixtures.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planBatch, type BatchPlan } from '../../domain/batch/index.ts';
+import type { BatchPlan } from '../../domain/batch/index.ts';
+import { planBatch } from '../support/batch-planning.ts';
 import type { EntityRecord, Participant, RecordChange, RecordIssue } from '../../domain/model.ts';
 import { allIssues, bodyPart, codes, NOW, namePart, storedRecord, str, testEnv, updateLocal, updateStored, USER, world } from './batch-fixtures.ts';
 

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkBatchXml } from '../../domain/validation/index.ts';
+import { checkBatchXml } from '../../engine/validation/index.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
 const EXAMPLES = new URL('../../examples/', import.meta.url);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/generate.ts';
 import { ITEM_KINDS, PART_TYPES, type EntityRecord, type Item, type ItemKind, type Part, type UserInfo, type XmlVersion } from '../../domain/model.ts';
 import { byteStringElementWriter, entityElementWriter, v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
-import { serializeEntity, serializeEntityByMarkup, serializeEntityElement, writeEntities } from '../../domain/xml/entity-writer.ts';
+import { serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
+import { serializeEntityByMarkup, serializeEntityElement } from '../support/markup-entity-writer.ts';
 import { collect, sampleRecord, uuid } from '../fixtures/xml/support.ts';
 
 // The snapshot export writes entities with the compiled writer; the Markup

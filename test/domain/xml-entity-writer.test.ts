@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityRecord } from '../../domain/model.ts';
-import { readEntity } from '../../domain/xml/entity-reader.ts';
-import { partsInOutputOrder, serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
+import { readEntity } from '../support/entity-reader.ts';
+import { partsInOutputOrder } from '../../domain/xml/compiled-entity-writer.ts';
+import { serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
 import { asV1Record, collect, sampleRecord } from '../fixtures/xml/support.ts';
 
 async function* records(count: number): AsyncGenerator<EntityRecord> {

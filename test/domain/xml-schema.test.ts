@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityRecord, RevisionChanges, XmlVersion } from '../../domain/model.ts';
-import { validateDocument } from '../../domain/validation/index.ts';
+import { validateDocument } from '../../engine/validation/index.ts';
 import { serializeBatch } from '../../domain/xml/batch-writer.ts';
 import { serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
 import { serializeQueryResult } from '../../domain/xml/query-writer.ts';

@@ -1,5 +1,5 @@
 // `npm run api` with API_PROCESSES=2: two processes of a cluster behind one
-// port behave as one (DESIGN §11; shared-guards.test.ts does the same for two
+// port behave as one (shared-guards.test.ts does the same for two
 // separate APIs), an API process that dies is replaced while the other keeps
 // serving, /metrics counts both, and SIGTERM stops them all. Each request
 // goes on a connection of its own, which the cluster's primary hands to the

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_MEANINGS } from '../../cli/errors.ts';
-import { validateDocument } from '../../domain/validation/index.ts';
+import { validateDocument } from '../../engine/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';

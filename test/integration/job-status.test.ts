@@ -278,7 +278,7 @@ describe('job status against the real service', () => {
       await eventually(async () => ((await json(`/api/v2/export/status/${id}`)).state === 'ERROR' ? true : undefined));
       expect((await harness.db.exports.find(id))?.status).toBe('RUNNING');
       const download = await harness.api(`/api/v2/export/download/${id}`, { as: 'export' });
-      // A failed export has no file: 409 with the failure (docs/decisions.md), never "still running, poll its status".
+      // A failed export has no file: 409 with the failure (docs/decisions/0030), never "still running, poll its status".
       const problem = (await download.json()) as { detail: string };
       expect(download.status).toBe(409);
       expect(problem.detail).toContain('FAILED');

@@ -13,7 +13,7 @@ import { batchXml, create, namePart } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 
-// Small work has its own lane (DESIGN §11): a small batch's activities run on
+// Small work has its own lane: a small batch's activities run on
 // a task queue of their own, with slots of their own in every worker, so a
 // save is applied while an import holds every bulk slot. The lane is chosen
 // from the batch's size when it is submitted.

@@ -214,7 +214,8 @@ describe('a harvest across commits', () => {
     expect(byId.get(oaiId(novak.entityUuid))!.metadata).not.toContain('Nowak');
     expect(byId.get(oaiId(dvorak.entityUuid))!.deleted).toBe(false);
     expect(byId.get(oaiId(orchestra.entityUuid))!.deleted).toBe(false);
-    if (PUBLIC_SCHEMAS_PRESENT) for (const item of first.items) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
+    // Records deleted before this harvest (replaced or invalid ones other test files left in the run's database) are headers without metadata.
+    if (PUBLIC_SCHEMAS_PRESENT) for (const item of first.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
 
     // Harvest 2, from harvest 1's first responseDate.
     const second = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&from=${first.firstResponseDate}`);

@@ -10,7 +10,7 @@ import { applyBatch } from '../support/apply.ts';
 import { create, update } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
-// Issue 29 item 5: user filters read search_user_role; searches too broad to
+// User filters read search_user_role; searches too broad to
 // answer in about a second are refused with a 400 that says why (v2 and v1);
 // a search statement that runs past SEARCH_STATEMENT_TIMEOUT_MS answers 503.
 // The harness refuses every exact total (SEARCH_MAX_COUNT_COST below any

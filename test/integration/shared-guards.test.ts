@@ -1,4 +1,4 @@
-// Two API processes on one database behave as one (DESIGN §11): the replay
+// Two API processes on one database behave as one: the replay
 // guard and the submission rate limit live in PostgreSQL. Process A is the
 // harness's app in this process; process B is `api/main.ts` as a child
 // process, as production runs it, on the same database and Temporal queue.

@@ -1,4 +1,4 @@
-// Streamed uploads (issue 28): a batch body is validated and stored as it
+// Streamed uploads: a batch body is validated and stored as it
 // arrives. A body of several slices and chunks is accepted and applied; one
 // found invalid late, or cut off by its client, leaves nothing behind; and
 // the API stays healthy. Bodies are sent chunked, from the generator.

@@ -5,7 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
-import { validateDocument } from '../../domain/validation/index.ts';
+import { validateDocument } from '../../engine/validation/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';

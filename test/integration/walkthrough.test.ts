@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
-import { validateDocument } from '../../domain/validation/index.ts';
+import { validateDocument } from '../../engine/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { eventually } from '../support/poll.ts';
 import { PASTED_SECTIONS, readmeSection, recordingScript, shellCommands, type ReadmeCommand } from '../support/readme-commands.ts';

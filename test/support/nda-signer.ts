@@ -1,6 +1,6 @@
 // A second, independent implementation of the real client's request
 // signature, written from ELZA's ApiClientCam and OkHttp's HttpUrl
-// (docs/decisions.md): tests sign with this one, never with the service's own
+// (docs/decisions/0049): tests sign with this one, never with the service's own
 // api/auth/nda-hmac.ts, so that a mistake there cannot hide behind itself.
 import { createHmac } from 'node:crypto';
 

@@ -2,10 +2,10 @@
 // source distribution (taken once into .venv/share/ by the project's own
 // venv script, never at request time), and a check of responses against it.
 import { pathToFileURL } from 'node:url';
-import { loadEngine, type LoadedEngine } from '../../domain/validation/libxml2.ts';
+import { loadEngine, type LoadedEngine } from '../../engine/validation/libxml2.ts';
 import { ensureVenvSdistFile } from '../../scripts/lib/venv.ts';
 
-export const PYOAI_VERSION = '2.5.0';
+const PYOAI_VERSION = '2.5.0';
 
 let engine: Promise<LoadedEngine> | undefined;
 

@@ -5,7 +5,7 @@ import type { OpenApiDocument } from '../../api/docs/documents.ts';
 
 type Node = Record<string, unknown>;
 
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface DocumentOperation<Operation = Node, Parameter = Node> {
   /** Upper case: `GET`. */

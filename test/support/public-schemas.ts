@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { XmlVersion } from '../../domain/model.ts';
-import { loadEngine, type LoadedEngine } from '../../domain/validation/libxml2.ts';
+import { loadEngine, type LoadedEngine } from '../../engine/validation/libxml2.ts';
 
 /** The folder of the real registry's documents (the XSDs here, the v2 OpenAPI in real-client.ts). */
 export const REFERENCE = process.env.REFERENCE_DIR ? pathToFileURL(`${process.env.REFERENCE_DIR.replace(/\/$/, '')}/`) : new URL('../../../shared/reference/', import.meta.url);

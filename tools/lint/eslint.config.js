@@ -52,7 +52,7 @@ export default tseslint.config(
     },
   },
   {
-    // The domain is plain TypeScript: no database, workflow engine or HTTP, nothing from the layers above it.
+    // The domain holds the rules; the machinery that runs them at scale lives in engine/, which the rules never need.
     basePath: ROOT,
     files: ['domain/**/*.ts'],
     rules: {
@@ -61,7 +61,23 @@ export default tseslint.config(
         {
           patterns: [
             { group: INFRASTRUCTURE, message: 'domain/ stays free of infrastructure' },
-            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/', message: 'domain/ imports nothing from the layers above it' },
+            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/', message: 'domain/ imports nothing from the engine or the layers above it' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The engine (memory machinery: survey, planner, columns, sliced validation) is pure like the domain and may use it; nothing above.
+    basePath: ROOT,
+    files: ['engine/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: INFRASTRUCTURE, message: 'engine/ stays free of infrastructure' },
+            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/', message: 'engine/ imports only the domain and itself' },
           ],
         },
       ],

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { validateDocument } from '../../../domain/validation/index.ts';
+import { validateDocument } from '../../../engine/validation/index.ts';
 import type { ExportStatus } from './client.ts';
 import { countElements } from './data.ts';
 import { check, type ScenarioContext } from './scenario.ts';

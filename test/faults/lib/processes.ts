@@ -87,7 +87,7 @@ export async function killHolder(stack: Pick<Stack, 'worker' | 'killWorker'>, ex
 }
 
 /** The heartbeat timeout (15 s) and the retry's backoff bound when the other worker takes a job over. */
-export const TAKEOVER_WITHIN_S = 30;
+const TAKEOVER_WITHIN_S = 30;
 
 /**
  * After the worker running job `jobId` was killed at `killedAt`: waits until

@@ -49,7 +49,7 @@ export interface ScenarioOutcome {
 export const activeCleanups = new Set<() => Promise<void>>();
 
 /** A failed check; inside a pollUntil probe it stops the polling at once. */
-export class AssertionFailed extends GiveUp {}
+class AssertionFailed extends GiveUp {}
 
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionFailed(message);
@@ -108,7 +108,7 @@ const MAX_SCALE = 4;
  * as large, up to MAX_SCALE: on a fast machine the job grows until the fault
  * lands inside it, rather than the scenario passing without its fault.
  */
-export async function withJobsBigEnough(context: Pick<ScenarioContext, 'log' | 'figures'>, run: (scale: number) => Promise<void>): Promise<void> {
+async function withJobsBigEnough(context: Pick<ScenarioContext, 'log' | 'figures'>, run: (scale: number) => Promise<void>): Promise<void> {
   for (let scale = 1; ; scale *= 2) {
     try {
       await run(scale);
