@@ -3,15 +3,12 @@ import type { Config } from '../config.ts';
 import { openDb, type Db, type DbOptions } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 
-/** Opens the database handle ServiceDeps carry: for the entry points above services/ (api/serve.ts), which import nothing from db/. */
-export { openDb } from '../db/index.ts';
-
-/** The database as an API process holds it: its pool sizes, the acquire timeout, and long reads on a bounded pool of their own. */
+/** The database as an API process holds it (for api/serve.ts, which imports nothing from db/): its pool sizes, the acquire timeout, and long reads on a bounded pool of their own. */
 export function openApiDb(config: Config): Promise<Db> {
   return openDb(config.DATABASE_URL, apiDbOptions(config));
 }
 
-export function apiDbOptions(config: Config): DbOptions {
+function apiDbOptions(config: Config): DbOptions {
   return {
     pool: { size: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS },
     longReads: { connections: config.LONG_READ_CONNECTIONS, statementTimeoutMs: config.LONG_READ_STATEMENT_TIMEOUT_MS, idleInTransactionTimeoutMs: config.LONG_READ_IDLE_TIMEOUT_MS },

@@ -12,7 +12,7 @@ export interface Principal {
 }
 
 /** Configured plain tokens shorter than this are refused at start. */
-export const MIN_TOKEN_LENGTH = 32;
+const MIN_TOKEN_LENGTH = 32;
 
 const tokenEntrySchema = z
   .object({

@@ -18,7 +18,7 @@ interface Operation {
 type Parameter = { in?: string; name?: string; $ref?: string };
 
 /** The operations of both documents with the query parameters each defines. */
-export function documentedOperations(documents: Record<string, OpenApiDocument> = Object.fromEntries(API_VERSIONS.map((version) => [version, readOpenApiDocument(version)]))): Operation[] {
+function documentedOperations(documents: Record<string, OpenApiDocument> = Object.fromEntries(API_VERSIONS.map((version) => [version, readOpenApiDocument(version)]))): Operation[] {
   const operations: Operation[] = [];
   for (const [version, document] of Object.entries(documents)) {
     const components = ((document.components as { parameters?: Record<string, Parameter> } | undefined)?.parameters ?? {}) as Record<string, Parameter>;

@@ -6,7 +6,7 @@ import { connectionsAvailable } from '../../db/connection-limits.ts';
 // host, above PostgreSQL's default of 100. Checked once at start, with a
 // message that says what to change, instead of failing under load later.
 
-export class ConnectionBudgetError extends Error {}
+class ConnectionBudgetError extends Error {}
 
 /** The connections this API may open (API_PROCESSES × both pools); throws when the database cannot accept them. */
 export async function checkConnectionBudget(config: Config): Promise<{ needed: number; available: number }> {
