@@ -4,7 +4,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
 COPY . .
-ENV NODE_ENV=production
+# The workflow bundle is built once, here: workers load it (WORKFLOW_BUNDLE)
+# instead of running webpack at every start, and every worker of a release
+# runs the very same workflow code.
+RUN node scripts/bundle-workflows.ts /app/workflow-bundle.js
+ENV NODE_ENV=production WORKFLOW_BUNDLE=/app/workflow-bundle.js
 # Mount points the node user writes: named volumes start with the image's owner.
 RUN mkdir -p /data /exports && chown node:node /data /exports
 USER node

@@ -27,6 +27,17 @@ const everyProcess = {
   /** The Temporal dev server `npm start` runs, and the default TEMPORAL_ADDRESS. */
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  // TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key.
+  TEMPORAL_TLS: booleanFromEnv.default(false),
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  // OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  // An API key for Temporal Cloud, or a file holding one (a mounted secret).
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -35,6 +46,8 @@ const everyProcess = {
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   /** Where export files are written (worker) and served from (API); default DATA_DIR/exports. */
   EXPORT_DIR: z.string().min(1).optional(),
+  // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
+  RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
   /**
    * A batch is small (the interactive lane) when it has at most this many
    * changes and at most SMALL_BATCH_MAX_BYTES of body; both are known when it
@@ -214,6 +227,8 @@ const api = {
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
+  /** A batch's apply, queueing behind other imports and every retry included, fails for good after this (set in its workflow's input when it starts). */
+  BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
 };
 
 /** The worker processes. */
@@ -234,8 +249,17 @@ const worker = {
     .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
   /** A prebuilt workflow bundle (`npm start` builds one for both worker processes); default: bundled at start. */
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
-  /** Serves the worker's own GET /metrics on this port (at HOST) when set. */
+  /** Serves the worker's own GET /metrics (and the Temporal SDK's runtime metrics) on this port (at HOST) when set. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /**
+   * How long a stopping worker lets its running activities finish before it
+   * cancels them (they roll back and are retried elsewhere). Size it to the
+   * longest apply: about 100 s for 100,000 entities, 12 minutes for a 1 GiB
+   * batch on the reference machine.
+   */
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
+  /** How long a batch's stored body is kept after the batch ended; its result and revisions stay for good. */
+  BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
 };
 
 /** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */
@@ -263,6 +287,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const { API_KEYS, ...values } = parsed.data;
+  if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
+    throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   return {
     ...values,

@@ -5,6 +5,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { ApplyTimeline } from '../services/batches/apply-timeline.ts';
+import { deterministicSqlFailure, isDeterministicSqlError } from './sql-errors.ts';
 import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
 
 export interface BatchActivityDeps {
@@ -13,9 +14,14 @@ export interface BatchActivityDeps {
   forceKeySecret: string;
   /** Asks Temporal whether an attempt may still commit (job-control.ts). */
   checkAttempt: CheckAttempt;
+  /** How long a batch's body is kept after the batch ended (BATCH_BODY_RETENTION_DAYS). */
+  bodyRetentionDays?: number;
   /** Test seam: called after each written step, inside the open transaction (a throw there aborts it; a promise holds the step). */
   afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
 }
+
+const DEFAULT_BODY_RETENTION_DAYS = 30;
+const BODIES_PER_STEP = 200;
 
 export function createBatchActivities(deps: BatchActivityDeps): BatchActivities {
   return {
@@ -85,6 +91,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       } catch (error) {
         // The API validated this body; a body that no longer reads is not worth retrying.
         if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
+        if (isDeterministicSqlError(error, attempt) && !context.cancellationSignal.aborted) throw deterministicSqlFailure(error, `batch ${batchId} cannot be applied`);
         throw await recordStop(batchId, context, error);
       } finally {
         heartbeat.stop();
@@ -94,6 +101,20 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
     /** Records a batch as FAILED when applying it failed for good (not on a rule: those are results). */
     async markBatchFailed(batchId: string, reason: string): Promise<void> {
       await deps.db.batches.fail(batchId, reason);
+    },
+
+    /** Housekeeping, run by the expiry workflow: bodies of batches ended past their retention go, a few hundred at a time. */
+    async removeExpiredBatchBodies(): Promise<number> {
+      const days = deps.bodyRetentionDays ?? DEFAULT_BODY_RETENTION_DAYS;
+      let removed = 0;
+      for (;;) {
+        const step = await deps.db.batches.removeEndedBodies(days, BODIES_PER_STEP);
+        removed += step;
+        if (step < BODIES_PER_STEP) break;
+        Context.current().heartbeat(removed);
+      }
+      if (removed > 0) deps.log.info({ removed, retentionDays: days }, 'removed the bodies of batches ended past their retention');
+      return removed;
     },
   };
 

@@ -31,7 +31,7 @@ export type AttemptStanding =
   | { wanted: true }
   /** The operator cancelled or terminated the workflow, or it closed otherwise: the job ends in the error state. */
   | { wanted: false; ending: 'cancelled' | 'terminated' | 'closed'; reason: string }
-  /** A newer run (a reset) or a newer attempt owns the job now: step aside, record nothing. */
+  /** A newer run (a reset) or a newer attempt owns the job now, or its workflow is gone for the sweep to repair: step aside, record nothing. */
   | { wanted: false; ending: 'superseded'; reason: string };
 
 export type CheckAttempt = (info: Info) => Promise<AttemptStanding>;
@@ -47,7 +47,9 @@ export function checkAttemptWith(client: Client): CheckAttempt {
     const { workflowId, runId } = info.workflowExecution;
     // A busy server may take a while; failing here only costs a retry of the attempt, so wait longer than a status read does.
     const latest = await describeJobWorkflow(client, workflowId, { timeoutMs: 15_000 });
-    if (!latest) return { wanted: false, ending: 'terminated', reason: `its workflow ${workflowId} no longer exists in Temporal` };
+    // Not terminated: gone (its history lost with Temporal's state, or past the namespace's retention). The
+    // job is not over: record nothing, and the recovery sweep starts a batch's workflow again (an export's it ends).
+    if (!latest) return { wanted: false, ending: 'superseded', reason: `its workflow ${workflowId} no longer exists in Temporal; the recovery sweep takes the job up` };
     if (latest.runId !== runId) {
       return { wanted: false, ending: 'superseded', reason: `workflow ${workflowId} was reset or started again (run ${latest.runId})` };
     }

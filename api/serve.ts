@@ -3,28 +3,34 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
-import { sweepStrandedJobs } from '../services/batches/recovery.ts';
-import { checkConnectionBudget } from '../services/limits/connections.ts';
+import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
 import { openApiDb } from '../services/deps.ts';
-import { registerSearchAttributes } from '../temporal/client/register.ts';
-import { ensureExpirySchedule } from '../temporal/client/schedules.ts';
+import { checkConnectionBudget } from '../services/limits/connections.ts';
+import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 import { clusterMetrics, onStopRequest } from './cluster.ts';
+import { startTracing } from '../metrics/tracing.ts';
+
+/** How long a start waits for Temporal before it serves without it. */
+const PREPARE_TIMEOUT_MS = 10_000;
 
 /**
  * What is done once per start, however many API processes serve: the search
  * attributes and the expiry schedule in Temporal, and the admin token
- * generated (and announced) on a first start without AUTH_TOKENS.
+ * generated (and announced) on a first start without AUTH_TOKENS. Temporal
+ * away does not stop the start: the APIs serve what PostgreSQL answers, and
+ * the recovery sweep creates what is missing once Temporal answers.
  */
 export async function prepareApi(config: Config, log: Logger): Promise<void> {
   const connections = await checkConnectionBudget(config);
   if (connections.needed > connections.available / 2) log.warn(connections, 'the API alone may use more than half of the database connections; the workers and other API machines need theirs');
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   try {
-    await registerSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-    await ensureExpirySchedule(temporal, { taskQueue: config.TEMPORAL_TASK_QUEUE, everyMs: config.EXPORT_EXPIRY_EVERY_MINUTES * 60_000 });
+    await temporal.withDeadline(Date.now() + PREPARE_TIMEOUT_MS, () => ensureTemporalSetup({ config, temporal }));
+  } catch (error) {
+    log.warn({ err: error, temporal: config.temporalAddress }, 'Temporal does not answer: serving without it; batches submitted meanwhile start once it does');
   } finally {
     await connection.close();
   }
@@ -48,8 +54,10 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   };
   if (options.inCluster) onStopRequest(() => stop());
   const db = await openApiDb(config);
-  const connection = await Connection.connect({ address: config.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
+  const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
+  const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
   const app = buildApp({ config, db, temporal, log, tokens, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
   const server = app.listen(config.PORT, config.HOST);
@@ -71,6 +79,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   if (stopAsked) stop();
   await runUntilSignalled(() => once(server, 'close').then(() => undefined), stop);
   stopSweeping();
+  await tracing?.shutdown();
   await connection.close();
   await db.close();
   // The channel to the primary would keep this process alive.

@@ -4,6 +4,8 @@ import { CliError, EXIT } from './errors.ts';
 
 export interface ClientOptions {
   url: string;
+  /** Where the URL came from, for the hint when nothing answers there. */
+  urlFrom?: 'default' | 'env' | 'cli';
   token?: string;
   /** Signs every request as the registry's client does, instead of sending a token. */
   key?: { keyId: string; secret: string };
@@ -41,7 +43,7 @@ export function apiClient(options: ClientOptions): ApiClient {
     try {
       response = await fetch(url, { ...init, headers });
     } catch (error) {
-      throw new CliError(EXIT.server, `cannot reach ${baseUrl}: ${networkReason(error)}`);
+      throw new CliError(EXIT.server, `cannot reach ${baseUrl}: ${networkReason(error)}\n${unreachableHint(options.urlFrom)}`);
     }
     if (response.ok) return response;
     throw await problemError(init.method ?? 'GET', path, response, failures);
@@ -81,6 +83,22 @@ async function problemError(method: string, path: string, response: Response, fa
   if (response.status >= 500 || response.status < 400) return new CliError(EXIT.server, lines.join('\n'));
   const failed = problem.code !== undefined && failures.includes(problem.code);
   return new CliError(failed ? EXIT.failed : EXIT.refused, lines.join('\n'));
+}
+
+/**
+ * What to check when nothing answers: a service started on another port (or
+ * machine) is reached through --url or ENTITY_RECORDS_URL; the CLI does not
+ * read PORT, the server's own setting (docs/decisions/0180-cli-address-not-port.md).
+ */
+export function unreachableHint(urlFrom: ClientOptions['urlFrom']): string {
+  switch (urlFrom) {
+    case 'cli':
+      return 'is the service running at the address --url gives? `npm start` prints its address';
+    case 'env':
+      return 'is the service running at the address ENTITY_RECORDS_URL gives? `npm start` prints its address; --url overrides it';
+    default:
+      return 'that is the default address: is the service running? Started on another port (PORT) or machine, give its address with --url or ENTITY_RECORDS_URL (export ENTITY_RECORDS_URL=http://127.0.0.1:PORT)';
+  }
 }
 
 /** fetch hides the socket error in `cause` (ECONNREFUSED, ENOTFOUND, ...). */

@@ -26,6 +26,14 @@ export interface StrandedBatch {
   apiVersion: XmlVersion;
   changes: number;
   bytes: number;
+  /** Where the next page of stranded batches starts (its submission time and id). */
+  cursor: StrandedCursor;
+}
+
+/** A keyset position among batches or exports in the order they were stored. */
+export interface StrandedCursor {
+  at: string;
+  id: string;
 }
 
 const STILL_RUNNING = ['ACCEPTED', 'PROCESSING'] as const;
@@ -84,13 +92,13 @@ export class BatchRepository {
   }
 
   /** Batches still ACCEPTED this long after they were stored: their workflow may never have started. */
-  findStaleAccepted(olderThanSeconds: number, limit: number): Promise<StrandedBatch[]> {
-    return findStranded(this.#pool, 'ACCEPTED', olderThanSeconds, limit);
+  findStaleAccepted(olderThanSeconds: number, limit: number, after?: StrandedCursor): Promise<StrandedBatch[]> {
+    return findStranded(this.#pool, 'ACCEPTED', olderThanSeconds, limit, after);
   }
 
   /** Batches PROCESSING since longer than this: their workflow may have ended without them. */
-  findStaleProcessing(olderThanSeconds: number, limit: number): Promise<StrandedBatch[]> {
-    return findStranded(this.#pool, 'PROCESSING', olderThanSeconds, limit);
+  findStaleProcessing(olderThanSeconds: number, limit: number, after?: StrandedCursor): Promise<StrandedBatch[]> {
+    return findStranded(this.#pool, 'PROCESSING', olderThanSeconds, limit, after);
   }
 
   /** ACCEPTED → PROCESSING; false when the batch was not ACCEPTED (a retry, or it ended). */
@@ -131,6 +139,32 @@ export class BatchRepository {
     return updated === 1;
   }
 
+  /**
+   * Removes a batch still ACCEPTED, its body with it: a synchronous
+   * submission whose workflow could not be started, refused so that no
+   * later apply can duplicate what its client sends again. False when it
+   * had moved on (a start that did reach Temporal began it).
+   */
+  async discardAccepted(batchId: string): Promise<boolean> {
+    return (await this.#em().nativeDelete(BatchSchema, { id: batchId, status: 'ACCEPTED' })) === 1;
+  }
+
+  /**
+   * Removes the stored bodies of up to `limit` batches that ended (COMPLETED
+   * or FAILED) more than `olderThanDays` days ago; returns how many. The batch
+   * rows stay, with their results and revisions: the record of what happened.
+   */
+  async removeEndedBodies(olderThanDays: number, limit: number): Promise<number> {
+    const { rowCount } = await this.#pool.query(
+      `delete from batch_body where batch_id in (
+         select b.id from batch b join batch_body bb on bb.batch_id = b.id
+          where b.status in ('COMPLETED', 'FAILED') and b.finished_at < now() - make_interval(days => $1)
+          limit $2)`,
+      [olderThanDays, limit],
+    );
+    return rowCount ?? 0;
+  }
+
   /** The stored body of a batch, in its chunks. */
   readBody(batchId: string): AsyncGenerator<Buffer> {
     return readBatchBody(this.#pool, batchId);
@@ -146,15 +180,17 @@ export class BatchRepository {
   }
 }
 
-async function findStranded(pool: pg.Pool, status: 'ACCEPTED' | 'PROCESSING', olderThanSeconds: number, limit: number): Promise<StrandedBatch[]> {
-  const { rows } = await pool.query<StrandedBatch>(
-    `select b.id as "batchId", b.submitted_by as submitter, b.api_version as "apiVersion", coalesce(b.changes_total, 0) as changes, coalesce(bb.bytes, 0) as bytes
+async function findStranded(pool: pg.Pool, status: 'ACCEPTED' | 'PROCESSING', olderThanSeconds: number, limit: number, after?: StrandedCursor): Promise<StrandedBatch[]> {
+  const { rows } = await pool.query<Omit<StrandedBatch, 'cursor'> & { at: string }>(
+    `select b.id as "batchId", b.submitted_by as submitter, b.api_version as "apiVersion", coalesce(b.changes_total, 0) as changes, coalesce(bb.bytes, 0) as bytes,
+            b.submitted_at::text as at
        from batch b ${status === 'ACCEPTED' ? 'join' : 'left join'} batch_body bb on bb.batch_id = b.id
       where b.status = $3 and b.submitted_at < now() - make_interval(secs => $1)
-      order by b.submitted_at limit $2`,
-    [olderThanSeconds, limit, status],
+        and ($4::timestamptz is null or (b.submitted_at, b.id) > ($4::timestamptz, $5::uuid))
+      order by b.submitted_at, b.id limit $2`,
+    [olderThanSeconds, limit, status, after?.at ?? null, after?.id ?? null],
   );
-  return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
+  return rows.map(({ at, ...row }) => ({ ...row, bytes: Number(row.bytes), cursor: { at, id: row.batchId } }));
 }
 
 // SQL on the connection of a transaction that also writes other tables: the

@@ -153,13 +153,15 @@ export class ExportRepository {
   }
 
   /** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
-  async findStaleRunning(olderThanSeconds: number, limit: number): Promise<string[]> {
-    const stale = await this.#em().find(
-      ExportRequestSchema,
-      { status: { $in: [...STILL_RUNNING] }, createdAt: { $lt: raw('now() - make_interval(secs => ?)', [olderThanSeconds]) } },
-      { fields: ['id'], orderBy: { createdAt: 'asc' }, limit },
+  async findStaleRunning(olderThanSeconds: number, limit: number, after?: { at: string; id: string }): Promise<{ id: string; cursor: { at: string; id: string } }[]> {
+    const { rows } = await this.#pool.query<{ id: string; at: string }>(
+      `select id, created_at::text as at from export_request
+        where status = any($3) and created_at < now() - make_interval(secs => $1)
+          and ($4::timestamptz is null or (created_at, id) > ($4::timestamptz, $5::uuid))
+        order by created_at, id limit $2`,
+      [olderThanSeconds, limit, [...STILL_RUNNING], after?.at ?? null, after?.id ?? null],
     );
-    return stale.map((row) => row.id);
+    return rows.map(({ id, at }) => ({ id, cursor: { at, id } }));
   }
 
   /**

@@ -18,6 +18,8 @@ export interface OutcomeCounts {
   exportsCompleted: number;
   exportsFailed: number;
   exportBytes: number;
+  /** Seconds since the oldest batch still ACCEPTED or PROCESSING was submitted; 0 when none is. */
+  oldestUnfinishedBatchSeconds: number;
 }
 
 export class JobOutcomes {
@@ -30,10 +32,12 @@ export class JobOutcomes {
   async count(): Promise<OutcomeCounts> {
     const { rows } = await this.#pool.query<Record<keyof OutcomeCounts, string>>(
       `select b.completed as "batchesCompleted", b.failed as "batchesFailed", b.changes as "batchChanges",
-              e.completed as "exportsCompleted", e.failed as "exportsFailed", e.bytes as "exportBytes"
+              e.completed as "exportsCompleted", e.failed as "exportsFailed", e.bytes as "exportBytes",
+              b.oldest as "oldestUnfinishedBatchSeconds"
          from (select count(*) filter (where status = 'COMPLETED') as completed,
                       count(*) filter (where status = 'FAILED') + coalesce(sum(attempt - 1), 0) as failed,
-                      coalesce(sum(changes_total) filter (where status = 'COMPLETED'), 0) as changes
+                      coalesce(sum(changes_total) filter (where status = 'COMPLETED'), 0) as changes,
+                      coalesce(extract(epoch from now() - min(submitted_at) filter (where status in ('ACCEPTED', 'PROCESSING'))), 0) as oldest
                  from batch) b,
               (select count(*) filter (where status in ('COMPLETED', 'EXPIRED')) as completed,
                       count(*) filter (where status = 'FAILED') as failed,
@@ -48,6 +52,7 @@ export class JobOutcomes {
       exportsCompleted: Number(row.exportsCompleted),
       exportsFailed: Number(row.exportsFailed),
       exportBytes: Number(row.exportBytes),
+      oldestUnfinishedBatchSeconds: Number(row.oldestUnfinishedBatchSeconds),
     };
   }
 }

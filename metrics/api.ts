@@ -57,6 +57,17 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
   }));
   countedFromDatabase(registry, 'export_bytes_total', 'Bytes of completed export files', outcomes, (counts) => counts.exportBytes);
 
+  new Gauge({
+    name: 'batches_oldest_unfinished_seconds',
+    help: 'Age of the oldest batch still ACCEPTED or PROCESSING (0 when none is): batches stranded or waiting long',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const counts = await outcomes();
+      if (counts !== undefined) this.set(counts.oldestUnfinishedBatchSeconds);
+    },
+  });
+
   const reads = workflowReads(deps.temporal, deps.config.JOB_STATUS_CACHE_MS);
   new Counter({
     name: 'job_status_workflow_reads_total',

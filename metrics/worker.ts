@@ -45,14 +45,25 @@ export function createWorkerMetrics(): WorkerMetrics {
   return { registry, activityInterceptor };
 }
 
-/** A bare HTTP server answering GET /metrics from `registry`; 404 for anything else. */
-export async function serveMetrics(registry: Registry, port: number, host: string): Promise<Server> {
+/** The Temporal SDK core's metrics text (worker/runtime.ts), or nothing when it does not answer: the worker's own series are served regardless. */
+async function coreMetrics(url: string | undefined): Promise<string> {
+  if (!url) return '';
+  try {
+    const answer = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return answer.ok ? await answer.text() : '';
+  } catch {
+    return '';
+  }
+}
+
+/** A bare HTTP server answering GET /metrics from `registry` and the SDK core's `coreMetricsUrl`; 404 for anything else. */
+export async function serveMetrics(registry: Registry, port: number, host: string, coreMetricsUrl?: string): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || new URL(request.url ?? '/', 'http://metrics').pathname !== '/metrics') {
       response.writeHead(404).end();
       return;
     }
-    registry.metrics().then(
+    Promise.all([registry.metrics(), coreMetrics(coreMetricsUrl)]).then(([own, core]) => `${own}${own.endsWith('\n') ? '' : '\n'}${core}`).then(
       (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
       () => response.writeHead(500).end(),
     );
@@ -69,9 +80,9 @@ export interface RunningWorkerMetrics {
 }
 
 /** The worker's metrics with their server listening: what worker/main.ts starts when WORKER_METRICS_PORT is set. */
-export async function startWorkerMetrics(port: number, host: string): Promise<RunningWorkerMetrics> {
+export async function startWorkerMetrics(port: number, host: string, coreMetricsUrl?: string): Promise<RunningWorkerMetrics> {
   const { registry, activityInterceptor } = createWorkerMetrics();
-  const server = await serveMetrics(registry, port, host);
+  const server = await serveMetrics(registry, port, host, coreMetricsUrl);
   return {
     activityInterceptor,
     url: `http://${host}:${port}/metrics`,

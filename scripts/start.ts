@@ -1,15 +1,16 @@
 // `npm start`: the whole service on its embedded defaults. Starts (when not
 // configured elsewhere) a Temporal dev server persisted under DATA_DIR,
 // prepares the PostgreSQL database, then runs the worker (one process per
-// lane: bulk, interactive) and the API as child processes. Ctrl-C stops them
-// in reverse order.
+// lane: bulk, interactive) and the API as child processes. Ctrl-C (or the end
+// of the process that ran it, such as npm) stops them in reverse order.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, ConfigError, type Config } from '../config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
+import { FAILED_JOBS_QUERY, workflowListUiUrl } from '../temporal/client/job-workflow.ts';
 import { WORKER_NODE_FLAGS } from '../worker/node-flags.ts';
-import { portIsFree } from './lib/ports.ts';
+import { portProblems, type WantedPort } from './lib/ports.ts';
 import { ensureTemporalBinary, projectRoot } from './lib/temporal-binary.ts';
 import { startDevServer, stopProcess, type DevServer } from './lib/temporal-server.ts';
 
@@ -37,20 +38,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
-  // Said up front and by name: otherwise a server that cannot bind dies with a message deep in its own log.
-  const ports = [
-    { port: config.PORT, host: config.HOST, name: 'PORT (the API)' },
-    ...(config.TEMPORAL_ADDRESS ? [] : [
-      { port: config.TEMPORAL_PORT, host: '127.0.0.1', name: 'TEMPORAL_PORT (the Temporal dev server)' },
-      { port: config.TEMPORAL_UI_PORT, host: '127.0.0.1', name: 'TEMPORAL_UI_PORT (its Web UI)' },
-    ]),
-  ];
-  for (const { port, host, name } of ports) {
-    if (!(await portIsFree(port, host))) {
-      say(`port ${port} on ${host} is in use (another npm start?): stop that, or set ${name} to another port.`);
-      process.exit(1);
-    }
+  // Said up front, all at once and by name: otherwise a server that cannot bind dies with a message deep in its own log.
+  const problems = await portProblems(wantedPorts(config));
+  if (problems.length > 0) {
+    for (const problem of problems) say(problem);
+    process.exit(1);
   }
+  followParent(() => void stopAll(0));
 
   let temporalAddress = config.TEMPORAL_ADDRESS;
   if (!temporalAddress) {
@@ -65,6 +59,7 @@ async function main(): Promise<void> {
     });
     temporalAddress = temporalServer.address;
     say(`Temporal dev server at ${temporalAddress}; Web UI at ${temporalServer.uiUrl}`);
+    if (temporalServer.uiUrl) say(`jobs that did not succeed: ${workflowListUiUrl(temporalServer.uiUrl, config.TEMPORAL_NAMESPACE, FAILED_JOBS_QUERY)}`);
   } else {
     say(`using Temporal at ${temporalAddress}`);
   }
@@ -95,6 +90,42 @@ async function main(): Promise<void> {
     children.push(child);
   }
   say(`API at http://${config.HOST}:${config.PORT} (${config.API_PROCESSES === 1 ? 'one process' : `${config.API_PROCESSES} processes, API_PROCESSES`}; health: /health). Ctrl-C stops everything.`);
+}
+
+/** Every port npm start's own processes bind, with the variable that moves it. */
+function wantedPorts(config: Config): WantedPort[] {
+  const ports: WantedPort[] = [{ port: config.PORT, host: config.HOST, what: 'the API', variable: 'PORT' }];
+  if (!config.TEMPORAL_ADDRESS) {
+    // Its HTTP API and metrics take free ports of their own choosing.
+    ports.push({ port: config.TEMPORAL_PORT, host: '127.0.0.1', what: 'the Temporal dev server', variable: 'TEMPORAL_PORT' });
+    ports.push({ port: config.TEMPORAL_UI_PORT, host: '127.0.0.1', what: 'its Web UI', variable: 'TEMPORAL_UI_PORT' });
+  }
+  const metricsPort = config.WORKER_METRICS_PORT;
+  if (metricsPort !== undefined) {
+    ports.push({ port: metricsPort, host: config.HOST, what: 'the worker metrics', variable: 'WORKER_METRICS_PORT' });
+    if (!process.env.WORKER_LANES) ports.push({ port: metricsPort + 1, host: config.HOST, what: 'the interactive worker\'s metrics, WORKER_METRICS_PORT + 1', variable: 'WORKER_METRICS_PORT' });
+  }
+  return ports;
+}
+
+/** How often the start script looks whether the process that ran it is still there. */
+const PARENT_CHECK_MS = 1_000;
+
+/**
+ * Stops everything when the process that ran this script goes away: `kill`
+ * of npm alone ends npm (and its shell) without a signal to this script,
+ * which is then handed to another parent (init). Ctrl-C reaches the whole
+ * process group and needs none of this.
+ */
+function followParent(stop: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    say(`the process that started this one (${parent}) has ended`);
+    stop();
+  }, PARENT_CHECK_MS);
+  timer.unref();
 }
 
 /**

@@ -13,6 +13,13 @@ export interface BatchWorkflowInput {
    * existed: bulk, the workflow's own task queue, as then.
    */
   lane?: Lane;
+  /**
+   * The apply's whole time in milliseconds, from its first scheduling to its
+   * last attempt's end, queueing behind other imports included
+   * (BATCH_APPLY_TIMEOUT_HOURS when it was started). Absent in runs started
+   * before it existed: bounded by the attempts alone.
+   */
+  applyTimeoutMs?: number;
 }
 
 export interface BatchWorkflowOutcome {
@@ -45,6 +52,8 @@ export interface BatchActivities {
   applyBatch(batchId: string): Promise<BatchOutcomeStatus>;
   /** Records a batch as FAILED when applying it failed for good. */
   markBatchFailed(batchId: string, reason: string): Promise<void>;
+  /** Removes the stored bodies of batches ended longer ago than BATCH_BODY_RETENTION_DAYS; returns how many. */
+  removeExpiredBatchBodies(): Promise<number>;
 }
 
 export type ExportOutcome =

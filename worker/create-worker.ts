@@ -38,6 +38,10 @@ export interface WorkerDeps {
   interactiveActivities?: number;
   /** The lanes this process polls (WORKER_LANES); default both. */
   lanes?: readonly Lane[];
+  /** How long a batch's body is kept after it ended (BATCH_BODY_RETENTION_DAYS). */
+  bodyRetentionDays?: number;
+  /** How long shutdown() lets running activities finish (WORKER_SHUTDOWN_GRACE_SECONDS); default none: cancelled at once. */
+  shutdownGraceMs?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -100,7 +104,7 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   const slots = activitySlots(maxConcurrentActivities(deps.db), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities }, lanes);
-  const batchActivities = createBatchActivities({ db: deps.db, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep });
+  const batchActivities = createBatchActivities({ db: deps.db, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep, bodyRetentionDays: deps.bodyRetentionDays });
   const shared = {
     connection: deps.connection,
     namespace: deps.namespace,
@@ -109,6 +113,9 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     // within about a second.
     maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: deps.activityInterceptors ?? [] },
+    // A deploy's SIGTERM stops polling at once and lets a running apply
+    // commit, instead of rolling back work of up to many minutes.
+    shutdownGraceTime: deps.shutdownGraceMs ?? 0,
   };
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};

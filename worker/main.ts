@@ -1,50 +1,85 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config.ts';
 import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
+import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
-import { createWorker } from './create-worker.ts';
+import { temporalConnectionOptions } from '../temporal/client/connection.ts';
+import { createWorker, type ServiceWorker } from './create-worker.ts';
 import { startMemoryLog } from './memory-log.ts';
+import { installTemporalRuntime } from './runtime.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
 const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
-// The SDK's own logging (workflow bundling, state changes) only matters when
-// it warns, and then goes to the service's log. An activity-only process (the
-// interactive lane) polls no workflow tasks by design: that warning is noise.
-const ACTIVITY_ONLY_WARNING = 'No workflows registered, not polling for workflow tasks';
-Runtime.install({
-  logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
-    if (message === ACTIVITY_ONLY_WARNING) return;
-    log[level === 'ERROR' ? 'error' : 'warn']({ sdk: meta }, message);
-  }),
-});
+const runtime = await installTemporalRuntime(config, log);
 const db = await openDb(config.DATABASE_URL);
-const connection = await NativeConnection.connect({ address: config.temporalAddress });
-const clientConnection = await Connection.connect({ address: config.temporalAddress });
-const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST);
-const worker = await createWorker({
-  connection,
-  client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
-  namespace: config.TEMPORAL_NAMESPACE,
-  taskQueue: config.TEMPORAL_TASK_QUEUE,
-  db,
-  log,
-  forceKeySecret: config.forceKeySecret,
-  // A bundle built beforehand (npm start does) keeps webpack out of the worker's memory.
-  workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
-  exportDir: config.exportDir,
-  maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
-  interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
-  lanes: config.WORKER_LANES,
-  activityInterceptors: metrics ? [metrics.activityInterceptor] : undefined,
+const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');
+const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST, runtime.metricsUrl);
+const connectionOptions = { address: config.temporalAddress, ...temporalConnectionOptions(config) };
+// The activities' own client (see WorkerDeps.client): lazy, so that it never stands in the way of a start.
+const clientConnection = Connection.lazy(connectionOptions);
+const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+
+/** Between two tries to reach Temporal, or to run the worker again after it failed. */
+const RETRY_MS = 5_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+let stopping = false;
+let current: ServiceWorker | undefined;
+
+/**
+ * Runs the worker until it is asked to stop. A worker never exits because
+ * Temporal is away: it tries to connect until Temporal answers, and a worker
+ * that fails while running (its server gone for long, or back without its
+ * state) is created again on a fresh connection.
+ */
+async function runForever(): Promise<void> {
+  for (let round = 1; !stopping; round += 1) {
+    let connection: NativeConnection | undefined;
+    try {
+      connection = await NativeConnection.connect(connectionOptions);
+      current = await createWorker({
+        connection,
+        client,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        db,
+        log,
+        forceKeySecret: config.forceKeySecret,
+        // A bundle built beforehand (npm start and the image do) keeps webpack out of the worker's memory.
+        workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
+        exportDir: config.exportDir,
+        maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+        interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
+        lanes: config.WORKER_LANES,
+        shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
+        bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
+        activityInterceptors: [...(metrics ? [metrics.activityInterceptor] : []), ...(tracing ? [tracing.activityInterceptor] : [])],
+      });
+      if (stopping) return;
+      log.info({ taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
+      await current.run();
+    } catch (error) {
+      if (stopping) return;
+      log.error({ err: error, round, temporal: config.temporalAddress }, `worker could not run; trying again in ${RETRY_MS / 1000} s`);
+      await sleep(RETRY_MS);
+    } finally {
+      current = undefined;
+      await connection?.close().catch(() => undefined);
+    }
+  }
+}
+
+await runUntilSignalled(runForever, () => {
+  stopping = true;
+  log.info({ activitiesInFlight: current?.activitiesInFlight() ?? 0, graceSeconds: config.WORKER_SHUTDOWN_GRACE_SECONDS }, 'worker stopping: no new tasks; running activities may finish');
+  current?.shutdown();
 });
-log.info({ taskQueues: worker.taskQueues, activitySlots: worker.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
-await runUntilSignalled(() => worker.run(), () => worker.shutdown());
 await metrics?.close();
-await connection.close();
+await tracing?.shutdown();
 await clientConnection.close();
 await db.close();
 stopMemoryLog();

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, defineQuery, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BatchActivities, BatchWorkflowInput, BatchWorkflowOutcome } from '../temporal/contracts.ts';
-import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES, type Lane } from '../temporal/names.ts';
+import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES } from '../temporal/names.ts';
 import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';
 
 export type BatchPhase = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
@@ -10,7 +10,8 @@ const APPLY_OPTIONS: ActivityOptions = {
   // One activity applies the whole batch in one transaction; a 100k-entity
   // batch takes minutes, so liveness is judged by heartbeats (sent every
   // second), not the total: a killed worker's attempt is retried elsewhere
-  // within the heartbeat timeout.
+  // within the heartbeat timeout. The whole, queueing and retries included,
+  // is bounded by the input's applyTimeoutMs (BATCH_APPLY_TIMEOUT_HOURS).
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
@@ -20,9 +21,11 @@ const APPLY_OPTIONS: ActivityOptions = {
 };
 
 /** The batch's activities, on its lane's task queue: both of them, so a small batch's ending never waits for a bulk slot either. */
-function batchActivities(lane: Lane | undefined) {
+function batchActivities({ lane, applyTimeoutMs }: BatchWorkflowInput) {
   const onLane = lane === 'interactive' ? { taskQueue: laneTaskQueue(workflowInfo().taskQueue, 'interactive') } : {};
-  const { applyBatch } = proxyActivities<BatchActivities>({ ...APPLY_OPTIONS, ...onLane });
+  // Runs started before the bound existed keep their options: unbounded but for the attempts.
+  const bounded = applyTimeoutMs === undefined ? {} : { scheduleToCloseTimeout: applyTimeoutMs };
+  const { applyBatch } = proxyActivities<BatchActivities>({ ...APPLY_OPTIONS, ...bounded, ...onLane });
   const { markBatchFailed } = proxyActivities<BatchActivities>({ ...MARK_FAILED_OPTIONS, ...onLane });
   return { applyBatch, markBatchFailed };
 }
@@ -35,7 +38,7 @@ function batchActivities(lane: Lane | undefined) {
 export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchWorkflowOutcome> {
   let phase: BatchPhase = 'PROCESSING';
   setHandler(batchPhaseQuery, () => phase);
-  const { applyBatch, markBatchFailed } = batchActivities(input.lane);
+  const { applyBatch, markBatchFailed } = batchActivities(input);
   const status = await runJob({
     failure: `batch ${input.batchId} could not be applied`,
     cancelledReason: 'cancelled by an operator: its workflow was cancelled in Temporal; nothing was written',

@@ -55,7 +55,10 @@ export function indexPage(): string {
   return listPage(
     'Entity Records Service API reference',
     `Reference of the REST interfaces. Every operation except these pages, the documents and
-  <code>GET /health</code> needs an <code>Authorization: Bearer &lt;token&gt;</code> header.`,
+  <code>GET /health</code> needs an <code>Authorization: Bearer &lt;token&gt;</code> header, or an
+  API-key signature as the registry's client sends it: <code>X-NDA-Date</code> and
+  <code>Authorization: NDA-HMAC-SHA256 KeyId=&lt;keyId&gt;,Signature=&lt;sig&gt;</code>
+  (each reference's <code>ndaHmac</code> scheme says how to compute it).`,
     ({ version, label, xsd }) => `<h2><a href="/docs/${version}">${label}</a></h2>
       <p>Base path <code>/api/${version}</code> ·
         <a href="/api/${version}/openapi.json">OpenAPI 3.1 document</a> ·

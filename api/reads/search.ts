@@ -14,6 +14,27 @@ import { setXmlType } from '../xml-type.ts';
 // case; each version's body is its own QueryParamsDef, and so is the XML answer.
 const BODY_SCHEMAS = { v1: v1SearchBodySchema, v2: searchBodySchema };
 
+/**
+ * Names the requested entity types that no record has: a 400 would refuse the
+ * real client, which sends a class with all its subclass codes, some unused;
+ * strict JSON and XML clients ignore a header (the CLI prints it as a warning).
+ */
+const UNKNOWN_TYPES_HEADER = 'X-Unknown-Entity-Types';
+
+/** Longest header value: a request may name 1000 types of 200 characters, and proxies refuse large headers. */
+const UNKNOWN_TYPES_MAX_LENGTH = 2000;
+
+/** The types percent-encoded (a code may hold any character, a header only visible ASCII), comma-separated, as many as fit. */
+export function unknownTypesHeader(types: readonly string[]): string {
+  let value = '';
+  for (const type of types) {
+    const next = value === '' ? encodeURIComponent(type) : `${value}, ${encodeURIComponent(type)}`;
+    if (next.length > UNKNOWN_TYPES_MAX_LENGTH) break;
+    value = next;
+  }
+  return value;
+}
+
 export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
   const router = new Router({ prefix: `/api/${version}/search` });
   const limits = { statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: deps.config.SEARCH_MAX_COUNT_COST, maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES };
@@ -22,7 +43,9 @@ export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
     const { page, pageSize, searchType } = parseQuery(ctx, searchQuerySchema);
     checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
     const body = parseWith(BODY_SCHEMAS[version], await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
-    const result = await searchEntities(deps.db.search, body, { page, pageSize }, searchType, limits);
+    const { unknownTypes, ...result } = await searchEntities(deps.db.search, body, { page, pageSize }, searchType, limits);
+    const unknown = unknownTypesHeader(unknownTypes);
+    if (unknown !== '') ctx.set(UNKNOWN_TYPES_HEADER, unknown);
     setXmlType(ctx, version);
     ctx.body = serializeQueryResult(result, version);
   });

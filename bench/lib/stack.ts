@@ -36,10 +36,10 @@ export interface Stack {
   exportDir: string;
   /** Children that exited without being asked to (a crash): one line each. */
   unexpectedExits: string[];
-  /** Sends `signal` (default SIGKILL) to the worker and waits until it is gone. */
-  killWorker(signal?: NodeJS.Signals): Promise<void>;
-  /** Starts a worker again (after killWorker), with the same environment. */
-  startWorker(): ChildProcess;
+  /** Sends `signal` (default SIGKILL) to the worker and waits until it is gone (a SIGTERM is followed by SIGKILL after `graceMs`, default 10 s). */
+  killWorker(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
+  /** Starts a worker again (after killWorker), with the same environment (and `extraEnv`: a new release's bundle, say). */
+  startWorker(extraEnv?: Record<string, string>): ChildProcess;
   /** Sends `signal` (default SIGKILL) to the API and waits until it is gone. */
   killApi(signal?: NodeJS.Signals): Promise<void>;
   /** Starts the API again on the same port (with `extraEnv` over the stack's environment) and waits until /health answers. */
@@ -142,10 +142,10 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
     children[name] = child;
     return child;
   };
-  const kill = async (child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> => {
+  const kill = async (child: ChildProcess | undefined, signal: NodeJS.Signals, graceMs?: number): Promise<void> => {
     if (!child) return;
     expected.add(child);
-    if (signal === 'SIGTERM') return stopProcess(child);
+    if (signal === 'SIGTERM') return stopProcess(child, graceMs);
     if (child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise<void>((done) => child.once('exit', () => done()));
     child.kill(signal);
@@ -222,8 +222,8 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       scratch,
       exportDir: join(scratch, 'exports'),
       unexpectedExits,
-      killWorker: (signal = 'SIGKILL') => kill(children.worker, signal),
-      startWorker: () => spawnChild('worker', bulkEnv),
+      killWorker: (signal = 'SIGKILL', graceMs?: number) => kill(children.worker, signal, graceMs),
+      startWorker: (extraEnv: Record<string, string> = {}) => spawnChild('worker', { ...bulkEnv, ...extraEnv }),
       killApi: (signal = 'SIGKILL') => kill(children.api, signal),
       startApi,
       async stopTemporal() {

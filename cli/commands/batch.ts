@@ -6,13 +6,11 @@ import { describeResult, summarizeResult } from '../batch-result.ts';
 import type { ApiClient } from '../client.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { printJson, printResult, say } from '../output.ts';
-import { pollUntil } from '../poll.ts';
+import { jobSettled, pollUntil } from '../poll.ts';
 import { startProgress, type Progress } from '../progress.ts';
 
 /** Answers that refuse the batch itself: the command failed (exit 1), the server did not. */
 const REFUSED: readonly ProblemCode[] = ['InvalidXml', 'SchemaViolation', 'BatchAlreadyExists', 'TooManyChanges', 'PayloadTooLarge'];
-
-const FINISHED = new Set<BatchDetailView['state']>(['FINISHED', 'ERROR']);
 
 export function registerBatchCommands(program: Command): void {
   const batch = program.command('batch').description('submit change batches and follow them');
@@ -86,7 +84,7 @@ async function waitForBatch(client: ApiClient, id: string): Promise<BatchDetailV
   try {
     return await pollUntil(
       () => client.json<BatchDetailView>(`/api/v2/batches/${id}/detail`),
-      (status) => FINISHED.has(status.state),
+      jobSettled(),
       (status) => {
         progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, { status: status.status });
         if (status.changesTotal !== null) progress.setTotal(status.changesTotal);

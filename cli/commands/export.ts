@@ -8,17 +8,19 @@ import type { ReadableStream } from 'node:stream/web';
 import type { Command } from 'commander';
 import type { ProblemCode } from '../../api/problems.ts';
 import type { ExportStatusView } from '../../services/exports/status.ts';
+import type { JobDetailExtras } from '../../services/jobs/presenters.ts';
 import { clientOf, entityId, uuid } from '../arguments.ts';
 import type { ApiClient } from '../client.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { printJson, say } from '../output.ts';
-import { pollUntil } from '../poll.ts';
+import { jobSettled, pollUntil } from '../poll.ts';
 import { formatBytes, startProgress } from '../progress.ts';
 
 /** The export is gone or will never have a file: the command failed, the server did not. */
 const EXPORT_FAILURES: readonly ProblemCode[] = ['ExportExpired', 'ExportNotReady'];
 
-const FINISHED = new Set<ExportStatusView['state']>(['FINISHED', 'ERROR']);
+/** GET /api/v2/export/{id}/detail. */
+type ExportDetail = ExportStatusView & JobDetailExtras;
 
 interface ExportOptions {
   all?: boolean;
@@ -87,14 +89,14 @@ async function runExport(command: Command, kind: 'snapshots' | 'revisions', ids:
 }
 
 /** Polls the status; the bar counts records written, against the number requested when there is one. */
-async function waitForExport(client: ApiClient, id: string, requested: number): Promise<ExportStatusView> {
+async function waitForExport(client: ApiClient, id: string, requested: number): Promise<ExportDetail> {
   const progress = requested > 0
     ? startProgress('export |{bar}| {value}/{total} records | {status}', requested, { status: 'PENDING' })
     : startProgress('export {value} records | {status}', 0, { status: 'PENDING' });
   try {
     return await pollUntil(
-      () => client.json<ExportStatusView>(`/api/v2/export/${id}/detail`),
-      (status) => FINISHED.has(status.state),
+      () => client.json<ExportDetail>(`/api/v2/export/${id}/detail`),
+      jobSettled(),
       (status) => progress.update(status.entitiesWritten, { status: status.state }),
     );
   } finally {

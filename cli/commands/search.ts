@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { ENTITY_STATES } from '../../domain/model.ts';
 import { clientOf, integer } from '../arguments.ts';
-import { copyToStdout } from '../output.ts';
+import { copyToStdout, say } from '../output.ts';
 
 /** States as the real v2 OpenAPI names them (RecordState); the XML's ERS_* names are accepted too. */
 const RECORD_STATES = ['RS_NEW', 'RS_APPROVED', 'RS_INVALID', 'RS_REPLACED'] as const;
@@ -37,7 +37,27 @@ export function registerSearchCommand(program: Command): void {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(searchBody(options)),
       });
+      const unknown = response.headers.get('x-unknown-entity-types');
+      if (unknown) {
+        const types = unknownTypes(unknown);
+        say(`warning: no record has the entity type${types.length > 1 ? 's' : ''} ${types.join(', ')}; a typo? (types are codes such as PERSON)`);
+      }
       await copyToStdout(response);
+    });
+}
+
+/** The header's percent-encoded, comma-separated types, as a reader wants them. */
+function unknownTypes(header: string): string[] {
+  return header
+    .split(',')
+    .map((type) => type.trim())
+    .filter((type) => type !== '')
+    .map((type) => {
+      try {
+        return decodeURIComponent(type);
+      } catch {
+        return type;
+      }
     });
 }
 

@@ -26,6 +26,12 @@ export interface SearchSnapshot {
   /** The planner's estimate of what the exact total costs (EXPLAIN without ANALYZE: planning only, about a millisecond). */
   countCost(search: CompiledSearch): Promise<number>;
   count(search: CompiledSearch): Promise<number>;
+  /**
+   * The entity types of `types` that no record has, in the order given:
+   * entity_count's rows (a few hundred at most, kept by entity's triggers),
+   * not the entities, so it costs the same whatever the registry holds.
+   */
+  typesWithoutRecords(types: readonly string[]): Promise<string[]>;
   /** The best matched value of each listed entity, by the first of `matchers` (in the order of the conditions) any of its rows meets. */
   lookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): Promise<MatchedValue[]>;
 }
@@ -145,6 +151,17 @@ function snapshotOn(client: pg.PoolClient): SearchSnapshot {
       if (chosen.total !== undefined) return chosen.total;
       const { rows } = await client.query<{ total: string }>(chosen.search.count);
       return Number(rows[0]?.total ?? 0);
+    },
+    async typesWithoutRecords(types) {
+      const { rows } = await client.query<{ type: string }>(
+        `select t.type from unnest($1::text[]) with ordinality t(type, position)
+           left join (select entity_type, sum(entities) as entities from entity_count where entity_type = any($1::text[]) group by entity_type) c
+             on c.entity_type = t.type
+          where coalesce(c.entities, 0) = 0
+          order by t.position`,
+        [types],
+      );
+      return rows.map((row) => row.type);
     },
     async lookups(entityIds, matchers) {
       const { rows } = await client.query<LookupRow>(compileLookups(entityIds, matchers));

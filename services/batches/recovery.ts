@@ -1,6 +1,9 @@
 import type { ServiceDeps } from '../deps.ts';
+import type { StrandedCursor } from '../../db/batches.ts';
 import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
+import { registerSearchAttributes } from '../../temporal/client/register.ts';
+import { ensureExpirySchedule } from '../../temporal/client/schedules.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 // Jobs whose row and workflow disagree for good, repaired by every API now
@@ -13,28 +16,64 @@ import { startBatchRun, type BatchRun } from './workflow.ts';
 //   out) would say ACCEPTED or PROCESSING forever: the sweep ends it FAILED,
 //   saying why (an activity that is running records it itself, at once).
 // - A batch still PROCESSING whose workflow Temporal no longer knows (its
-//   history was lost) is started again: nothing of it was committed.
+//   history was lost, a cluster rebuilt) is started again: nothing of it
+//   was committed (its apply, told its workflow is gone, rolls back and
+//   records nothing).
+// - Temporal itself may have come back empty: every sweep first creates the
+//   search attributes and the expiry schedule when they are missing.
+// The sweep is also the outbox of submissions: a v2 batch whose workflow
+// could not be started (Temporal away) stays ACCEPTED and is started here.
 
 /** How old a job must be before it counts as stranded: far beyond the milliseconds from commit to start. */
 const STRANDED_AFTER_SECONDS = 60;
 const SWEEP_EVERY_MS = 60_000;
-const JOBS_PER_SWEEP = 100;
+/** Rows read at a time; a sweep pages through all of them. */
+const JOBS_PER_PAGE = 100;
 
 export interface Repairs {
   /** Batches whose workflow was started (or found waiting). */
   started: string[];
   /** Batches and exports ended FAILED because their workflow had ended. */
   ended: string[];
+  /** What Temporal lacked and the sweep created: search attributes, the expiry schedule. */
+  created: string[];
 }
 
 type SweepDeps = Pick<ServiceDeps, 'config' | 'temporal' | 'db'>;
 
-/** One sweep: looks at every stranded batch and export and repairs it. */
+/** Every row `page` returns, page by page after the last row's cursor. */
+async function* everyRow<Cursor, Row extends { cursor: Cursor }>(page: (after: Cursor | undefined) => Promise<Row[]>): AsyncGenerator<Row> {
+  let after: Cursor | undefined;
+  for (;;) {
+    const rows = await page(after);
+    yield* rows;
+    if (rows.length < JOBS_PER_PAGE) return;
+    after = rows.at(-1)!.cursor;
+  }
+}
+
+/**
+ * What the workflows need in Temporal besides themselves: the search
+ * attributes they set, and the schedule of the expiry workflow. Created when
+ * missing (a new cluster, or one that lost its state), by every sweep, so
+ * that nothing needs a restart after Temporal comes back empty.
+ */
+export async function ensureTemporalSetup(deps: Pick<ServiceDeps, 'config' | 'temporal'>): Promise<string[]> {
+  const created: string[] = [];
+  const added = await registerSearchAttributes(deps.temporal.connection, deps.config.TEMPORAL_NAMESPACE);
+  if (added.length > 0) created.push(`search attributes ${added.join(', ')}`);
+  if (await ensureExpirySchedule(deps.temporal, { taskQueue: deps.config.TEMPORAL_TASK_QUEUE, everyMs: deps.config.EXPORT_EXPIRY_EVERY_MINUTES * 60_000 })) {
+    created.push('the expiry schedule');
+  }
+  return created;
+}
+
+/** One sweep: makes sure Temporal has what the workflows need, then looks at every stranded batch and export and repairs it. */
 export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STRANDED_AFTER_SECONDS): Promise<Repairs> {
   const { batches, exports } = deps.db;
-  const repairs: Repairs = { started: [], ended: [] };
+  const repairs: Repairs = { started: [], ended: [], created: await ensureTemporalSetup(deps) };
 
-  for (const run of await batches.findStaleAccepted(olderThanSeconds, JOBS_PER_SWEEP)) {
+  for await (const run of everyRow((after?: StrandedCursor) => batches.findStaleAccepted(olderThanSeconds, JOBS_PER_PAGE, after))) {
     const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
     if (workflow && !workflow.closed) {
       repairs.started.push(run.batchId);
@@ -45,14 +84,14 @@ export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STR
     }
   }
 
-  for (const run of await batches.findStaleProcessing(olderThanSeconds, JOBS_PER_SWEEP)) {
+  for await (const run of everyRow((after?: StrandedCursor) => batches.findStaleProcessing(olderThanSeconds, JOBS_PER_PAGE, after))) {
     const workflow = await describeJobWorkflow(deps.temporal, run.batchId);
     if (!workflow) await startAgain(deps, run, repairs);
     else if (workflow.closed && (await batches.fail(run.batchId, endedMessage(workflow)))) repairs.ended.push(run.batchId);
   }
 
   const store = directoryExportStore(deps.config.exportDir);
-  for (const id of await exports.findStaleRunning(olderThanSeconds, JOBS_PER_SWEEP)) {
+  for await (const { id } of everyRow((after?: StrandedCursor) => exports.findStaleRunning(olderThanSeconds, JOBS_PER_PAGE, after))) {
     const workflow = await describeJobWorkflow(deps.temporal, id);
     if (workflow && !workflow.closed) continue;
     const reason = workflow ? endedMessage(workflow) : 'its workflow no longer exists in Temporal; start a new export';
@@ -73,24 +112,31 @@ function endedMessage(workflow: JobWorkflowState): string {
   return `${how}: its workflow ended (${workflow.status}) before the job did; nothing was written`;
 }
 
-/** Sweeps at once and then every minute until the returned function is called. */
+/** After a sweep that failed (Temporal away): the next one comes sooner, so that a return is noticed within seconds. */
+const RETRY_SWEEP_MS = 10_000;
+
+/** Sweeps at once and then every minute (every 10 s while Temporal does not answer) until the returned function is called. */
 export function sweepStrandedJobs(deps: Pick<ServiceDeps, 'config' | 'temporal' | 'db' | 'log'>): () => void {
-  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   const sweep = async () => {
-    if (running) return;
-    running = true;
+    let next = SWEEP_EVERY_MS;
     try {
-      const { started, ended } = await repairStrandedJobs(deps);
+      const { started, ended, created } = await repairStrandedJobs(deps);
+      if (created.length > 0) deps.log.warn({ created }, 'created in Temporal what the workflows need');
       if (started.length > 0) deps.log.warn({ batches: started }, 'started the workflows of batches left without one');
       if (ended.length > 0) deps.log.warn({ jobs: ended }, 'ended jobs whose workflow had ended without them');
     } catch (error) {
-      deps.log.warn({ err: error }, 'could not look for stranded jobs; trying again in a minute');
-    } finally {
-      running = false;
+      next = RETRY_SWEEP_MS;
+      deps.log.warn({ err: error }, `could not look for stranded jobs; trying again in ${RETRY_SWEEP_MS / 1000} s`);
     }
+    if (stopped) return;
+    timer = setTimeout(() => void sweep(), next);
+    timer.unref();
   };
   void sweep();
-  const timer = setInterval(() => void sweep(), SWEEP_EVERY_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../engine/validation/index.ts';
-import { describeJobWorkflow } from '../../temporal/client/job-workflow.ts';
+import { describeJobWorkflow, withTimeout } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
 export interface BatchSubmission {
@@ -68,7 +68,8 @@ export async function receiveBatch(
     if (invalid !== undefined) throw invalid;
     const validated = await validator.end();
     if (validated.version !== apiVersion) {
-      throw new ServiceError('SchemaViolation', `this is the ${apiVersion} API; the document is a ${validated.version} batch`);
+      // The reader sent it to the wrong interface, not a wrong document: say where it goes.
+      throw new ServiceError('SchemaViolation', `the document is a ${validated.version} batch, and this is the ${apiVersion} interface: send ${validated.version} batches to /api/${validated.version}/batches`);
     }
     return { validated, sha256: hash.digest('hex'), bytes };
   } finally {
@@ -158,19 +159,44 @@ function isSameSubmission(existing: BatchState, sha256: string, submission: Batc
 /** How long a new run waits for an open run under its id, which has only its own ending left, to close by itself. */
 const ENDING_RUN_GRACE_MS = 5_000;
 
+/**
+ * How long a submission waits for Temporal to start its workflow. Beyond it,
+ * a v2 batch stays ACCEPTED for the sweep to start, and a v1 batch is refused.
+ */
+const START_TIMEOUT_MS = 5_000;
+
+/**
+ * Starts the batch's workflow. The ACCEPTED row is the outbox: when Temporal
+ * does not answer, a v2 batch is kept as it is and answered as usual, and
+ * the recovery sweep (recovery.ts) starts its workflow once Temporal is back.
+ * A v1 batch is synchronous and its client sends a refused save again under a
+ * new id, so it is removed and refused at once: a late apply of the first
+ * copy would duplicate the save.
+ */
 async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boolean): Promise<void> {
   const { batchId } = run;
+  const abort = new AbortController();
   try {
-    // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
-    if (resumed) await startBatchRun(deps, run, 'FAIL');
-    else await startReplacingEndingRun(deps, run);
+    // The abort ends the call and the client's retries of it; the timeout answers the client whether or not they end at once.
+    const starting = deps.temporal.withAbortSignal(abort.signal, async () => {
+      // A resumed ACCEPTED row: an open run is the batch's own, so it must stay (409 below).
+      if (resumed) await startBatchRun(deps, run, 'FAIL');
+      else await startReplacingEndingRun(deps, run);
+    });
+    starting.catch(() => undefined);
+    await withTimeout(starting, START_TIMEOUT_MS, `starting the workflow of batch ${batchId}`);
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       throw new ServiceError('BatchAlreadyExists', `batch ${batchId} is still running`);
     }
-    await deps.db.batches.fail(batchId, 'the batch workflow could not be started');
-    deps.log.error({ err: error, batchId }, 'could not start batch workflow');
-    throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
+    if (run.apiVersion === 'v1') {
+      const discarded = await deps.db.batches.discardAccepted(batchId);
+      deps.log.error({ err: error, batchId, discarded }, 'could not start batch workflow; the v1 batch was refused');
+      throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
+    }
+    deps.log.warn({ err: error, batchId }, 'could not start batch workflow; the batch stays ACCEPTED and the recovery sweep starts it once Temporal answers');
+  } finally {
+    abort.abort();
   }
 }
 

@@ -34,7 +34,7 @@ export function batchLane(config: Pick<Config, 'SMALL_BATCH_MAX_CHANGES' | 'SMAL
  */
 export async function startBatchRun(deps: Pick<ServiceDeps, 'config' | 'temporal'>, run: BatchRun, onConflict: WorkflowIdConflictPolicy): Promise<void> {
   const lane = batchLane(deps.config, run);
-  const input: BatchWorkflowInput = { batchId: run.batchId, lane };
+  const input: BatchWorkflowInput = { batchId: run.batchId, lane, applyTimeoutMs: deps.config.BATCH_APPLY_TIMEOUT_HOURS * 3_600_000 };
   // Typed by the workflow function (imported as a type only): its arguments are checked.
   await deps.temporal.workflow.start<typeof batchWorkflow>(WORKFLOW_TYPES.batch, {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,

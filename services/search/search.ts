@@ -28,6 +28,11 @@ export interface SearchLimits {
 
 const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
 
+/** One page of a search, and the requested entity types that no record has (a typo, or a code of the registry's data not used yet). */
+export interface SearchAnswer extends QueryResult {
+  unknownTypes: string[];
+}
+
 /**
  * One page of the entities a validated query finds, with the total count.
  * All statements read one snapshot, so the count, the page and its lookups
@@ -35,7 +40,7 @@ const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCount
  * in about a second is refused (services/search/broad.ts); one that runs
  * past the statement timeout anyway (a loaded server) answers 503.
  */
-export async function searchEntities(search: SearchRepository, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT', limits: SearchLimits = DEFAULT_SEARCH_LIMITS): Promise<QueryResult> {
+export async function searchEntities(search: SearchRepository, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT', limits: SearchLimits = DEFAULT_SEARCH_LIMITS): Promise<SearchAnswer> {
   const searchType = effectiveSearchType(query, requestedType);
   checkNotTooBroad(query);
   const compiled = search.compile(query, paging, searchType);
@@ -52,7 +57,7 @@ export async function searchEntities(search: SearchRepository, query: SearchQuer
   }
 }
 
-async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: CompiledSearch, limits: SearchLimits): Promise<QueryResult> {
+async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: CompiledSearch, limits: SearchLimits): Promise<SearchAnswer> {
   if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(snapshot, query.text, limits.maxFulltextNames ?? 0);
   const hits = await snapshot.page(compiled);
   let count = countFromPage(hits.length, paging);
@@ -70,7 +75,9 @@ async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: P
     await addLookups(snapshot, entities, compiled.matchers);
   }
   for (const entity of entities) entity.lookup ??= preferredNameLookup(entity);
-  return { count, entities };
+  // A type is a code of the registry's data, not of a closed list: one no record has is said, not refused.
+  const unknownTypes = query.types ? await snapshot.typesWithoutRecords(query.types) : [];
+  return { count, entities, unknownTypes };
 }
 
 /** Refuses a total the planner expects to cost more than `maxCost`: its estimate, not the count itself, decides. */

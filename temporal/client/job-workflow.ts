@@ -100,7 +100,7 @@ function decode(payload: proto.temporal.api.common.v1.IPayload): unknown {
   }
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TemporalUnreachable(`${what} took longer than ${ms} ms`)), ms);
@@ -113,6 +113,19 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 }
 
 class TemporalUnreachable extends Error {}
+
+/**
+ * Every batch and export that did not succeed, whatever stopped it: a verdict
+ * of the rules or an operator's cancel (the Outcome search attribute; such a
+ * batch's workflow closes COMPLETED), or a workflow that failed, was
+ * terminated or timed out. The README gives it to operators as it is.
+ */
+export const FAILED_JOBS_QUERY = 'Outcome IN ("FAILED", "CANCELLED") OR ExecutionStatus IN ("Failed", "Terminated", "Canceled", "TimedOut")';
+
+/** The Temporal Web UI's workflow list filtered by a visibility query (the UI reads `query` from its address). */
+export function workflowListUiUrl(uiBaseUrl: string, namespace: string, query: string): string {
+  return `${uiBaseUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
+}
 
 /** The address of a workflow run in the Temporal Web UI. */
 export function workflowUiUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId?: string): string {

@@ -1,4 +1,4 @@
-import type { Connection } from '@temporalio/client';
+import type { ConnectionLike } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.ts';
 
@@ -7,15 +7,17 @@ const INDEXED_TYPES = { KEYWORD: proto.temporal.api.enums.v1.IndexedValueType.IN
 
 /**
  * Registers the custom search attributes the workflows use on `namespace`,
- * those it does not have yet. Idempotent: every API calls it at start, and a
- * workflow started or upserting with an unregistered attribute would fail.
+ * those it does not have yet; returns their names. Idempotent: the recovery
+ * sweep calls it every round, and a workflow started or upserting with an
+ * unregistered attribute would fail.
  */
-export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+export async function registerSearchAttributes(connection: Pick<ConnectionLike, 'operatorService'>, namespace: string): Promise<string[]> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.values(SEARCH_ATTRIBUTES).filter((key) => customAttributes?.[key.name] === undefined);
-  if (missing.length === 0) return;
+  if (missing.length === 0) return [];
   await connection.operatorService.addSearchAttributes({
     namespace,
     searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_TYPES[key.type]])),
   });
+  return missing.map((key) => key.name);
 }

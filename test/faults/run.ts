@@ -10,13 +10,15 @@ import { activeCleanups, runScenario, type Scenario, type ScenarioOutcome } from
 import { apiFailover } from './scenarios/api-failover.ts';
 import { apiKill } from './scenarios/api-kill.ts';
 import { databaseCut } from './scenarios/database-cut.ts';
+import { deploy } from './scenarios/deploy.ts';
 import { exportWorkerKill } from './scenarios/export-worker-kill.ts';
 import { load } from './scenarios/load.ts';
 import { operatorTerminate } from './scenarios/operator-terminate.ts';
 import { temporalRestart } from './scenarios/temporal-restart.ts';
+import { temporalStateLoss } from './scenarios/temporal-state-loss.ts';
 import { workerKill } from './scenarios/worker-kill.ts';
 
-const SCENARIOS: Scenario[] = [workerKill, apiKill, databaseCut, temporalRestart, exportWorkerKill, operatorTerminate, apiFailover, load];
+const SCENARIOS: Scenario[] = [workerKill, deploy, apiKill, databaseCut, temporalRestart, temporalStateLoss, exportWorkerKill, operatorTerminate, apiFailover, load];
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));

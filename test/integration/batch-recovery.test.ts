@@ -79,4 +79,14 @@ describe('batches left ACCEPTED without a workflow', () => {
     expect((await repairStrandedJobs(harness)).started).toContain(id);
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
   });
+
+  it('pages through every stranded batch in one sweep, not only the first hundred', async () => {
+    // The run's database is shared: rows of other files count too, so this only needs all of these to be started.
+    const ids: string[] = [];
+    for (let index = 0; index < 120; index += 1) ids.push(await storeWithoutWorkflow(`Stranded ${index} ${randomUUID()}`));
+    // Their workflows run on a queue no worker polls: started, never applied.
+    const { started } = await repairStrandedJobs({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${randomUUID()}` } });
+    expect(ids.filter((id) => !started.includes(id))).toEqual([]);
+    for (const id of ids) await harness.temporal.workflow.getHandle(id).terminate('test over');
+  });
 });

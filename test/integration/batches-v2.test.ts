@@ -136,6 +136,7 @@ describe('v2 batches', () => {
 
     const v1 = await post(batchXml([create('a', 'Jan Neruda')], { version: 'v1' }));
     expect(v1.status).toBe(400);
+    expect(await v1.json()).toMatchObject({ code: 'SchemaViolation', detail: expect.stringContaining('send v1 batches to /api/v1/batches') });
 
     const wrongType = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(wrongType.status).toBe(415);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unreachableHint } from '../../cli/client.ts';
 import { EXIT_MEANINGS } from '../../cli/errors.ts';
 import { validateDocument } from '../../engine/validation/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
@@ -139,6 +140,12 @@ describe('entity-records CLI', () => {
     expect(unreachable.code).toBe(3);
     expect(unreachable.stderr).toContain('cannot reach');
     expect(unreachable.stderr).toContain('ECONNREFUSED');
+    expect(unreachable.stderr).toMatch(/ENTITY_RECORDS_URL gives.*--url overrides it/);
+    const byOption = await cli(['--url', `http://127.0.0.1:${closed}`, 'entity', 'get', '1']);
+    expect(byOption.code).toBe(3);
+    expect(byOption.stderr).toContain('the address --url gives');
+    // The default address: whatever runs on 8080 here, the hint names both ways to another one.
+    expect(unreachableHint('default')).toMatch(/--url or ENTITY_RECORDS_URL/);
 
     const missing = await cli(['entity', 'get', '999999999']);
     expect(missing.code).toBe(4);
@@ -197,7 +204,16 @@ describe('entity-records CLI', () => {
     const none = await cli(['search', '--name', `nic-${randomUUID()}`, '--type', entityType]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).not.toContain(name);
+    expect(none.stderr).not.toContain('warning');
     expect((await cli(['search', '--page', '0'])).code).toBe(2);
+  });
+
+  it('warns of entity types no record has, and still prints the answer', async () => {
+    const typo = `${entityType}S`;
+    const run = await cli(['search', '--type', entityType, typo]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(name);
+    expect(run.stderr).toContain(`warning: no record has the entity type ${typo}`);
   });
 
   it('lists updates after a transaction, and between two as one document over several pages', async () => {
@@ -221,8 +237,9 @@ describe('entity-records CLI', () => {
     const out = join(dir, 'snapshot.xml');
     const run = await cli(['export', 'snapshot', String(created.entityId), created.entityUuid, '999999998', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    const summary = JSON.parse(run.stdout) as { status: string; sha256: string; file: string; missing: string[]; entitiesWritten: number };
-    expect(summary).toMatchObject({ status: 'COMPLETED', file: out, missing: ['999999998'] });
+    const summary = JSON.parse(run.stdout) as { status: string; sha256: string; file: string; missing: string[]; entitiesWritten: number; workflow: { status: string } };
+    // The export and its workflow both done: the command waits the moment between the two.
+    expect(summary).toMatchObject({ status: 'COMPLETED', file: out, missing: ['999999998'], workflow: { status: 'COMPLETED' } });
     expect(run.stderr).toContain('SHA-256 verified');
     const bytes = readFileSync(out);
     expect(bytes.toString()).toContain(name);
@@ -248,7 +265,8 @@ describe('entity-records CLI', () => {
     expect(bad.code).toBe(1);
     const report = JSON.parse(bad.stdout) as { valid: boolean; errors: Array<{ line: number; message: string }> };
     expect(report.valid).toBe(false);
-    expect(report.errors.length).toBeGreaterThan(0);
+    expect(report.errors).toHaveLength(1);
+    expect(bad.stderr).toContain('is not a valid batch (1 problem)');
 
     expect((await cli(['validate', join(dir, 'no-such-file.xml')])).code).toBe(2);
   });

@@ -30,6 +30,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   deploy?: { replicas?: number };
+  stop_grace_period?: string;
 }
 interface Compose {
   services: Record<string, Service>;
@@ -143,6 +144,18 @@ describe('docker-compose.yml', () => {
     expect(interactive.volumes).toEqual(bulk.volumes);
     expect(interactive.healthcheck).toEqual(bulk.healthcheck);
     expect({ ...interactive.environment, WORKER_LANES: 'bulk' }).toEqual(bulk.environment);
+  });
+
+  it("gives every worker longer to stop than the worker's own shutdown grace, so a running apply commits before Docker's SIGKILL", () => {
+    const seconds = (period: string | undefined) => {
+      const match = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(period ?? '');
+      return match ? Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0) : 0;
+    };
+    for (const name of ['worker', 'worker-interactive']) {
+      const grace = loadConfig({ ...service(name).environment }).WORKER_SHUTDOWN_GRACE_SECONDS;
+      expect(grace, name).toBeGreaterThanOrEqual(120);
+      expect(seconds(service(name).stop_grace_period), name).toBeGreaterThan(grace);
+    }
   });
 
   it('gives API and workers one configuration: the same database, Temporal, queue, force-key secret and shared export volume', () => {

@@ -75,6 +75,17 @@ describe('/docs without a browser', () => {
     }
   });
 
+  it('names both ways to authenticate, bearer tokens and API-key signatures, on the index and in each reference', async () => {
+    const index = await (await harness.api('/docs', { as: null })).text();
+    expect(index).toContain('Bearer');
+    expect(index).toContain('NDA-HMAC-SHA256');
+    for (const version of ['v2', 'v1']) {
+      const document = (await (await harness.api(`/api/${version}/openapi.json`, { as: null })).json()) as { info: { description: string } };
+      expect(document.info.description, version).toContain('Bearer <token>');
+      expect(document.info.description, version).toContain('NDA-HMAC-SHA256');
+    }
+  });
+
   it('serves Swagger UI from node_modules, the XSDs, and nothing else under /docs/assets and /docs/schemas', async () => {
     const bundle = await harness.api('/docs/assets/swagger-ui-bundle.js', { as: null });
     expect(bundle.status).toBe(200);

@@ -106,4 +106,46 @@ describe('the api and worker entry points as processes', () => {
     for (const child of [api, bulk, interactive]) child.kill('SIGTERM');
     expect((await Promise.all(exits)).map(([code]) => code), output.join('')).toEqual([0, 0, 0]);
   });
+
+  it("exposes the Temporal SDK's runtime metrics beside the worker's own on WORKER_METRICS_PORT", async () => {
+    const env = { ...(await entryEnv()), WORKER_METRICS_PORT: String(await freePort()), WORKER_LANES: 'bulk' };
+    const worker = start('worker/main.ts', env);
+    const text = await eventually(async () => {
+      if (worker.exitCode !== null) throw new Error(`the worker exited:\n${output.join('')}`);
+      const answer = await fetch(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics`).catch(() => undefined);
+      const body = answer?.ok ? await answer.text() : '';
+      // Slots and pollers are reported once the worker polls.
+      return body.includes('temporal_worker_task_slots_available') && body.includes('temporal_num_pollers') ? body : undefined;
+    }, 60_000);
+    expect(text).toContain('process_cpu_user_seconds_total');
+    for (const series of ['temporal_worker_task_slots_available', 'temporal_num_pollers', 'temporal_request']) expect(text).toContain(series);
+    const exit = once(worker, 'exit');
+    worker.kill('SIGTERM');
+    expect((await exit)[0], output.join('')).toBe(0);
+  });
+
+  it('starts an API and a worker while Temporal does not answer: the API serves reads, the worker keeps trying and never exits', async () => {
+    const env: NodeJS.ProcessEnv = { ...(await entryEnv()), TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, LOG_LEVEL: 'info' };
+    const lines: string[] = [];
+    const api = start('api/main.ts', env);
+    const worker = start('worker/main.ts', env);
+    worker.stderr!.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+    worker.stdout!.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+    const baseUrl = `http://127.0.0.1:${env.PORT}`;
+    const health = await eventually(async () => {
+      if (api.exitCode !== null) throw new Error(`the API exited:\n${output.join('')}`);
+      const answer = await fetch(`${baseUrl}/health`).catch(() => undefined);
+      return answer ? answer : undefined;
+    }, 60_000);
+    expect(await health.json()).toEqual({ status: 'degraded', database: 'up', temporal: 'down' });
+    const read = await fetch(`${baseUrl}/api/v2/entities/1`, { headers: { authorization: `Bearer ${TEST_TOKENS.admin}` } });
+    expect([200, 404]).toContain(read.status);
+    // Two failed rounds, and the worker still runs.
+    await eventually(async () => (lines.join('').split('worker could not run').length > 2 ? true : undefined), 60_000);
+    expect(worker.exitCode).toBeNull();
+    const exits = [api, worker].map((child) => once(child, 'exit'));
+    api.kill('SIGTERM');
+    worker.kill('SIGTERM');
+    expect((await Promise.all(exits)).map(([code]) => code), output.join('')).toEqual([0, 0]);
+  });
 });

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../../api/app.ts';
 import { createLogger } from '../../logger.ts';
+import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -40,25 +42,35 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
     expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
   });
 
-  it('answers 503 naming Temporal when it does not answer', async () => {
+  it('while Temporal does not answer: health says so, a v2 batch is kept ACCEPTED for the sweep, a v1 batch is refused with nothing kept', async () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
     const app = buildApp({ config: harness.config, db: harness.db, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
+    const url = (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
     try {
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health`);
-      expect(response.status).toBe(503);
+      const response = await fetch(url('/health'));
+      expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ status: 'degraded', database: 'up', temporal: 'down' });
 
-      // A batch is refused with what to do next: the detail is shown and Retry-After set.
-      const batch = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/batches`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/xml' },
-        body: batchXml([create('a', 'Jan Žižka')]),
-      });
-      expect(batch.status).toBe(503);
-      expect(batch.headers.get('retry-after')).toBe('5');
-      expect(await batch.json()).toMatchObject({ code: 'ServiceUnavailable', detail: expect.stringContaining('send it again later') });
+      // v2: answered as usual; the row is the outbox the recovery sweep starts from.
+      const v2 = await fetch(url('/api/v2/batches'), { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', 'Jan Žižka')]) });
+      expect(v2.status).toBe(200);
+      const batchId = (await v2.json()) as string;
+      expect(await harness.sql('select status, error from batch where id = $1', [batchId])).toEqual([{ status: 'ACCEPTED', error: null }]);
+
+      // v1: synchronous, and its client sends a refused save again under a new id: refused, nothing kept.
+      const v1Id = randomUUID();
+      const v1Xml = batchXml([create('a', 'Prokop Holý')], { uuid: v1Id, version: 'v1' });
+      const v1 = await fetch(url('/api/v1/batches'), { method: 'POST', headers: { 'content-type': 'text/xml' }, body: v1Xml });
+      const v1Body = await v1.text();
+      expect(v1.status, v1Body).toBe(503);
+      expect(v1Body).toContain('send it again later');
+      expect(await harness.sql('select id from batch where id = $1', [v1Id])).toEqual([]);
+
+      // Once Temporal answers, the sweep starts the kept batch's workflow, and the worker applies it.
+      await repairStrandedJobs({ config: harness.config, temporal: harness.temporal, db: harness.db }, 0);
+      expect((await batchEnded(harness, batchId)).status).toBe('COMPLETED');
     } finally {
       server.close();
     }

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ActivityCancellationDetails, CancelledFailure } from '@temporalio/common';
+import { ActivityCancellationDetails, ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchActivities } from '../../activities/batches.ts';
+import { sqlState } from '../../activities/sql-errors.ts';
 import { createExportActivities } from '../../activities/exports.ts';
 import type { BatchHeartbeat, ExportHeartbeat } from '../../temporal/contracts.ts';
 import type { AttemptStanding, CheckAttempt } from '../../activities/job-control.ts';
@@ -68,8 +69,8 @@ describe('job activities under MockActivityEnvironment', () => {
   }
 
   /** An activity environment whose activity belongs to the workflow of `id`. */
-  function environment(id: string) {
-    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt: 1 });
+  function environment(id: string, attempt = 1) {
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt });
     const beats: unknown[] = [];
     env.on('heartbeat', (details: unknown) => beats.push(structuredClone(details)));
     return { env, beats };
@@ -145,6 +146,76 @@ describe('job activities under MockActivityEnvironment', () => {
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
     expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
+  });
+
+  it('removeExpiredBatchBodies removes the bodies of batches ended past their retention, and keeps the rows and every other body', async () => {
+    const [old, recent, running] = [await storedBatch(['Old Body']), await storedBatch(['Recent Body']), await storedBatch(['Running Body'])];
+    await harness.sql(`update batch set status = 'COMPLETED', finished_at = now() - interval '40 days' where id = $1`, [old]);
+    await harness.sql(`update batch set status = 'FAILED', finished_at = now() - interval '1 day' where id = $1`, [recent]);
+    const activities = createBatchActivities({ db: harness.db, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt: wanted, bodyRetentionDays: 30 });
+    expect(await new MockActivityEnvironment().run(activities.removeExpiredBatchBodies)).toBeGreaterThanOrEqual(1);
+    const bodies = await harness.sql<{ batch_id: string }>('select batch_id from batch_body where batch_id = any($1)', [[old, recent, running]]);
+    expect(bodies.map((row) => row.batch_id).sort()).toEqual([recent, running].sort());
+    expect(await harness.sql('select count(*)::int as n from batch where id = any($1)', [[old, recent, running]])).toEqual([{ n: 3 }]);
+  });
+
+  describe('SQL errors of an apply: deterministic ones fail for good, those of the moment are retried', () => {
+    /** The error PostgreSQL raises for `statement` (a real one, from the server). */
+    const raisedBy = async (statement: string): Promise<Error> => {
+      const error = await harness.sql(statement).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      return error as Error;
+    };
+    const raise = (state: string) => `do $$ begin raise exception 'raised for the test' using errcode = '${state}'; end $$`;
+
+    /** applyBatch whose transaction fails with `error` at its first written step, on attempt `attempt`; what it threw. */
+    async function applyFailingWith(error: Error, attempt = 1): Promise<unknown> {
+      const id = await storedBatch([`Error ${randomUUID()}`]);
+      const { env } = environment(id, attempt);
+      const thrown = await env.run(batchActivities(wanted, () => Promise.reject(error)).applyBatch, id).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(await revisionsOf(id)).toBe(0);
+      return thrown;
+    }
+    const nonRetryable = (thrown: unknown) => thrown instanceof ApplicationFailure && thrown.nonRetryable;
+
+    it.each([
+      ['22012 division by zero', 'select 1/0'],
+      ['22P02 invalid text representation', "select 'x'::int"],
+      ['22001 string data right truncation', "do $$ declare short varchar(2); begin short := 'abcdef'; end $$"],
+      ['23503 foreign key violation', raise('23503')],
+      ['23514 check violation', raise('23514')],
+      ['23502 not null violation', raise('23502')],
+    ])('%s fails for good on its first attempt', async (name, statement) => {
+      const error = await raisedBy(statement);
+      expect(sqlState(error)).toBe(name.slice(0, 5));
+      const thrown = await applyFailingWith(error);
+      expect(nonRetryable(thrown)).toBe(true);
+      expect((thrown as ApplicationFailure).type).toBe('DeterministicSqlError');
+    });
+
+    it.each([
+      ['40001 serialization failure', raise('40001')],
+      ['40P01 deadlock detected', raise('40P01')],
+      ['57014 query cancelled', 'select pg_cancel_backend(pg_backend_pid()), pg_sleep(1)'],
+    ])('%s is retried', async (name, statement) => {
+      const error = await raisedBy(statement);
+      expect(sqlState(error)).toBe(name.slice(0, 5));
+      const thrown = await applyFailingWith(error);
+      expect(thrown).toBe(error);
+      expect(nonRetryable(thrown)).toBe(false);
+    });
+
+    it('23505 unique violation is retried once (a concurrent batch may have committed the key), then fails for good', async () => {
+      const error = await raisedBy(raise('23505'));
+      expect(nonRetryable(await applyFailingWith(error, 1))).toBe(false);
+      expect(nonRetryable(await applyFailingWith(error, 2))).toBe(true);
+    });
   });
 
   describe('exports', () => {

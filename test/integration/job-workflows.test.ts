@@ -44,7 +44,7 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     const taskQueue = `wf-${randomUUID()}`;
     const calls: Calls = [];
     const activities = Object.fromEntries(
-      (['applyBatch', 'markBatchFailed', 'runExport', 'markExportFailed', 'expireExports'] as const).map((name) => [
+      (['applyBatch', 'markBatchFailed', 'removeExpiredBatchBodies', 'runExport', 'markExportFailed', 'expireExports'] as const).map((name) => [
         name,
         async (...args: unknown[]) => {
           calls.push([name, ...args]);
@@ -187,11 +187,11 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     );
   });
 
-  it('expiry: runs the expiry activity once and reports how many exports expired', async () => {
-    await withWorker({ expireExports: async () => 4 }, async (taskQueue, calls) => {
+  it('expiry: expires exports, then removes the bodies of batches past their retention, and reports both', async () => {
+    await withWorker({ expireExports: async () => 4, removeExpiredBatchBodies: async () => 7 }, async (taskQueue, calls) => {
       const result = await env.client.workflow.execute('expiryWorkflow', { taskQueue, workflowId: `expiry-${randomUUID()}`, args: [] });
-      expect(result).toEqual({ exportsExpired: 4 });
-      expect(calls).toEqual([['expireExports']]);
+      expect(result).toEqual({ exportsExpired: 4, batchBodiesRemoved: 7 });
+      expect(calls).toEqual([['expireExports'], ['removeExpiredBatchBodies']]);
     });
   });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAILED_JOBS_QUERY, workflowListUiUrl } from '../../temporal/client/job-workflow.ts';
+import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
@@ -21,6 +23,16 @@ describe('workflows as the Temporal UI shows them', () => {
     const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml, as });
     expect(response.status).toBe(200);
     return (await response.json()) as string;
+  }
+
+  /** Each listed workflow's status and its Outcome and Submitter, as the list answers them. */
+  async function listedAttributes(query: string): Promise<Map<string, { status: string; Outcome: unknown; Submitter: unknown }>> {
+    const rows = new Map<string, { status: string; Outcome: unknown; Submitter: unknown }>();
+    for await (const workflow of harness.temporal.workflow.list({ query })) {
+      const attributes = workflow.typedSearchAttributes;
+      rows.set(workflow.workflowId, { status: workflow.status.name, Outcome: attributes.get(SEARCH_ATTRIBUTES.outcome), Submitter: attributes.get(SEARCH_ATTRIBUTES.submitter) });
+    }
+    return rows;
   }
 
   async function listed(query: string): Promise<string[]> {
@@ -51,6 +63,17 @@ describe('workflows as the Temporal UI shows them', () => {
     await eventually(async () => ((await listed(`Submitter = "test-writer" AND Outcome = "COMPLETED" AND RequestKind = "v2"`)).includes(completed) ? true : undefined));
     await eventually(async () => ((await listed(`Submitter = "test-admin" AND Outcome = "FAILED"`)).includes(failed) ? true : undefined));
     expect(await listed(`Submitter = "test-writer" AND Outcome = "FAILED"`)).not.toContain(completed);
+
+    // What the list itself (ListWorkflowExecutions) carries for each: both closed COMPLETED, told apart by Outcome.
+    const rows = await listedAttributes(`WorkflowId IN ("${completed}", "${failed}")`);
+    expect(rows.get(completed)).toEqual({ status: 'COMPLETED', Outcome: 'COMPLETED', Submitter: 'test-writer' });
+    expect(rows.get(failed)).toEqual({ status: 'COMPLETED', Outcome: 'FAILED', Submitter: 'test-admin' });
+  });
+
+  it('prints the list of failed jobs as a Temporal UI address carrying the query', () => {
+    const url = new URL(workflowListUiUrl('http://127.0.0.1:8233/', 'default', FAILED_JOBS_QUERY));
+    expect(url.pathname).toBe('/namespaces/default/workflows');
+    expect(url.searchParams.get('query')).toBe(FAILED_JOBS_QUERY);
   });
 
   it('gives an export workflow a memo and lists it by submitter, kind and outcome', async () => {
@@ -72,7 +95,7 @@ describe('workflows as the Temporal UI shows them', () => {
 
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const query = /saved query for failures[^`]*`([^`]+)`/.exec(readme)?.[1];
-    expect(query, 'the README names the saved query for failures').toBeDefined();
+    expect(query, 'the README names the saved query for failures, the one npm start links to').toBe(FAILED_JOBS_QUERY);
     await eventually(async () => {
       const ids = await listed(query!);
       return ids.includes(failedBatch) && ids.includes(stopped) ? true : undefined;

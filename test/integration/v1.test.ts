@@ -228,7 +228,8 @@ describe('v1 legacy interface', () => {
     it('refuses v2 documents, malformed XML and other media types', async () => {
       const v2 = await postBatch(batchXml([create('a', 'Verze Dvě')]));
       expect(v2.status).toBe(400);
-      expect(await v2.json()).toMatchObject({ code: 'SchemaViolation' });
+      // Sent to the wrong interface: the detail names the right one.
+      expect(await v2.json()).toMatchObject({ code: 'SchemaViolation', detail: expect.stringContaining('send v2 batches to /api/v2/batches') });
       const malformed = await postBatch('<bu xmlns="http://cam.tacr.cz/2019"><inf>');
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toMatchObject({ code: 'InvalidXml' });

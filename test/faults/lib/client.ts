@@ -121,8 +121,11 @@ export function watchBatchStatus(client: ServiceClient, batchId: string, interva
   const bad: string[] = [];
   let polls = 0;
   const seen: string[] = [];
+  let paused = false;
   const loop = every(intervalMs, async () => {
+    if (paused) return;
     const answer = await client.request(`/api/v2/batches/${batchId}/status`, {}, 5000);
+    if (paused) return;
     polls += 1;
     if (answer.status === 0 || answer.status >= 500) {
       bad.push(`${new Date().toISOString()} ${answer.status || 'no answer'} ${answer.error ?? answer.body.slice(0, 200)}`);
@@ -134,6 +137,15 @@ export function watchBatchStatus(client: ServiceClient, batchId: string, interva
     }
   });
   return {
+    /** Runs `fault` without polling (an API restarting answers nothing, as it should). */
+    async pausedWhile<T>(fault: () => Promise<T>): Promise<T> {
+      paused = true;
+      try {
+        return await fault();
+      } finally {
+        paused = false;
+      }
+    },
     async stop(): Promise<{ polls: number; bad: string[]; seen: string[] }> {
       await loop.stop();
       return { polls, bad, seen };

@@ -97,6 +97,18 @@ export class WorkflowInspector {
     }
   }
 
+  /** Whether the schedule `scheduleId` exists (the expiry schedule is `<task queue>-expiry`). */
+  async scheduleExists(scheduleId: string): Promise<boolean> {
+    this.connection ??= Connection.connect({ address: this.address, connectTimeout: 5000 });
+    try {
+      await new Client({ connection: await this.connection }).schedule.getHandle(scheduleId).describe();
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ScheduleNotFoundError') return false;
+      throw error;
+    }
+  }
+
   private async handle(workflowId: string) {
     this.connection ??= Connection.connect({ address: this.address, connectTimeout: 5000 });
     return new Client({ connection: await this.connection }).workflow.getHandle(workflowId);
