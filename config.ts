@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { addressList } from './api/address-list.ts';
 import { parseApiKeys, type ApiKey } from './api/auth/api-keys.ts';
 import { hostnameOf } from './api/auth/nda-hmac.ts';
 import { persistentSecret } from './secrets.ts';
@@ -81,6 +82,12 @@ const api = {
   BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
   /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
   UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
+  UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
+  /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
+  UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
+  UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
@@ -117,16 +124,37 @@ const api = {
    * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
+  /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
+  METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
   /** HMAC API keys as the registry's client signs (NDA-HMAC-SHA256): a JSON list, or a file holding one. */
   API_KEYS: z.string().optional(),
   API_KEYS_FILE: z.string().optional(),
-  /** How far an X-NDA-Date may lie from the server's clock, either way. */
-  API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(300),
+  /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
+  API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
   /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions/0053). */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
+  /**
+   * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
+   * the client: for the API keys' allow-lists and the limits kept per source
+   * address. Empty: the connection's address is the client's.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .superRefine((entries, context) => {
+      try {
+        addressList(entries);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
   TRUST_PROXY: booleanFromEnv.default(false),
   /** The host name clients call (and sign), whatever the request's Host header says. */
@@ -145,9 +173,30 @@ const api = {
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
     .pipe(z.array(z.string().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
-  /** Batch and export submissions per token per window; 0 turns the limit off. */
+  /** Batch submissions (batches and test batches, v1 and v2) per principal per window; 0 turns the limit off. Exports never spend it. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Export requests (v2 export starts, synchronous v1 snapshots and revisions) per principal per window, a budget apart from the batches'; 0 turns the limit off. */
+  EXPORT_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  EXPORT_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Connections of each API process's main pool (short reads, uploads, job rows). */
+  DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  /** How long a request waits for a pooled connection before it is answered 503 with Retry-After. */
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Connections of each API process's pool for long reads (feed pages, synchronous v1 exports), apart from the main pool. */
+  LONG_READ_CONNECTIONS: z.coerce.number().int().positive().default(4),
+  /** Each statement of a long read (a feed query, a cursor's read) is cancelled after this long; 0: no limit. */
+  LONG_READ_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  /** A long read's transaction left idle this long (its client does not drain the response) is ended by PostgreSQL; 0: no limit. */
+  LONG_READ_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Long reads (feed pages, export downloads, synchronous v1 exports) one principal holds at once across every API process; 0: no limit. */
+  LONG_READS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(4),
+  /** A long read's lease lasts this long unless its API process renews it: what a process that died holding one costs. */
+  LONG_READ_LEASE_SECONDS: z.coerce.number().int().min(3).default(30),
+  /** A long read's response that sends nothing for this long (a stalled reader) is cut, freeing its connection and transaction. */
+  LONG_READ_STALL_SECONDS: z.coerce.number().int().positive().default(30),
+  /** A long read's response still being written after this long is cut whatever its pace. */
+  LONG_READ_MAX_SECONDS: z.coerce.number().int().positive().default(1800),
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),

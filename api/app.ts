@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import { createApiMetrics } from '../metrics/api.ts';
+import { resolveClientAddress, trustedProxyList } from './client-address.ts';
 import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
@@ -10,6 +11,7 @@ import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { oaiRouter } from './oai/routes.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
@@ -27,7 +29,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
-  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
+  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
   if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
   // First, so it times everything and sees the status the error handler settled on.
@@ -36,7 +38,13 @@ export function buildApp(deps: AppDeps): Koa {
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
-  app.use(authenticate(deps.tokens, deps.config));
+  const trustedProxies = trustedProxyList(deps.config);
+  app.use((ctx, next) => {
+    ctx.state.clientAddress = resolveClientAddress(ctx.req, trustedProxies);
+    return next();
+  });
+  app.use(authenticate(deps));
+  app.use(refuseUnknownQueryParameters());
   for (const router of routers) {
     app.use(router.routes());
     // Without throw the router sets the Allow header; errorHandler turns its bare 405/501 into a problem.

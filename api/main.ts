@@ -12,7 +12,14 @@ const log = createLogger(config.LOG_LEVEL, 'api', { flushEveryMs: 200 });
 if (cluster.isWorker) {
   await serveApi(config, log, { inCluster: true, sweep: config.API_PROCESS_SLOT === 0 });
 } else {
-  await prepareApi(config, log);
+  try {
+    await prepareApi(config, log);
+  } catch (error) {
+    // A configuration the database cannot serve (or one that cannot be checked): one clear line, no stack.
+    log.fatal((error as Error).message);
+    log.flush?.();
+    process.exit(1);
+  }
   if (config.API_PROCESSES === 1) await serveApi(config, log, { inCluster: false, sweep: true });
   else await runApiCluster(config, log);
 }

@@ -4,7 +4,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
-import { openDb } from '../services/deps.ts';
+import { openApiDb } from '../services/deps.ts';
+import { checkConnectionBudget } from '../services/limits/connections.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
@@ -22,6 +23,8 @@ const PREPARE_TIMEOUT_MS = 10_000;
  * the recovery sweep creates what is missing once Temporal answers.
  */
 export async function prepareApi(config: Config, log: Logger): Promise<void> {
+  const connections = await checkConnectionBudget(config);
+  if (connections.needed > connections.available / 2) log.warn(connections, 'the API alone may use more than half of the database connections; the workers and other API machines need theirs');
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   try {
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
@@ -50,7 +53,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
+  const db = await openApiDb(config);
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');

@@ -18,6 +18,12 @@ export interface NewBatch {
   changesTotal: number;
   /** The body, or its chunks already written in this transaction. */
   body: Buffer | StoredBody;
+  /**
+   * Whether a FAILED batch of the same id submitted by another principal may
+   * be revived (the submitter holds force, or offers that batch's force key);
+   * otherwise only its own submitter revives it.
+   */
+  reviveOthers?: boolean;
 }
 
 export class BatchUpload {
@@ -86,8 +92,9 @@ export class BatchUpload {
  * Inserts the batch, or revives a FAILED batch of the same id for another
  * attempt, with its body, in the caller's transaction (an upload's, whose
  * body chunks were COPYed there). Returns false when the id is taken by a
- * batch that completed or is still running: the caller answers 409 (and
- * rolls back the chunks it wrote).
+ * batch that completed or is still running, or by another principal's FAILED
+ * batch the caller may not revive: the caller answers 409 (and rolls back
+ * the chunks it wrote).
  */
 export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promise<boolean> {
   const inserted = await client.query(
@@ -98,8 +105,8 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
        status = 'ACCEPTED', force = excluded.force, offered_force_key = excluded.offered_force_key,
        changes_total = excluded.changes_total, changes_applied = 0, result = null, error = null,
        attempt = batch.attempt + 1, activity_attempts = null, submitted_at = now(), finished_at = null
-     where batch.status = 'FAILED'`,
-    [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal],
+     where batch.status = 'FAILED' and ($8 or batch.submitted_by = excluded.submitted_by)`,
+    [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal, batch.reviveOthers ?? false],
   );
   if (inserted.rowCount === 0) return false;
   await linkBatchBody(client, batch.id, batch.body);

@@ -1,10 +1,12 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { BatchRepository } from './batches.ts';
 import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
+import { LongReadLeases } from './long-read-leases.ts';
+import type { PoolOptions } from './mikro-orm.config.ts';
 import { oaiRepository, type OaiRepository } from './oai.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
@@ -40,6 +42,8 @@ export interface Db {
   readonly replayGuard: ReplayGuard;
   /** The submission rate limit's counters, shared by every API process. */
   readonly submissionRate: SubmissionRate;
+  /** The long reads each principal holds, shared by every API process. */
+  readonly longReadLeases: LongReadLeases;
   /** The snapshot and revisions reads of the exports. */
   readonly exportRecords: ExportRecords;
   /** Applying batches: the apply's statements on a transaction (db/apply/). */
@@ -51,6 +55,15 @@ export interface Db {
 
 /** Settings of the data-access layer (config.ts has them). */
 export interface DbOptions {
+  pool?: PoolOptions;
+  /**
+   * Long reads (feed pages, the synchronous v1 exports) on a pool of their
+   * own: however many run or wait, they never take a connection the short
+   * reads and the writes need. Each statement, and each pause between a
+   * cursor's reads while a slow client drains the response, is bounded, so a
+   * reader that stalls loses its transaction instead of holding it.
+   */
+  longReads?: { connections: number; statementTimeoutMs: number; idleInTransactionTimeoutMs: number };
   /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
   feedRangeRetentionDays?: number;
   /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
@@ -58,17 +71,18 @@ export interface DbOptions {
 }
 
 export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
-  return dbOver(await openOrm(databaseUrl), options);
+  return dbOver(await openOrm(databaseUrl, options.pool), options);
 }
 
 /** The data-access layer over an ORM already open (tests that open their own). */
 async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
+  const longReadPool = options.longReads ? longReadPoolBeside(pool, options.longReads, options.pool?.acquireTimeoutMs) : pool;
   return {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(pool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
+    feed: feedRepository(longReadPool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
     oai: oaiRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
@@ -76,11 +90,31 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     jobOutcomes: new JobOutcomes(pool),
     replayGuard: new ReplayGuard(pool),
     submissionRate: new SubmissionRate(pool),
-    exportRecords: exportRecordsOver(pool),
+    exportRecords: exportRecordsOver(longReadPool),
+    longReadLeases: new LongReadLeases(pool),
     revisions: revisionStore(pool),
     async ping() {
       await pool.query('select 1');
     },
-    close: () => orm.close(),
+    async close() {
+      if (longReadPool !== pool) await longReadPool.end();
+      await orm.close();
+    },
   };
+}
+
+/** A second pool to the same database, with the first one's connection settings and type parsers. */
+function longReadPoolBeside(pool: pg.Pool, settings: NonNullable<DbOptions['longReads']>, acquireTimeoutMs: number | undefined): pg.Pool {
+  const { min: _min, max: _max, idleTimeoutMillis: _idle, connectionTimeoutMillis: _acquire, ...connection } = pool.options;
+  const longReads = new pg.Pool({
+    ...connection,
+    max: settings.connections,
+    ...(acquireTimeoutMs ? { connectionTimeoutMillis: acquireTimeoutMs } : {}),
+    ...(settings.statementTimeoutMs > 0 ? { statement_timeout: settings.statementTimeoutMs } : {}),
+    ...(settings.idleInTransactionTimeoutMs > 0 ? { idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs } : {}),
+  });
+  // A connection the server ended (an idle-in-transaction timeout) must not take the process down.
+  longReads.on('error', () => undefined);
+  longReads.on('connect', (client) => client.on('error', () => undefined));
+  return longReads;
 }

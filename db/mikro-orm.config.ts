@@ -4,10 +4,19 @@ import { Migrator } from '@mikro-orm/migrations';
 import { BatchSchema } from './entities/batch.ts';
 import { ExportRequestSchema } from './entities/export-request.ts';
 
+export const DEFAULT_POOL_SIZE = 10;
+
+export interface PoolOptions {
+  /** Connections of the pool (default 10). */
+  size?: number;
+  /** How long a caller waits for a connection when all are taken; undefined: as long as it takes. */
+  acquireTimeoutMs?: number;
+}
+
 // The one ORM configuration: the app, the worker, the tests and the MikroORM
 // CLI (package.json "mikro-orm".configPaths) all read it. Hot paths (bulk
 // apply, streamed reads) use SQL on the same connection pool.
-export function ormConfig(databaseUrl = process.env.DATABASE_URL ?? 'postgres://localhost:5432/entity_records') {
+export function ormConfig(databaseUrl = process.env.DATABASE_URL ?? 'postgres://localhost:5432/entity_records', pool: PoolOptions = {}) {
   return defineConfig({
     clientUrl: withDatabaseUser(databaseUrl),
     entities: [BatchSchema, ExportRequestSchema],
@@ -20,7 +29,9 @@ export function ormConfig(databaseUrl = process.env.DATABASE_URL ?? 'postgres://
       snapshot: false,
       silent: true,
     },
-    pool: { min: 0, max: 10 },
+    pool: { min: 0, max: pool.size ?? DEFAULT_POOL_SIZE },
+    // Waiting for a pooled connection longer than this fails (the API answers 503) instead of hanging.
+    ...(pool.acquireTimeoutMs ? { driverOptions: { connectionTimeoutMillis: pool.acquireTimeoutMs } } : {}),
     debug: false,
   });
 }

@@ -1,11 +1,11 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import { ormConfig, withDatabaseUser } from './mikro-orm.config.ts';
+import { ormConfig, withDatabaseUser, type PoolOptions } from './mikro-orm.config.ts';
 
 export type Orm = MikroORM;
 
-export async function openOrm(databaseUrl: string): Promise<Orm> {
-  return MikroORM.init(ormConfig(databaseUrl));
+export async function openOrm(databaseUrl: string, pool: PoolOptions = {}): Promise<Orm> {
+  return MikroORM.init(ormConfig(databaseUrl, pool));
 }
 
 export async function migrate(orm: Orm): Promise<void> {

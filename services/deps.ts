@@ -1,10 +1,21 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/index.ts';
+import { openDb, type Db, type DbOptions } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 
-/** Opens the database handle ServiceDeps carry: for the entry points above services/ (api/serve.ts), which import nothing from db/. */
-export { openDb } from '../db/index.ts';
+/** The database as an API process holds it (for api/serve.ts, which imports nothing from db/): its pool sizes, the acquire timeout, and long reads on a bounded pool of their own. */
+export function openApiDb(config: Config): Promise<Db> {
+  return openDb(config.DATABASE_URL, apiDbOptions(config));
+}
+
+function apiDbOptions(config: Config): DbOptions {
+  return {
+    pool: { size: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS },
+    longReads: { connections: config.LONG_READ_CONNECTIONS, statementTimeoutMs: config.LONG_READ_STATEMENT_TIMEOUT_MS, idleInTransactionTimeoutMs: config.LONG_READ_IDLE_TIMEOUT_MS },
+    feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS,
+    feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY,
+  };
+}
 
 /** What the use cases need: configuration, the database, the workflow engine and a logger (nothing of HTTP). */
 export interface ServiceDeps {

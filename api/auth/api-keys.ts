@@ -1,4 +1,5 @@
 import { createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { addressList, type AddressList } from '../address-list.ts';
 import { z } from 'zod';
 import { RedactedSecret } from '../../secrets.ts';
 import { canonicalParts, formatNdaDate, joinCanonical, ndaSignature, parseNdaDate, type CanonicalParts } from './nda-hmac.ts';
@@ -12,6 +13,10 @@ const apiKeyEntrySchema = z.strictObject({
   keyId: z.string().regex(/^[\x21-\x2b\x2d-\x7e]{1,200}$/, 'printable ASCII without spaces or commas'),
   secret: z.string().min(MIN_SECRET_LENGTH, `at least ${MIN_SECRET_LENGTH} characters`),
   permissions: z.array(z.enum(PERMISSIONS)).min(1),
+  /** Source addresses (CIDRs, or single addresses) the key may be used from; absent: any. */
+  allowFrom: z.array(z.string()).min(1).optional(),
+  /** How far this key's X-NDA-Date may lie from the server's clock; default API_KEY_CLOCK_SKEW_SECONDS. */
+  clockSkewSeconds: z.number().int().min(1).max(3600).optional(),
 });
 
 export interface ApiKey {
@@ -20,6 +25,8 @@ export interface ApiKey {
   keyId: string;
   secret: RedactedSecret;
   permissions: Permission[];
+  allowFrom?: string[];
+  clockSkewSeconds?: number;
 }
 
 /**
@@ -43,6 +50,13 @@ export function parseApiKeys(json: string, source: string): ApiKey[] {
     const earlier = entryOfKeyId.get(parsed.data.keyId);
     if (earlier !== undefined) throw new Error(`${label}: keyId is already used by entry ${earlier}`);
     entryOfKeyId.set(parsed.data.keyId, index + 1);
+    if (parsed.data.allowFrom) {
+      try {
+        addressList(parsed.data.allowFrom);
+      } catch (error) {
+        throw new Error(`${label}: allowFrom: ${(error as Error).message}`, { cause: error });
+      }
+    }
     return { ...parsed.data, secret: new RedactedSecret(parsed.data.secret) };
   });
 }
@@ -64,6 +78,8 @@ export interface SignedRequest {
   method: string;
   rawPath: string;
   rawQuery: string;
+  /** The client's address (api/client-address.ts), for the keys' allow-lists. */
+  clientAddress: string;
 }
 
 interface VerifiedSignature {
@@ -75,11 +91,18 @@ interface VerifiedSignature {
   expiresAt: number;
 }
 
-/** Which check a signed request failed: the 401's `properties.reason`. */
-export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'UnknownKeyId' | 'SignatureMismatch';
+/**
+ * Which check a signed request failed: the 401's `properties.reason`. An
+ * unknown key id, a wrong signature and an address outside the key's
+ * allow-list are all SignatureMismatch, so key ids cannot be enumerated; the
+ * server's log says which (`why`).
+ */
+export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'SignatureMismatch';
 
 interface SignatureRefusal {
   reason: SignatureRefusalReason;
+  /** For the server's log only: what a SignatureMismatch really was. */
+  why?: 'UnknownKeyId' | 'AddressNotAllowed' | 'WrongSignature';
   /** What failed, for the person reading the 401: the request's own values, never a secret. */
   detail: string;
   /** SignatureMismatch: the canonical string's parts as the server read them. */
@@ -96,12 +119,15 @@ interface StoredKey {
   /** The secret's UTF-8 bytes, prepared once for HMAC. */
   hmacKey: KeyObject;
   principal: Principal;
+  allowFrom: AddressList | undefined;
+  skewMs: number;
 }
 
 /**
  * Checks NDA-HMAC-SHA256 signatures against the configured keys. A refusal
- * says which check failed (docs/decisions/0050: key ids are names,
- * not secrets), but an unknown keyId still costs one HMAC and one constant-time
+ * says which check failed, except that an unknown keyId, a wrong signature
+ * and an address outside the key's allow-list answer alike (so key ids cannot
+ * be enumerated); an unknown keyId costs one HMAC and one constant-time
  * comparison, as a known one does.
  */
 export class ApiKeyVerifier {
@@ -112,7 +138,18 @@ export class ApiKeyVerifier {
   #lastDate: { text: string; millis: number | undefined } = { text: '', millis: undefined };
 
   constructor(keys: readonly ApiKey[], clockSkewSeconds: number) {
-    this.#keys = new Map(keys.map((key) => [key.keyId, { keyId: key.keyId, hmacKey: createSecretKey(key.secret.reveal(), 'utf8'), principal: { name: key.name, permissions: new Set(key.permissions) } }]));
+    this.#keys = new Map(
+      keys.map((key) => [
+        key.keyId,
+        {
+          keyId: key.keyId,
+          hmacKey: createSecretKey(key.secret.reveal(), 'utf8'),
+          principal: { name: key.name, permissions: new Set(key.permissions) },
+          allowFrom: key.allowFrom ? addressList(key.allowFrom) : undefined,
+          skewMs: (key.clockSkewSeconds ?? clockSkewSeconds) * 1000,
+        },
+      ]),
+    );
     this.#skewMs = clockSkewSeconds * 1000;
   }
 
@@ -127,33 +164,36 @@ export class ApiKeyVerifier {
     if (this.#lastDate.text !== request.date) this.#lastDate = { text: request.date, millis: parseNdaDate(request.date) };
     const signedAt = this.#lastDate.millis;
     if (signedAt === undefined) return refused('DateInvalid', `X-NDA-Date ${JSON.stringify(request.date.slice(0, 40))} is not a time in the form yyyyMMddHHmmss (UTC)`);
-    if (Math.abs(now - signedAt) > this.#skewMs) {
-      const seconds = Math.round(Math.abs(now - signedAt) / 1000);
-      return refused(
-        'DateOutsideWindow',
-        `X-NDA-Date ${request.date} is ${seconds} s ${signedAt < now ? 'behind' : 'ahead of'} the server's clock (${formatNdaDate(new Date(now))}); a signature is accepted up to ${this.#skewMs / 1000} s either way`,
-      );
-    }
-    if (request.host === undefined) return refused('HostMissing', 'the request names no host (Host header), and the signature covers the host name');
     const keyId = header[1]!;
     const presented = header[2]!;
     const key = this.#keys.get(keyId);
+    // An unknown key is held to the default window: its answer must not differ from a known key's.
+    const skewMs = key?.skewMs ?? this.#skewMs;
+    if (Math.abs(now - signedAt) > skewMs) {
+      const seconds = Math.round(Math.abs(now - signedAt) / 1000);
+      return refused(
+        'DateOutsideWindow',
+        `X-NDA-Date ${request.date} is ${seconds} s ${signedAt < now ? 'behind' : 'ahead of'} the server's clock (${formatNdaDate(new Date(now))}); a signature is accepted up to ${skewMs / 1000} s either way`,
+      );
+    }
+    if (request.host === undefined) return refused('HostMissing', 'the request names no host (Host header), and the signature covers the host name');
     const canonical = canonicalParts({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
-    const expected = ndaSignature(key?.hmacKey ?? this.#decoyKey, joinCanonical(canonical));
-    const matches = timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
-    if (!key) return refused('UnknownKeyId', 'no API key with this KeyId is configured on this server');
-    if (!matches) {
+    // The allow-list first: a request from elsewhere costs no HMAC.
+    const allowed = key?.allowFrom === undefined || key.allowFrom.has(request.clientAddress);
+    const matches = allowed && timingSafeEqual(Buffer.from(ndaSignature(key?.hmacKey ?? this.#decoyKey, joinCanonical(canonical)), 'latin1'), Buffer.from(presented, 'latin1'));
+    if (!key || !matches) {
       const parts = `host ${JSON.stringify(canonical.host)} + method ${JSON.stringify(canonical.method)} + path ${JSON.stringify(canonical.path)} + query ${JSON.stringify(canonical.query)} + X-NDA-Date ${JSON.stringify(canonical.date)}`;
       return {
         ok: false,
         refusal: {
           reason: 'SignatureMismatch',
-          detail: `the signature does not match key id ${JSON.stringify(keyId)}: the server signed ${parts} with that key's secret. Either the secret differs, or the client signed other parts (behind a proxy, the host is PUBLIC_HOST, or X-Forwarded-Host with TRUST_PROXY)`,
+          why: !key ? 'UnknownKeyId' : !allowed ? 'AddressNotAllowed' : 'WrongSignature',
+          detail: `the signature does not match key id ${JSON.stringify(keyId)}: the server signed ${parts} with that key's secret. Either the key id or its secret differs, the key may not be used from this address, or the client signed other parts (behind a proxy, the host is PUBLIC_HOST, or X-Forwarded-Host with TRUST_PROXY)`,
           canonical,
         },
       };
     }
-    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + this.#skewMs } };
+    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + skewMs } };
   }
 }
 

@@ -11,9 +11,13 @@ export interface Principal {
   permissions: ReadonlySet<Permission>;
 }
 
+/** Configured plain tokens shorter than this are refused at start. */
+const MIN_TOKEN_LENGTH = 32;
+
 const tokenEntrySchema = z
   .object({
-    token: z.string().min(16).optional(),
+    // Hashed entries (tokenSha256) cannot be checked for length: whoever hashed them chose.
+    token: z.string().min(MIN_TOKEN_LENGTH, `at least ${MIN_TOKEN_LENGTH} characters`).optional(),
     tokenSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     name: z.string().min(1),
     permissions: z.array(z.enum(PERMISSIONS)).min(1),
@@ -90,9 +94,11 @@ export function generatedTokenFile(sources: TokenSources): string | undefined {
 }
 
 /**
- * The configured tokens; with none configured, a random admin token kept in
- * DATA_DIR (created on first start and announced once), so the embedded
- * default never runs open.
+ * The configured tokens; with none configured, a random admin token (256
+ * bits) kept in DATA_DIR, created on first start, so the embedded default
+ * never runs open. The start announces where it is, never the token itself:
+ * standard output ends up in container logs, readable by more people than
+ * the file.
  */
 export function loadTokens(sources: TokenSources, announce: (line: string) => void): TokenRegistry {
   if (sources.AUTH_TOKENS) return TokenRegistry.parse(sources.AUTH_TOKENS, 'AUTH_TOKENS');
@@ -100,10 +106,10 @@ export function loadTokens(sources: TokenSources, announce: (line: string) => vo
   const file = join(resolve(sources.DATA_DIR, 'secrets'), 'admin-token');
   if (!existsSync(file)) {
     mkdirSync(resolve(sources.DATA_DIR, 'secrets'), { recursive: true, mode: 0o700 });
-    const token = randomBytes(24).toString('base64url');
+    const token = randomBytes(32).toString('base64url');
     try {
       writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
-      announce(`no AUTH_TOKENS configured: created an admin token (kept in ${file}, shown only now): ${token}`);
+      announce(`no AUTH_TOKENS configured: created an admin token in ${file} (readable by this user only; it is not printed)`);
     } catch {
       // Created concurrently by another process: theirs is the token.
     }

@@ -6,7 +6,10 @@ import type { SignedRequest } from '../../services/jobs/submission-guards.ts';
 import { ApiKeyVerifier, type SignatureRefusalReason } from '../auth/api-keys.ts';
 import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
 import { generatedTokenFile, type Permission, type Principal, type TokenRegistry, type TokenSources } from '../auth/tokens.ts';
+import { clientAddress } from '../client-address.ts';
+import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
+import { authFailureThrottle } from './auth-failures.ts';
 
 // /global (record pages) and /oai (OAI-PMH) decide their own access (RECORD_PAGES, OAI_PMH): public, signed-in or off.
 const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/, /^\/global(\/.*)?$/, /^\/oai$/];
@@ -19,6 +22,8 @@ type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_K
 /** Why a request got no principal: the 401's `properties.reason` (stable) and its detail (for a person). */
 interface Refusal {
   reason: 'NoCredentials' | 'UnknownToken' | 'UnsupportedScheme' | SignatureRefusalReason;
+  /** For the log only (never the answer): what a SignatureMismatch really was. */
+  why?: string;
   detail: string;
   properties?: ErrorProperties;
 }
@@ -36,6 +41,8 @@ export interface CredentialRequest {
   method: string;
   rawPath: string;
   rawQuery: string;
+  /** The client's address (api/client-address.ts). */
+  clientAddress: string;
 }
 
 export type CredentialCheck = { ok: true; principal: Principal; signature?: RequestSignature } | { ok: false; refusal: Refusal };
@@ -61,14 +68,14 @@ export function credentialChecker(tokens: TokenRegistry | 'disabled', config: Au
       if (principal) return { ok: true, principal };
       return { ok: false, refusal: { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` } };
     } else if (NDA_HMAC_HEADER.test(header)) {
-      const check = apiKeys.verify({ authorization: header, date: request.date, host: signedHost(request, config), method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery });
+      const check = apiKeys.verify({ authorization: header, date: request.date, host: signedHost(request, config), method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, clientAddress: request.clientAddress });
       if (check.ok) {
         const { verified } = check;
         if (!config.API_KEY_REPLAY_GUARD) return { ok: true, principal: verified.principal };
         return { ok: true, principal: verified.principal, signature: { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } };
       }
-      const { reason, detail, canonical } = check.refusal;
-      return { ok: false, refusal: { reason, detail, ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) } };
+      const { reason, detail, canonical, why } = check.refusal;
+      return { ok: false, refusal: { reason, detail, ...(why ? { why } : {}), ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) } };
     }
     return { ok: false, refusal: { reason: 'UnsupportedScheme', detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature` } };
   };
@@ -80,8 +87,10 @@ export function credentialChecker(tokens: TokenRegistry | 'disabled', config: Au
  * without either. A refusal is a 401 that says which check failed, never
  * with a secret (docs/decisions/0050).
  */
-export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthConfig): Middleware {
+export function authenticate(deps: Pick<AppDeps, 'tokens' | 'config' | 'db'>): Middleware {
+  const { tokens, config } = deps;
   const check = credentialChecker(tokens, config);
+  const throttle = authFailureThrottle(deps);
   return async function authenticateMiddleware(ctx, next) {
     const checked = check({
       authorization: ctx.get('authorization'),
@@ -91,6 +100,7 @@ export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthCon
       method: ctx.method,
       rawPath: ctx.path,
       rawQuery: ctx.querystring,
+      clientAddress: clientAddress(ctx),
     });
     if (checked.ok) {
       ctx.state.principal = checked.principal;
@@ -98,7 +108,8 @@ export function authenticate(tokens: TokenRegistry | 'disabled', config: AuthCon
       return next();
     }
     if (PUBLIC_PATHS.some((pattern) => pattern.test(ctx.path))) return next();
-    throw unauthorized(checked.refusal);
+    if (checked.refusal.why) ctx.state.log?.info({ reason: checked.refusal.why }, 'signed request refused');
+    throw await throttle(ctx, unauthorized(checked.refusal));
   };
 }
 

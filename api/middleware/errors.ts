@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { DomainError, InvalidXmlError, SchemaViolationError } from '../../domain/errors.ts';
 import { ServiceError } from '../../services/errors.ts';
+import { isDatabaseBusy } from '../../services/limits/long-reads.ts';
 import { isProblem, problem, problemOf, type ProblemCode, type ProblemError } from '../problems.ts';
 
 /**
@@ -49,6 +50,8 @@ function toProblem(error: unknown): ProblemError {
   if (error instanceof InvalidXmlError) return problem(400, 'InvalidXml', error.message, error.problems);
   if (error instanceof SchemaViolationError) return problem(400, 'SchemaViolation', error.message, error.problems);
   if (error instanceof DomainError) return problem(400, 'BadRequest', error.message);
+  // A pool with no connection to give in DB_ACQUIRE_TIMEOUT_MS, or a long read past its statement timeout: 503 with Retry-After, never a hang.
+  if (isDatabaseBusy(error)) return problem(503, 'ServiceUnavailable', 'the database is busy; retry shortly');
   const status = (error as { status?: unknown }).status;
   // Errors raised by Koa, the router and raw-body (body too large, bad JSON,
   // aborted upload, unknown method) carry a status of their own.

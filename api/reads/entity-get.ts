@@ -7,6 +7,7 @@ import { serializeEntity } from '../../domain/xml/index.ts';
 import type { HttpLabel } from '../../metrics/api.ts';
 import { findCurrentDocument, findCurrentRecord, type CurrentForm } from '../../services/reads/entities.ts';
 import { NDA_DATE_HEADER } from '../auth/nda-hmac.ts';
+import { resolveClientAddress, trustedProxyList } from '../client-address.ts';
 import { ifNoneMatchNames, recordEtag } from '../conditional.ts';
 import type { AppDeps } from '../deps.ts';
 import { credentialChecker, hasPermission } from '../middleware/auth.ts';
@@ -41,6 +42,7 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** The Koa handler with the direct GET of a current record in front of it. */
 export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabel>, koa: Handler): Handler {
   const check = credentialChecker(deps.tokens, deps.config);
+  const trustedProxies = trustedProxyList(deps.config);
   const { log } = deps;
   // The duration metric's labels, made once: this path answers 200 or 304 only.
   const labelsOf = (version: XmlVersion) => {
@@ -72,6 +74,7 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
       method: 'GET',
       rawPath: path,
       rawQuery: '',
+      clientAddress: resolveClientAddress(req, trustedProxies),
     });
     if (!credentials.ok || !hasPermission(credentials.principal, 'read')) return koa(req, res);
     // v2 takes the document stored beside the record where there is one (the bytes the writer would write).

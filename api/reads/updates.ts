@@ -5,6 +5,7 @@ import { writeUpdates, writeUpdatesFrom } from '../../domain/xml/index.ts';
 import { updatesFrom, updatesPage } from '../../services/reads/updates-feed.ts';
 import type { AppDeps } from '../deps.ts';
 import { requirePermission } from '../middleware/auth.ts';
+import { limitLongReads } from '../middleware/long-reads.ts';
 import { checkPageSize, parseParams, parseQuery } from '../params.ts';
 import { updatesFromPathSchema, updatesQuerySchema } from '../v2/updates/schema.ts';
 import { setXmlType } from '../xml-type.ts';
@@ -13,8 +14,9 @@ import { setXmlType } from '../xml-type.ts';
 // and caps and differs only in the XML it answers.
 export function updatesRouter(deps: AppDeps, version: XmlVersion): Router {
   const router = new Router({ prefix: `/api/${version}/updates` });
+  const longReads = limitLongReads(deps);
 
-  router.get('/', requirePermission('read'), async (ctx) => {
+  router.get('/', requirePermission('read'), longReads, async (ctx) => {
     const query = parseQuery(ctx, updatesQuerySchema);
     checkPageSize(query.pageSize, deps.config.UPDATES_MAX_PAGE_SIZE);
     const records = await updatesPage(deps.db.feed, query.fromTransId, query.toTransId, query.page, query.pageSize);
@@ -22,7 +24,7 @@ export function updatesRouter(deps: AppDeps, version: XmlVersion): Router {
     ctx.body = Readable.from(writeUpdates(records, version));
   });
 
-  router.get('/from/:fromTransId', requirePermission('read'), async (ctx) => {
+  router.get('/from/:fromTransId', requirePermission('read'), longReads, async (ctx) => {
     const { fromTransId } = parseParams(ctx, updatesFromPathSchema);
     const feed = await updatesFrom(deps.db.feed, fromTransId, deps.config.UPDATES_FROM_MAX);
     setXmlType(ctx, version);

@@ -15,7 +15,7 @@ import { freePort } from '../../scripts/lib/ports.ts';
 import { GiveUp, pollUntil } from '../../test/support/poll.ts';
 import { WORKER_NODE_FLAGS } from '../../worker/node-flags.ts';
 
-export const BENCH_TOKEN = 'bench-admin-token-000000000000';
+export const BENCH_TOKEN = 'bench-admin-token-00000000000000000000';
 
 export interface Stack {
   databaseUrl: string;
@@ -184,6 +184,9 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       AUTH_TOKENS: JSON.stringify([{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }]),
       // Benchmarks and the load scenario submit as fast as they can under one token: they measure throughput, not the limit.
       SUBMISSION_RATE_LIMIT: '0',
+      EXPORT_RATE_LIMIT: '0',
+      // The fault and contract suites send bad credentials on purpose, all from loopback.
+      AUTH_FAILURE_LIMIT: '0',
       // One API process (its pid is the one that serves, for RSS figures and kills); bench:reads sets more where it compares them.
       API_PROCESSES: '1',
       ...extraEnv,

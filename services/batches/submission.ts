@@ -116,11 +116,13 @@ async function recordBatch(
   const twin = await upload.findLiveWithBody(sha256, batchId);
   if (twin) throw new ServiceError('BatchAlreadyExists', `the same batch body was already submitted as ${twin}`);
   const force = submission.force && submission.mayForce;
-  if (submission.force && !force && !(await offersIssuedForceKey(deps, batchId, sha256, submission.forceKey))) {
+  const keyOffered = submission.forceKey !== undefined && (await offersIssuedForceKey(deps, batchId, sha256, submission.forceKey));
+  if (submission.force && !force && !keyOffered) {
     throw new ServiceError('Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
   }
+  // Another principal's FAILED batch is revived only by a principal that may force, or with that batch's own force key.
   const stored = await upload.store(
-    { id: batchId, sha256, apiVersion: submission.apiVersion, submittedBy: submission.principal, force, offeredForceKey: submission.forceKey, changesTotal: batch.changes },
+    { id: batchId, sha256, apiVersion: submission.apiVersion, submittedBy: submission.principal, force, offeredForceKey: submission.forceKey, changesTotal: batch.changes, reviveOthers: submission.mayForce || keyOffered },
     batch.body,
   );
   if (stored) return false;
@@ -128,6 +130,7 @@ async function recordBatch(
   // batch ACCEPTED with no workflow: the same submission sent again starts it.
   const existing = await deps.db.batches.findState(batchId);
   if (existing && isSameSubmission(existing, sha256, submission)) return true;
+  if (existing?.status === 'FAILED') throw new ServiceError('BatchAlreadyExists', `batch ${batchId} failed under another principal; only its submitter, a principal with the 'force' permission, or its forceKey may send it again`);
   throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
 }
 

@@ -1,4 +1,5 @@
-import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { basename, join, resolve } from 'node:path';
 
@@ -38,6 +39,15 @@ function exportFileKey(id: string): string {
   return `${id}.xml`;
 }
 
+// Export files hold whole registries: readable by the service's user only
+// (0600 in a 0700 directory), and opened without following a symbolic link,
+// so a link planted in the directory cannot make the service write or serve
+// another file.
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIRECTORY = 0o700;
+const WRITE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+const READ = constants.O_RDONLY | constants.O_NOFOLLOW;
+
 export function directoryExportStore(directory: string): ExportFileStore {
   const dir = resolve(directory);
   const temporaryPrefix = (id: string) => `.${id}.attempt-`;
@@ -48,11 +58,13 @@ export function directoryExportStore(directory: string): ExportFileStore {
 
   return {
     async create(id, attempt) {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: PRIVATE_DIRECTORY });
+      // A directory made before (or by someone else's umask) is made private too.
+      await chmod(dir, PRIVATE_DIRECTORY);
       await removeTemporaries(id);
       const temporary = join(dir, `${temporaryPrefix(id)}${attempt}.tmp`);
-      // 'w' truncates: even a file of the same attempt number starts empty.
-      const handle = await open(temporary, 'w');
+      // Truncated: even a file of the same attempt number starts empty.
+      const handle = await open(temporary, WRITE_NEW, PRIVATE_FILE);
       let closed = false;
       const close = async () => {
         if (closed) return;
@@ -82,7 +94,7 @@ export function directoryExportStore(directory: string): ExportFileStore {
     async open(key) {
       let handle: FileHandle;
       try {
-        handle = await open(join(dir, basename(key)), 'r');
+        handle = await open(join(dir, basename(key)), READ);
       } catch (error) {
         if (isMissing(error)) return undefined;
         throw error;

@@ -11,10 +11,10 @@ describe('browser clients and submission limits', () => {
   let harness: Harness;
   beforeAll(async () => {
     harness = await startHarness({
-      env: { CORS_ORIGINS: `${ALLOWED_ORIGIN}, http://localhost:3000`, SUBMISSION_RATE_LIMIT: String(SUBMISSIONS_PER_WINDOW), SUBMISSION_RATE_WINDOW_SECONDS: '600' },
+      env: { CORS_ORIGINS: `${ALLOWED_ORIGIN}, http://localhost:3000`, SUBMISSION_RATE_LIMIT: String(SUBMISSIONS_PER_WINDOW), SUBMISSION_RATE_WINDOW_SECONDS: '600', EXPORT_RATE_LIMIT: String(SUBMISSIONS_PER_WINDOW), EXPORT_RATE_WINDOW_SECONDS: '600' },
     });
     // The counters live in the run's one database: start from none, whatever another file counted.
-    await harness.sql(`delete from submission_rate where principal in ('test-writer', 'test-forcer', 'test-exporter', 'test-reader')`);
+    await harness.sql(`delete from submission_rate where principal in ('test-writer', 'test-forcer', 'test-exporter', 'test-reader', 'test-admin') or principal like 'export:%'`);
   });
   afterAll(async () => {
     await harness?.close();
@@ -22,7 +22,7 @@ describe('browser clients and submission limits', () => {
 
   const submitBatch = (as: 'write' | 'force') =>
     harness.api('/api/v2/batches', { method: 'POST', as, headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Limit ${randomUUID()}`, { entityType: `LIMIT-${randomUUID()}` })]) });
-  const startExport = (as: 'export') => harness.api('/api/v2/export/snapshots', { method: 'POST', as, headers: { 'content-type': 'application/json' }, body: '[999999991]' });
+  const startExport = (as: 'export' | 'admin') => harness.api('/api/v2/export/snapshots', { method: 'POST', as, headers: { 'content-type': 'application/json' }, body: '[999999991]' });
 
   describe('CORS', () => {
     it('answers the preflight of an allowed origin without a token', async () => {
@@ -94,6 +94,21 @@ describe('browser clients and submission limits', () => {
       const statuses: number[] = [];
       for (let attempt = 0; attempt <= SUBMISSIONS_PER_WINDOW; attempt++) statuses.push((await startExport('export')).status);
       expect(statuses).toEqual([200, 200, 200, 429]);
+    });
+
+    it('keeps exports and synchronous snapshots on a budget of their own: a principal that spent it still saves', async () => {
+      const snapshot = () => harness.api('/api/v1/export/snapshots', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/json' }, body: '["999999991"]' });
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < SUBMISSIONS_PER_WINDOW - 1; attempt++) statuses.push((await snapshot()).status);
+      statuses.push((await startExport('admin')).status);
+      const refused = await snapshot();
+      expect([...statuses, refused.status]).toEqual([200, 200, 200, 429]);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The same principal's saves spend the batches' budget, which no read touched.
+      const save = await harness.api('/api/v2/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Save ${randomUUID()}`, { entityType: `LIMIT-${randomUUID()}` })]) });
+      expect(save.status).toBe(200);
+      const v1Save = await harness.api('/api/v1/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: '<bu/>' });
+      expect(v1Save.status).not.toBe(429);
     });
 
     it('checks the permission first: a token that may not submit gets 403, never 429', async () => {

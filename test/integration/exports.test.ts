@@ -10,7 +10,7 @@ import { serializeEntityElement } from '../support/markup-entity-writer.ts';
 import type { ExportStatusView } from '../../services/exports/status.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
-import { startHarness, type Harness, type TEST_TOKENS } from '../support/harness.ts';
+import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
 import { expiryScheduleId } from '../../temporal/names.ts';
 import { ensureExpirySchedule } from '../../temporal/client/schedules.ts';
@@ -243,7 +243,7 @@ describe('v2 exports', () => {
     expect(plain.headers.get('digest')).toBe(`sha-256=${createHash('sha256').update(bytes).digest('base64')}`);
     expect(status.sha256).toBe(sha256(bytes));
 
-    const gzipped = await rawGet(harness, `/api/v2/export/download/${id}`, { authorization: 'Bearer test-token-export-000000000', 'accept-encoding': 'gzip, deflate' });
+    const gzipped = await rawGet(harness, `/api/v2/export/download/${id}`, { authorization: `Bearer ${TEST_TOKENS.export}`, 'accept-encoding': 'gzip, deflate' });
     expect(gzipped.status).toBe(200);
     expect(gzipped.headers['content-encoding']).toBe('gzip');
     expect(gzipped.headers['content-length']).toBeUndefined();
@@ -303,7 +303,7 @@ describe('v2 exports', () => {
     const id = await api.start('snapshots', [entity('e').entityId]);
     await api.finished(id);
     for (const kind of ['snapshots', 'revisions'] as const) {
-      const response = await api.post(kind, [], { as: 'read', query: `?fromTransId=${first.transaction}` });
+      const response = await api.post(kind, [], { as: 'read', query: kind === 'revisions' ? `?fromTransId=${first.transaction}` : '' });
       expect(response.status).toBe(403);
       expect(await response.json()).toMatchObject({ code: 'Forbidden' });
     }

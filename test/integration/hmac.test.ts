@@ -98,7 +98,10 @@ describe('HMAC API keys', () => {
 
     it('covers the decoded query: a percent-encoded value is signed as its text, not as its escapes', async () => {
       const pathAndQuery = `/api/v2/entities/${entityId}?note=Nov%C3%A1k%20%26%20syn%2B+x`;
-      expect((await signed(harness, TEST_KEYS.read, { pathAndQuery })).status).toBe(200);
+      // Past authentication: refused only as a parameter the operation does not take.
+      const accepted = await signed(harness, TEST_KEYS.read, { pathAndQuery });
+      expect(accepted.status).toBe(400);
+      expect(accepted.text).toContain('unknown query parameter');
       // Signed over the escapes as sent: not what the client signs, so not accepted.
       const date = ndaDate(new Date());
       const overEscapes = elzaSignature(TEST_KEYS.read.secret, `127.0.0.1GET/api/v2/entities/${entityId}note=Nov%C3%A1k%20%26%20syn%2B+x${date}`);
@@ -133,7 +136,7 @@ describe('HMAC API keys', () => {
     });
 
     it('accepts a date at the edge of the window, either way', async () => {
-      for (const shift of [-290_000, 290_000]) {
+      for (const shift of [-110_000, 110_000]) {
         const answer = await signed(harness, TEST_KEYS.read, { pathAndQuery: `/api/v2/entities/${entityId}`, at: new Date(Date.now() + shift) });
         expect(answer.status, `shifted ${shift} ms`).toBe(200);
       }
@@ -155,7 +158,7 @@ describe('HMAC API keys', () => {
       ['an ISO date instead of yyyyMMddHHmmss', () => { const date = new Date().toISOString(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateInvalid'],
       ['a date 6 minutes old', () => { const date = ndaDate(new Date(Date.now() - 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateOutsideWindow'],
       ['a date 6 minutes ahead', () => { const date = ndaDate(new Date(Date.now() + 360_000)); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date)) }; }, 'DateOutsideWindow'],
-      ['an unknown keyId', () => { const date = now(); return { 'x-nda-date': date, authorization: header('no-such-key', signature(secret, date)) }; }, 'UnknownKeyId'],
+      ['an unknown keyId', () => { const date = now(); return { 'x-nda-date': date, authorization: header('no-such-key', signature(secret, date)) }; }, 'SignatureMismatch'],
       ['a wrong secret', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(`${secret}x`, date)) }; }, 'SignatureMismatch'],
       ['another key\'s signature', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(TEST_KEYS.admin.secret, date)) }; }, 'SignatureMismatch'],
       ['a signature of another path', () => { const date = now(); return { 'x-nda-date': date, authorization: header(keyId, signature(secret, date, `127.0.0.1GET/api/v2/entities/${entityId + 1}${date}`)) }; }, 'SignatureMismatch'],
@@ -208,7 +211,7 @@ describe('HMAC API keys', () => {
     it('says how far a date lies from the server\'s clock, and marks a wrong bearer token invalid_token', async () => {
       const old = ndaDate(new Date(Date.now() - 360_000));
       const late = await send(harness.baseUrl, { pathAndQuery: path(), headers: { 'x-nda-date': old, authorization: header(keyId, signature(secret, old)) } });
-      expect((JSON.parse(late.text) as { detail: string }).detail).toMatch(new RegExp(`^X-NDA-Date ${old} is 36\\d s behind the server's clock \\(\\d{14}\\); a signature is accepted up to 300 s either way$`));
+      expect((JSON.parse(late.text) as { detail: string }).detail).toMatch(new RegExp(`^X-NDA-Date ${old} is 36\\d s behind the server's clock \\(\\d{14}\\); a signature is accepted up to 120 s either way$`));
       const bearer = await send(harness.baseUrl, { pathAndQuery: path(), headers: { authorization: 'Bearer not-a-token-0000000000' } });
       expect(bearer.headers['www-authenticate']).toBe('Bearer realm="entity-records", error="invalid_token", NDA-HMAC-SHA256 realm="entity-records"');
       const none = await send(harness.baseUrl, { pathAndQuery: path() });
@@ -238,8 +241,8 @@ describe('HMAC API keys', () => {
     };
 
     it('does two different v2 batches and two different v1 batches sent at once under one signature', async () => {
-      const v2 = signedOnce(TEST_KEYS.write, 'POST', '/api/v2/batches', 100, XML);
-      const v1 = signedOnce(TEST_KEYS.write, 'POST', '/api/v1/batches', 100, XML);
+      const v2 = signedOnce(TEST_KEYS.write, 'POST', '/api/v2/batches', 60, XML);
+      const v1 = signedOnce(TEST_KEYS.write, 'POST', '/api/v1/batches', 60, XML);
       const answers = await Promise.all([
         send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: v2, body: fresh('v2') }),
         send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/batches', headers: v2, body: fresh('v2') }),
@@ -254,7 +257,7 @@ describe('HMAC API keys', () => {
 
     it('answers a byte-identical resend of a batch as a duplicate (409), on v1 and v2', async () => {
       for (const [version, path] of [['v1', '/api/v1/batches'], ['v2', '/api/v2/batches']] as const) {
-        const headers = signedOnce(TEST_KEYS.write, 'POST', path, 110, XML);
+        const headers = signedOnce(TEST_KEYS.write, 'POST', path, 70, XML);
         const body = fresh(version);
         const first = await send(harness.baseUrl, { method: 'POST', pathAndQuery: path, headers, body });
         expect(first.status, first.text).toBe(200);
@@ -265,7 +268,7 @@ describe('HMAC API keys', () => {
     });
 
     it('answers a replayed export start with the first export, and starts another for another body', async () => {
-      const headers = signedOnce(TEST_KEYS.export, 'POST', '/api/v2/export/snapshots', 120, JSON_BODY);
+      const headers = signedOnce(TEST_KEYS.export, 'POST', '/api/v2/export/snapshots', 80, JSON_BODY);
       const before = await exportRows();
       const body = JSON.stringify([entityId]);
       const first = await send(harness.baseUrl, { method: 'POST', pathAndQuery: '/api/v2/export/snapshots', headers, body });
@@ -285,7 +288,7 @@ describe('HMAC API keys', () => {
 
     it('answers a replayed revisions export start with the first export too', async () => {
       const pathAndQuery = `/api/v2/export/revisions?fromTransId=${transactions[0]}`;
-      const headers = signedOnce(TEST_KEYS.export, 'POST', pathAndQuery, 130, JSON_BODY);
+      const headers = signedOnce(TEST_KEYS.export, 'POST', pathAndQuery, 90, JSON_BODY);
       const before = await exportRows();
       const answers = await Promise.all([0, 1].map(() => send(harness.baseUrl, { method: 'POST', pathAndQuery, headers, body: JSON.stringify([entityId]) })));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200]);

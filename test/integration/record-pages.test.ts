@@ -11,7 +11,7 @@ import { HOSTILE_NAME, seedRecordPages, type RecordPagesData } from '../support/
 /** The deployment's force keys' secret, shared by its APIs: the sessions' key is derived from it. */
 const FORCE_KEY_SECRET = 'record-pages-test-force-key-secret';
 const SESSION_SECRET = 'record-pages-test-secret-0123456789';
-const WRITE_ONLY_TOKEN = 'test-token-write-only-000000';
+const WRITE_ONLY_TOKEN = 'test-token-write-only-000000000000';
 /** The test tokens, and one that may write but not read. */
 const TOKENS = JSON.stringify([
   { token: TEST_TOKENS.admin, name: 'test-admin', permissions: ['admin'] },

@@ -21,7 +21,7 @@ const APPROVER = `approver-${run}`;
 /** An editor known by CAM UUID and full name, and a sender of their own: the v2 userUuid/userName filters. */
 const NAMED_EDITOR = { id: `named-${run}`, name: `Eva Svobodová ${run}`, uuid: randomUUID() };
 const OTHER_SENDER = { id: `sender-${run}`, name: `Petr Malý ${run}`, uuid: randomUUID() };
-const NO_READ_TOKEN = 'test-token-search-no-read-0000';
+const NO_READ_TOKEN = 'test-token-search-no-read-0000000000';
 
 interface Found {
   entityId: number;

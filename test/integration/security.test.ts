@@ -225,14 +225,17 @@ describe('security', () => {
 });
 
 describe('default admin token', () => {
-  it('is created once in DATA_DIR, announced once, kept private, and authenticates', () => {
+  it('is created once in DATA_DIR, announced once by its file and never printed, kept private, and authenticates', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'entity-records-tokens-'));
     const lines: string[] = [];
     const first = loadTokens({ DATA_DIR: dataDir }, (line) => lines.push(line));
     const second = loadTokens({ DATA_DIR: dataDir }, (line) => lines.push(line));
     expect(lines).toHaveLength(1);
     const token = readFileSync(join(dataDir, 'secrets', 'admin-token'), 'utf8').trim();
-    expect(lines[0]).toContain(token);
+    // Announced by its file, never printed (standard output ends up in container logs); 256 bits.
+    expect(lines[0]).toContain(join(dataDir, 'secrets', 'admin-token'));
+    expect(lines[0]).not.toContain(token);
+    expect(Buffer.from(token, 'base64url').length).toBe(32);
     expect(statSync(join(dataDir, 'secrets', 'admin-token')).mode & 0o077).toBe(0);
     expect(first.authenticate(token)?.permissions.has('admin')).toBe(true);
     expect(second.authenticate(token)?.name).toBe('admin');
@@ -273,6 +276,9 @@ describe('default admin token', () => {
     const tokens = loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: JSON.stringify([{ tokenSha256: hash, name: 'hashed', permissions: ['read'] }]) }, () => undefined);
     expect(tokens.authenticate('test')?.name).toBe('hashed');
     expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: '[{"token":"short","name":"x","permissions":["read"]}]' }, () => undefined)).toThrow(/AUTH_TOKENS/);
+    // Plain tokens of fewer than 32 characters are refused at start; hashed entries are exempt.
+    expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(31)}","name":"x","permissions":["read"]}]` }, () => undefined)).toThrow(/at least 32 characters/);
+    expect(loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(32)}","name":"x","permissions":["read"]}]` }, () => undefined).authenticate('a'.repeat(32))?.name).toBe('x');
     expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: 'not json' }, () => undefined)).toThrow(/AUTH_TOKENS/);
   });
 });

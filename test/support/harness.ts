@@ -18,11 +18,11 @@ import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts'
 
 /** One token per permission (and an admin), so tests can act as each kind of client. */
 export const TEST_TOKENS = {
-  admin: 'test-token-admin-0000000000',
-  read: 'test-token-read-00000000000',
-  write: 'test-token-write-0000000000',
-  force: 'test-token-force-0000000000',
-  export: 'test-token-export-000000000',
+  admin: 'test-token-admin-0000000000000000',
+  read: 'test-token-read-00000000000000000',
+  write: 'test-token-write-0000000000000000',
+  force: 'test-token-force-0000000000000000',
+  export: 'test-token-export-000000000000000',
 } as const;
 const TEST_TOKEN_ENTRIES = JSON.stringify([
   { token: TEST_TOKENS.admin, name: 'test-admin', permissions: ['admin'] },
@@ -122,6 +122,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // The rate limit counts in the run's one database, per principal name: left on, one file's
     // submissions would count against the next file's. Files that test the limit set it.
     SUBMISSION_RATE_LIMIT: '0',
+    EXPORT_RATE_LIMIT: '0',
+    // The same for the long reads' leases, and for failed authentications (every test calls from
+    // 127.0.0.1, and many fail on purpose): files that test them set them.
+    LONG_READS_PER_PRINCIPAL: '0',
+    UPLOADS_PER_PRINCIPAL: '0',
+    AUTH_FAILURE_LIMIT: '0',
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');

@@ -24,7 +24,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // saying so (unfinishedOutcome: why not a final 102), and goes on running;
   // GET /response gives its outcome.
   router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
+    const { batchId } = await inUploadSlot(deps, ctx, async () =>
       submitBatch(deps, { body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
     );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);

@@ -24,7 +24,7 @@ export function batchesRouter(deps: AppDeps): Router {
     if (query.force && !mayForce && query.forceKey === undefined) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
-    const { batchId } = await inUploadSlot(deps.config, ctx.request.length, async () =>
+    const { batchId } = await inUploadSlot(deps, ctx, async () =>
       submitBatch(deps, {
         body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES),
         apiVersion: 'v2',
@@ -42,7 +42,7 @@ export function batchesRouter(deps: AppDeps): Router {
   });
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const result = await inUploadSlot(deps.config, ctx.request.length, async () =>
+    const result = await inUploadSlot(deps, ctx, async () =>
       testBatch(deps, xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
     );
     ctx.type = 'application/xml';

@@ -9,7 +9,8 @@ import { exportJobDetail, exportJobStatus } from '../../../services/jobs/present
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission, signedRequestOf } from '../../middleware/auth.ts';
-import { limitSubmissions } from '../../middleware/rate-limit.ts';
+import { limitLongReads } from '../../middleware/long-reads.ts';
+import { limitExportRequests } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { readJsonBodyWithDigest } from '../../body.ts';
@@ -35,12 +36,12 @@ export function exportsRouter(deps: AppDeps): Router {
     ctx.body = id;
   };
 
-  router.post('/snapshots', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
+  router.post('/snapshots', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
     const { id } = await startExport(deps, { kind: 'snapshot', ...(await readStart(ctx)), principal: ctx.state.principal.name });
     accepted(ctx, id);
   });
 
-  router.post('/revisions', requirePermission('export'), limitSubmissions(deps), async (ctx) => {
+  router.post('/revisions', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const { id } = await startExport(deps, { kind: 'revisions', ...(await readStart(ctx)), fromTransId, principal: ctx.state.principal.name });
     accepted(ctx, id);
@@ -61,7 +62,7 @@ export function exportsRouter(deps: AppDeps): Router {
   // The file as stored, or gzip-encoded for clients that accept it. The
   // SHA-256 is of the file itself: X-Content-SHA256 (hex) always, Digest
   // (base64) only on the unencoded answer, whose bytes it describes.
-  router.get('/download/:id', requirePermission('export'), async (ctx) => {
+  router.get('/download/:id', requirePermission('export'), limitLongReads(deps), async (ctx) => {
     // The export as its status shows it: one whose status says ERROR is answered as FAILED, not as still running.
     const download = await openExportDownload(store, (await requireExportJob(ctx, { fresh: true })).row);
     ctx.attachment(download.filename, { type: 'attachment' });
