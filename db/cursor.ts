@@ -5,29 +5,23 @@ const ROWS_PER_READ = 500;
 
 /**
  * Streams the rows of a query through a server-side cursor on its own pooled
- * connection, a few hundred at a time: memory stays flat whatever the row
- * count. Stopping early (a client that hangs up) closes the cursor and
- * returns the connection.
- */
-export async function* streamRows<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T> {
-  for await (const page of streamPages<T>(pool, sql, params, rowsPerRead, inSnapshot)) yield* page;
-}
-
-/**
- * The same stream one cursor read (one page of rows) at a time, for callers
- * that handle a page in one go: one await per page instead of one per row.
+ * connection, one cursor read (a page of rows) at a time: memory stays flat
+ * whatever the row count, with one await per page instead of one per row.
+ * Stopping early (a client that hangs up) closes the cursor and returns the
+ * connection.
  * `inSnapshot` runs first in the cursor's transaction: what it reads is of
  * the same snapshot as every row.
  */
 export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T[]> {
   const client = await pool.connect();
-  // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
-  await client.query('begin isolation level repeatable read read only');
-  // What the caller reads first takes the snapshot the cursor then reads in.
-  await inSnapshot?.(client);
-  const cursor = client.query(new Cursor<T>(sql, params));
+  let cursor: Cursor<T> | undefined;
   let broken = false;
   try {
+    // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
+    await client.query('begin isolation level repeatable read read only');
+    // What the caller reads first takes the snapshot the cursor then reads in.
+    await inSnapshot?.(client);
+    cursor = client.query(new Cursor<T>(sql, params));
     for (;;) {
       const rows = await cursor.read(rowsPerRead);
       if (rows.length === 0) return;
@@ -37,7 +31,7 @@ export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknow
     broken = true;
     throw error;
   } finally {
-    await cursor.close().catch(() => undefined);
+    await cursor?.close().catch(() => undefined);
     await client.query('rollback').catch(() => {
       broken = true;
     });
