@@ -64,8 +64,11 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   stack.startWorker({ WORKFLOW_BUNDLE: release });
   log(`deployed the next release at changesApplied ${caught.changesApplied}/${caught.changesTotal}: old worker stopping, new worker started`);
   const fresh = await generatedBatch(context, `dpn${scale}`, NEW);
-  await client.submitBatchOk(fresh.body);
+  // Sent once the old worker is gone: a workflow task that reached the old worker's last poll
+  // as it stopped would run the new batch on the old release (seen at load 20), which a deploy
+  // allows but this check could not tell apart.
   const exited = await stopped;
+  await client.submitBatchOk(fresh.body);
   figures['SIGTERM→old worker exited'] = `${((exited.at - stoppedAt) / 1000).toFixed(0)} s`;
   check(exited.batch?.status === 'COMPLETED', `the batch was ${exited.batch?.status} when the stopped worker exited: its apply did not finish within the grace period`);
   check((exited.at - stoppedAt) / 1000 < GRACE_SECONDS, 'the stopped worker waited out its whole grace period');
