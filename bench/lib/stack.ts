@@ -185,8 +185,9 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       // Benchmarks and the load scenario submit as fast as they can under one token: they measure throughput, not the limit.
       SUBMISSION_RATE_LIMIT: '0',
       EXPORT_RATE_LIMIT: '0',
-      // Many clients' uploads, all under the one bench token (the uploads benchmark, the API-kill scenario).
+      // Many clients' uploads and reads, all under the one bench token (the uploads benchmark, the API-kill and load scenarios).
       UPLOADS_PER_PRINCIPAL: '0',
+      LONG_READS_PER_PRINCIPAL: '0',
       // The fault and contract suites send bad credentials on purpose, all from loopback.
       AUTH_FAILURE_LIMIT: '0',
       // One API process (its pid is the one that serves, for RSS figures and kills); bench:reads sets more where it compares them.
