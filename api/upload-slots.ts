@@ -96,14 +96,18 @@ export async function inUploadSlot<T>(deps: Pick<AppDeps, 'config' | 'db' | 'log
     await semaphore.acquire();
     const socket = ctx.req.socket;
     // A body that stops arriving is cut: the upload's stream fails and its transaction is rolled back.
-    socket.setTimeout(config.UPLOAD_IDLE_SECONDS * 1000, () => {
+    const cutIdle = () => {
       ctx.state.log?.info({ idleSeconds: config.UPLOAD_IDLE_SECONDS }, 'upload cut: its body stopped arriving');
       socket.destroy();
-    });
+    };
+    socket.setTimeout(config.UPLOAD_IDLE_SECONDS * 1000);
+    socket.once('timeout', cutIdle);
     try {
       return await upload();
     } finally {
+      // Removed, not only disarmed: a kept-alive connection carries many uploads, and each would leave its listener.
       socket.setTimeout(0);
+      socket.off('timeout', cutIdle);
       semaphore.release();
     }
   } finally {

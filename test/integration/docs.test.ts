@@ -2,30 +2,14 @@
 // Swagger UI, every file from this service. The page is opened in Debian's
 // headless Chromium (installed by scripts/ensure-chromium.sh when missing),
 // which may reach nothing but the test's own server.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_INSTALL_TIMEOUT_MS, ensureChromium, launchChromium } from '../support/chromium.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // No name resolves: only the literal loopback address of the test server is reachable.
-  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-];
-/** apt-get update + install of chromium on a fresh CI machine. */
-const INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 let harness: Harness;
 /** A server with no AUTH_TOKENS: it generated its own admin token, as `npm start` does. */
@@ -40,8 +24,8 @@ beforeAll(async () => {
   harness = await startHarness({ worker: false });
   generatedDataDir = mkdtempSync(join(tmpdir(), 'entity-records-docs-'));
   generated = await startHarness({ worker: false, env: { AUTH_TOKENS: '', DATA_DIR: generatedDataDir } });
-  if (!chromiumUnavailable) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-}, INSTALL_TIMEOUT_MS + 120_000);
+  if (!chromiumUnavailable) browser = await launchChromium();
+}, CHROMIUM_INSTALL_TIMEOUT_MS + 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -52,16 +36,6 @@ afterAll(async () => {
 
 const securitySchemes = async (server: Harness, version: string) =>
   JSON.stringify(((await (await server.api(`/api/${version}/openapi.json`, { as: null })).json()) as { components: { securitySchemes: unknown } }).components.securitySchemes);
-
-async function ensureChromium(): Promise<string | undefined> {
-  try {
-    await promisify(execFile)('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], { timeout: INSTALL_TIMEOUT_MS });
-    return undefined;
-  } catch (error) {
-    const { stderr, message } = error as { stderr?: string; message: string };
-    return `${CHROMIUM} is missing and scripts/ensure-chromium.sh could not install it: ${(stderr || message).trim()}`;
-  }
-}
 
 describe('/docs without a browser', () => {
   it('serves the index and the reference pages without a token, under a same-origin CSP', async () => {

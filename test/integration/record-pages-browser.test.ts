@@ -4,30 +4,15 @@
 // no script, a person can search, follow links and sign in and out, every
 // page passes axe-core without a serious or critical violation, and none
 // scrolls sideways at a phone's width (375 px).
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_INSTALL_TIMEOUT_MS, ensureChromium, launchChromium } from '../support/chromium.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { seedRecordPages, type RecordPagesData } from '../support/record-pages.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // No name resolves: only the literal loopback address of the test servers is reachable.
-  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-];
-const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const PHONE = { width: 375, height: 740 };
 /** A record page that answers 404. */
 const UNKNOWN_RECORD = '/global/999999999999';
@@ -45,24 +30,14 @@ beforeAll(async () => {
   pub = await startHarness({ env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
   signedIn = await startHarness({ worker: false, env: { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0' } });
   data = await seedRecordPages(pub);
-  if (!chromiumUnavailable) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-}, INSTALL_TIMEOUT_MS + 120_000);
+  if (!chromiumUnavailable) browser = await launchChromium();
+}, CHROMIUM_INSTALL_TIMEOUT_MS + 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await pub?.close();
   await signedIn?.close();
 });
-
-async function ensureChromium(): Promise<string | undefined> {
-  try {
-    await promisify(execFile)('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], { timeout: INSTALL_TIMEOUT_MS });
-    return undefined;
-  } catch (error) {
-    const { stderr, message } = error as { stderr?: string; message: string };
-    return `${CHROMIUM} is missing and scripts/ensure-chromium.sh could not install it: ${(stderr || message).trim()}`;
-  }
-}
 
 /** A browser context that reaches only the test servers, recording what left them and every page error (CSP violations are console errors). */
 async function openContext(options: { viewport?: { width: number; height: number } } = {}) {
