@@ -160,10 +160,12 @@ function isSameSubmission(existing: BatchState, sha256: string, submission: Batc
 const ENDING_RUN_GRACE_MS = 5_000;
 
 /**
- * How long a submission waits for Temporal to start its workflow. Beyond it,
- * a v2 batch stays ACCEPTED for the sweep to start, and a v1 batch is refused.
+ * How long a submission waits for Temporal to start its workflow, an ending
+ * run's grace included (else the grace could never end in a replacement).
+ * Beyond it, a v2 batch stays ACCEPTED for the sweep to start, and a v1
+ * batch is refused.
  */
-const START_TIMEOUT_MS = 5_000;
+const START_TIMEOUT_MS = ENDING_RUN_GRACE_MS + 5_000;
 
 /**
  * Starts the batch's workflow. The ACCEPTED row is the outbox: when Temporal
