@@ -123,10 +123,12 @@ describe('the verbs', () => {
     expect(posted.replace(/<responseDate>[^<]+/, '')).toBe(got.replace(/<responseDate>[^<]+/, ''));
   });
 
+  // Pages of 2 over one set: the whole registry of a full test run is thousands of records (Sickle harvests it all at the default page size).
   it('ListIdentifiers and ListRecords serve every record once across pages, with completeListSize and cursor', async () => {
-    const expected = (await allUuids()).map(oaiId);
+    const expected = (await harness.sql<{ uuid: string }>('select uuid from entity where entity_type = $1 order by id', [PERSON])).map((row) => oaiId(row.uuid));
+    expect(expected).toHaveLength(3);
     for (const query of ['verb=ListIdentifiers&metadataPrefix=oai_dc', 'verb=ListRecords&metadataPrefix=oai_dc', 'verb=ListRecords&metadataPrefix=cam-2025']) {
-      const result = await harvest(harness.baseUrl, query);
+      const result = await harvest(harness.baseUrl, `${query}&set=type:${PERSON}`);
       expect(result.items.map((item) => item.identifier)).toEqual(expected);
       expect(result.completeListSize).toBe(expected.length);
       expect(result.pages).toBe(Math.ceil(expected.length / 2));
