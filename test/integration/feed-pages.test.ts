@@ -5,7 +5,6 @@
 // days later from a layout made afresh.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { applyBatch, type AppliedBatch } from '../support/apply.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
@@ -51,6 +50,8 @@ describe('feed pages from kept range layouts', () => {
   let last: AppliedBatch;
 
   it('serves every page of every size as the plain definition does, dense and sparse ranges alike', async () => {
+    // Ranges from a mark of this file's own: from genesis a full test run holds thousands of records, too many for pages of 1.
+    const mark = await applyBatch(harness, batchXml(creates('m', 1)));
     first = await applyBatch(harness, batchXml(creates('a', 11)));
     const ids = [...first.revisions.values()];
     // Updates of a few records, and new ones: the range after `first` is sparse among the ids.
@@ -58,8 +59,7 @@ describe('feed pages from kept range layouts', () => {
     last = await applyBatch(harness, batchXml([update('u2', ids[7]!.entityId, ids[7]!.rev, [{ op: 'newPart', part: namePart('Třetí jméno') }])]));
 
     for (const pageSize of [1, 2, 3, 4, 7, 1000]) {
-      const whole = await expectPagesMatch(GENESIS_TRANSACTION_ID, last.transaction, pageSize);
-      expect(whole).toBeGreaterThanOrEqual(15);
+      expect(await expectPagesMatch(mark.transaction, last.transaction, pageSize)).toBe(15);
       expect(await expectPagesMatch(first.transaction, last.transaction, pageSize)).toBe(6);
     }
     // Pages past the end are empty, not an error.
