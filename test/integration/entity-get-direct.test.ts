@@ -4,12 +4,13 @@
 // the route allows) sends the same request through Koa, to compare. Any
 // query goes to Koa too, whose strict parameters refuse what the route does
 // not define, so the direct answer never skips that check.
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../api/app.ts';
+import { loadConfig } from '../../config.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import { parseEntityRef, entityIdSchema } from '../../api/params.ts';
 import { createLogger } from '../../logger.ts';
@@ -138,6 +139,54 @@ describe('GET of a current record without Koa', () => {
       expect(JSON.parse(unknown.body)).toMatchObject({ code: 'EntityNotFound', requestId: 'missing-one' });
     } finally {
       createContext.mockRestore();
+    }
+  });
+
+  it("holds a key to its address allow-list and the failures to the throttle, as Koa's authentication does", async () => {
+    const { config, db, temporal } = harness;
+    const keys = { inside: { keyId: 'direct-inside', secret: 'direct-inside-secret-0123456789abcdef' }, outside: { keyId: 'direct-outside', secret: 'direct-outside-secret-0123456789abcde' } };
+    const limited = loadConfig({
+      ...process.env,
+      DATABASE_URL: config.DATABASE_URL,
+      API_KEYS: JSON.stringify([
+        { name: 'inside', ...keys.inside, permissions: ['read'], allowFrom: ['127.0.0.0/8', '::1', '10.77.0.0/16'] },
+        { name: 'outside', ...keys.outside, permissions: ['read'], allowFrom: ['10.20.0.0/16'] },
+      ]),
+      AUTH_FAILURE_LIMIT: '2',
+      AUTH_FAILURE_WINDOW_SECONDS: '600',
+      // The failures come from an address of their own (named by the trusted proxy on loopback), so no other test's count reaches them.
+      TRUSTED_PROXIES: '127.0.0.1/32,::1',
+    });
+    const attacker = { 'x-forwarded-for': `10.77.${randomInt(256)}.${randomInt(1, 255)}` };
+    const app = buildApp({ config: limited, db, temporal, log: createLogger('silent', 'test'), tokens: loadTokens(limited, () => undefined) });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const createContext = vi.spyOn(app, 'createContext');
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const path = `/api/v2/entities/${entity.entityId}`;
+      const signed = (key: { keyId: string; secret: string }, pathAndQuery = path) => elzaHeaders(key, { host: '127.0.0.1', method: 'GET', pathAndQuery });
+      // Inside its list the key is answered directly; outside it, the same 401 as through Koa.
+      expect((await get(baseUrl, path, signed(keys.inside))).status).toBe(200);
+      expect(createContext).not.toHaveBeenCalled();
+      const refused = await get(baseUrl, path, { ...signed(keys.outside), ...attacker, 'x-request-id': 'outside' });
+      const refusedByKoa = await get(baseUrl, `${path}/`, { ...signed(keys.outside, `${path}/`), ...attacker, 'x-request-id': 'outside' });
+      expect(refused.status).toBe(401);
+      // The same refusal but for the path each signed (the detail names the canonical string).
+      const reasonOf = (answer: Answer) => (({ code, status, properties: { reason } }) => ({ code, status, reason }))(JSON.parse(answer.body) as { code: string; status: number; properties: { reason: string } });
+      expect(reasonOf(refused)).toEqual({ code: 'Unauthorized', status: 401, reason: 'SignatureMismatch' });
+      expect(reasonOf(refusedByKoa)).toEqual(reasonOf(refused));
+      // Failures past the limit are throttled (429) on the direct path's URL as on Koa's; valid credentials never are.
+      for (let index = 0; index < 3; index += 1) await get(baseUrl, path, { ...signed(keys.outside), ...attacker });
+      const throttled = await get(baseUrl, path, { ...signed(keys.outside), ...attacker });
+      expect(throttled.status).toBe(429);
+      expect(throttled.headers.find(([name]) => name.toLowerCase() === 'retry-after')).toBeDefined();
+      createContext.mockClear();
+      expect((await get(baseUrl, path, { ...signed(keys.inside), ...attacker })).status).toBe(200);
+      expect(createContext).not.toHaveBeenCalled();
+    } finally {
+      createContext.mockRestore();
+      server.close();
     }
   });
 
