@@ -66,7 +66,7 @@ export function checkAttemptWith(client: Client): CheckAttempt {
 }
 
 /** Thrown by an attempt that learned it is no longer wanted; the activity reports it as cancelled. */
-export class AttemptNotWanted extends CancelledFailure {
+class AttemptNotWanted extends CancelledFailure {
   readonly standing: Exclude<AttemptStanding, { wanted: true }>;
 
   constructor(standing: Exclude<AttemptStanding, { wanted: true }>) {

@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 // deadlock victim, a cancelled statement, a connection lost) is retried.
 
 /** How many attempts a unique violation is retried: a concurrent batch that committed the same key is visible to the next one. */
-export const UNIQUE_VIOLATION_ATTEMPTS = 2;
+const UNIQUE_VIOLATION_ATTEMPTS = 2;
 
 /** The SQLSTATE of a PostgreSQL error anywhere in `error`'s cause chain. */
 export function sqlState(error: unknown): string | undefined {

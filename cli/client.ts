@@ -11,7 +11,7 @@ export interface ClientOptions {
   key?: { keyId: string; secret: string };
 }
 
-export interface RequestOptions extends RequestInit {
+interface RequestOptions extends RequestInit {
   /**
    * Problem codes that mean the command's subject failed (exit 1), not the
    * request (exit 4) or the server (exit 3): a batch refused as invalid, an

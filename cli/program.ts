@@ -9,7 +9,7 @@ import { registerUpdatesCommand } from './commands/updates.ts';
 import { registerValidateCommand } from './commands/validate.ts';
 import { CliError, EXIT, EXIT_MEANINGS, type ExitCode } from './errors.ts';
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080';
+const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 const EXIT_HELP = `
 Exit codes:
@@ -17,7 +17,7 @@ ${Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `  ${code}  ${meaning}`
 
 Results go to stdout; progress and messages to stderr (progress bars only on a terminal).`;
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('entity-records')
     .description('Command-line client of the Entity Records Service (REST v2)')
     .version(packageJson.version)

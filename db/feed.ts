@@ -17,7 +17,7 @@ export interface TransactionPoint {
 }
 
 /** A closed range (from, to] of the change feed, with what its pages need to find their start. */
-export interface FeedRange {
+interface FeedRange {
   from: TransactionPoint;
   to: TransactionPoint;
   /** Records changed in the range, each counted once. */

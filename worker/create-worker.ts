@@ -58,7 +58,7 @@ const CONNECTIONS_PER_ACTIVITY = 2;
  * serve whole. With more, every connection can end up held by a transaction
  * waiting for a second one for its progress update, and the worker hangs for good.
  */
-export function maxConcurrentActivities(db: Db): number {
+function maxConcurrentActivities(db: Db): number {
   return Math.max(1, Math.floor((db.orm.config.get('pool').max ?? 10) / CONNECTIONS_PER_ACTIVITY));
 }
 

@@ -9,7 +9,7 @@ const { expireExports } = proxyActivities<ExportActivities>(HOUSEKEEPING);
 const { removeExpiredBatchBodies } = proxyActivities<BatchActivities>(HOUSEKEEPING);
 
 /** The patch that added the removal of batch bodies (docs/decisions/0160-workflow-changes-behind-patches.md). */
-export const BATCH_BODY_RETENTION_PATCH = 'remove-expired-batch-bodies';
+const BATCH_BODY_RETENTION_PATCH = 'remove-expired-batch-bodies';
 
 /**
  * Housekeeping, started by the expiry schedule (temporal/client/schedules.ts): every

@@ -2,7 +2,7 @@ import { ApplicationFailure, CancellationScope, isCancellation, upsertSearchAttr
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
 
 /** What the Outcome search attribute says of a job that did not run to its own result. */
-export type JobEnding = 'FAILED' | 'CANCELLED';
+type JobEnding = 'FAILED' | 'CANCELLED';
 
 /** The options of a job's mark-failed activity: short, and retried until the row says FAILED. */
 export const MARK_FAILED_OPTIONS: ActivityOptions = {

@@ -4,7 +4,7 @@ import { html, type Html } from './html.ts';
 // person's session (if any) with its sign-out button, and the landmarks a
 // screen reader navigates by.
 
-export const STYLESHEET_PATH = '/global/assets/pages.css';
+const STYLESHEET_PATH = '/global/assets/pages.css';
 
 export interface PageFrame {
   title: string;

@@ -10,7 +10,7 @@ import type { SearchForm } from './search-view.ts';
 // is a 400 page that says which.
 
 /** The most results pages a search walks: deeper, a person narrows the search. */
-export const MAX_PAGE = 500;
+const MAX_PAGE = 500;
 const MAX_NAME_LENGTH = 200;
 const MAX_TYPES = 20;
 const TYPE_PATTERN = /^[\w.:-]{1,100}$/;

@@ -150,7 +150,7 @@ function itemValue(item: Item, view: RecordView): Html {
 }
 
 /** A link to a referenced record, by its name when the page found it. */
-export function referenceLink(ref: EntityRef, refs: ResolvedRefs): Html {
+function referenceLink(ref: EntityRef, refs: ResolvedRefs): Html {
   const found = refs.get(refKey(ref));
   if (found === undefined) return html`<a href="${recordPath(ref)}">record ${ref.entityId ?? ref.entityUuid}</a> (not found)`;
   return html`<a href="${recordPath({ entityId: found.entityId })}">${found.name}</a> (${found.entityId})`;

@@ -7,7 +7,7 @@ import { errorMain } from './sign-in-view.ts';
 // stylesheet and nothing else (no script at all), and a refusal as a page of
 // its own, never problem+json: the reader is a person with a browser.
 
-export const PAGES_CSP = [
+const PAGES_CSP = [
   "default-src 'none'",
   "style-src 'self'",
   "img-src 'self'",
@@ -32,7 +32,7 @@ export class PageError extends Error {
   }
 }
 
-export function setPageHeaders(ctx: Context): void {
+function setPageHeaders(ctx: Context): void {
   ctx.set('Content-Security-Policy', PAGES_CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'same-origin');

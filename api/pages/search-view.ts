@@ -25,7 +25,7 @@ export interface SearchView {
   pageSize: number;
 }
 
-export function searchHref(form: SearchForm, page: number): string {
+function searchHref(form: SearchForm, page: number): string {
   const query = new URLSearchParams();
   if (form.name !== '') query.set('name', form.name);
   for (const type of form.types) query.append('type', type);

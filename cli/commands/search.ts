@@ -15,7 +15,7 @@ interface SearchOptions {
 }
 
 /** The part of QueryParamsDef (v2) the command sends. */
-export interface SearchBody {
+interface SearchBody {
   types?: string[];
   state?: string[];
   cond?: { condType: 'INDEX'; name: 'DISPLAY_NAME'; comparator: 'CT_CONTAINS'; value: string };
@@ -62,7 +62,7 @@ function unknownTypes(header: string): string[] {
 }
 
 /** The QueryParamsDef the options describe, in the real v2 names; --name is a CT_CONTAINS condition on the DISPLAY_NAME index. */
-export function searchBody(options: Pick<SearchOptions, 'name' | 'type' | 'state'>): SearchBody {
+function searchBody(options: Pick<SearchOptions, 'name' | 'type' | 'state'>): SearchBody {
   const body: SearchBody = {};
   if (options.type) body.types = options.type;
   if (options.state) body.state = options.state.map((state) => state.replace(/^ERS_/, 'RS_'));

@@ -180,7 +180,7 @@ describe('GET of a current record without Koa', () => {
       for (let index = 0; index < 3; index += 1) await get(baseUrl, path, { ...signed(keys.outside), ...attacker });
       const throttled = await get(baseUrl, path, { ...signed(keys.outside), ...attacker });
       expect(throttled.status).toBe(429);
-      expect(throttled.headers.find(([name]) => name.toLowerCase() === 'retry-after')).toBeDefined();
+      expect(throttled.headers.find(([name]) => name!.toLowerCase() === 'retry-after')).toBeDefined();
       createContext.mockClear();
       expect((await get(baseUrl, path, { ...signed(keys.inside), ...attacker })).status).toBe(200);
       expect(createContext).not.toHaveBeenCalled();
