@@ -12,6 +12,7 @@ import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
+import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
@@ -32,7 +33,8 @@ export function buildApp(deps: AppDeps): Koa {
   const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
   if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
-  // First, so it times everything and sees the status the error handler settled on.
+  // First, so they see everything and the status the error handler settled on; the span is the context of all the rest.
+  if (deps.tracer) app.use(httpTracing(deps.tracer, routers));
   app.use(httpMetrics(metrics.httpRequestDuration, routers));
   app.use(requestContext(deps.log));
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.

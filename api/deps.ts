@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { TokenRegistry } from './auth/tokens.ts';
@@ -8,4 +9,6 @@ export interface AppDeps extends ServiceDeps {
   tokens: TokenRegistry | 'disabled';
   /** What GET /metrics answers from, given this process's registry; default: that registry (api/cluster.ts gathers every process's). */
   metricsSource?: (local: Registry) => Pick<Registry, 'contentType' | 'metrics'>;
+  /** With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): every request a server span (api/middleware/tracing.ts). */
+  tracer?: Tracer;
 }

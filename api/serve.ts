@@ -59,7 +59,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
-  const app = buildApp({ config, db, temporal, log, tokens, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
+  const app = buildApp({ config, db, temporal, log, tokens, tracer: tracing?.tracer, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
   const server = app.listen(config.PORT, config.HOST);
   // An upload may wait for a slot (UPLOAD_MAX_CONCURRENT) behind others before its
   // body is read; Node's default of 300 s for a whole request answered 408 to

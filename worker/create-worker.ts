@@ -6,9 +6,12 @@ import { createExportActivities, type ExportActivityDeps } from '../activities/e
 import { checkAttemptWith, HEARTBEAT_EVERY_MS } from '../activities/job-control.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
+import { UNTRACED_WORKFLOW_SINKS, type WorkflowTracingSinks } from '../metrics/tracing.ts';
 import { laneTaskQueue, type Lane } from '../temporal/names.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** Bundled with the workflows, whether or not this worker traces (workflows/tracing.ts says why). */
+export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/tracing.ts', import.meta.url))];
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -32,6 +35,8 @@ export interface WorkerDeps {
   afterExportStep?: ExportActivityDeps['afterExportStep'];
   /** Activity interceptors, e.g. the metrics one when WORKER_METRICS_PORT is set. */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Where traced workflows' spans go (metrics/tracing.ts); default: dropped. */
+  workflowSinks?: WorkflowTracingSinks;
   /** Bulk activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
   maxConcurrentActivities?: number;
   /** Small batches' activities run at once, in the interactive lane (WORKER_INTERACTIVE_ACTIVITIES). */
@@ -120,13 +125,16 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};
   /** One worker on `lane`'s task queue, with the lane's activity slots. */
-  const startLane = async (lane: Lane, options: Pick<WorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle'>) => {
+  const startLane = async (lane: Lane, options: Pick<WorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle' | 'interceptors' | 'sinks'>) => {
     taskQueues[lane] = laneTaskQueue(deps.taskQueue, lane);
     workers.push(await Worker.create({ ...shared, taskQueue: taskQueues[lane], maxConcurrentActivityTaskExecutions: slots[lane], ...options }));
   };
   if (lanes.includes('bulk')) {
     await startLane('bulk', {
       ...workflowSource,
+      // A bundle built beforehand holds the workflow interceptors already (worker/bundle.ts); they are named only for a worker that bundles.
+      interceptors: { ...shared.interceptors, ...(deps.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }) },
+      sinks: deps.workflowSinks ?? UNTRACED_WORKFLOW_SINKS,
       activities: {
         ...batchActivities,
         ...createExportActivities({

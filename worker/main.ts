@@ -58,6 +58,7 @@ async function runForever(): Promise<void> {
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
         bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
         activityInterceptors: [...(metrics ? [metrics.activityInterceptor] : []), ...(tracing ? [tracing.activityInterceptor] : [])],
+        workflowSinks: tracing?.workflowSinks,
       });
       if (stopping) return;
       log.info({ taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');

@@ -22,7 +22,7 @@ export function httpMetrics(histogram: Histogram<HttpLabel>, routers: readonly R
  * The pattern the router matched; for a request refused before routing (a
  * 401 from authentication) the pattern its path would have matched.
  */
-function routeOf(ctx: Context, routers: readonly Router[]): string {
+export function routeOf(ctx: Context, routers: readonly Router[]): string {
   const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
   if (typeof matched === 'string') return matched;
   for (const router of routers) {

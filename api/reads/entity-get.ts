@@ -12,6 +12,7 @@ import { ifNoneMatchNames, recordEtag } from '../conditional.ts';
 import type { AppDeps } from '../deps.ts';
 import { credentialChecker, hasPermission } from '../middleware/auth.ts';
 import { logRequest, requestIdOf } from '../middleware/request-context.ts';
+import { endServerSpan, startServerSpan } from '../middleware/tracing.ts';
 import { parseEntityRef } from '../params.ts';
 import { ENTITY_ID_PARAMETER } from './entities.ts';
 
@@ -21,13 +22,13 @@ import { ENTITY_ID_PARAMETER } from './entities.ts';
 // negotiate, whose credentials hold the read permission and whose record
 // exists. It answers exactly as the Koa chain does (the same headers in the
 // same order, ETag and 304, the request line at debug, the duration metric
-// under the route's pattern; test/integration/entity-get-direct.test.ts
-// holds the two side by side); any other request, and one of these whose
-// answer is a problem (401, 403, 404, 500), goes to Koa, which answers it
-// as it answers every request. Without Koa's context, middleware and
-// router (and with the reads batched across turns, db/records.ts, and the
-// compiled writer) such a GET costs the API about a third less CPU
-// (bench/profile-get.ts).
+// and, with tracing on, the server span under the route's pattern;
+// test/integration/entity-get-direct.test.ts holds the two side by side);
+// any other request, and one of these whose answer is a problem (401, 403,
+// 404, 500), goes to Koa, which answers it as it answers every request.
+// Without Koa's context, middleware and router (and with the reads batched
+// across turns, db/records.ts, and the compiled writer) such a GET costs
+// the API about a third less CPU (bench/profile-get.ts).
 
 const asForm = (record: EntityRecord | undefined): CurrentForm | undefined => (record === undefined ? undefined : { record });
 
@@ -43,7 +44,7 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabel>, koa: Handler): Handler {
   const check = credentialChecker(deps.tokens, deps.config);
   const trustedProxies = trustedProxyList(deps.config);
-  const { log } = deps;
+  const { log, tracer } = deps;
   // The duration metric's labels, made once: this path answers 200 or 304 only.
   const labelsOf = (version: XmlVersion) => {
     const route = `/api/${version}/entities/:${ENTITY_ID_PARAMETER[version]}`;
@@ -111,6 +112,11 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
         }
         const observed = labels[version][status];
         res.once('close', () => histogram.observe(observed, (performance.now() - started) / 1000));
+        if (tracer) {
+          // Made only now that this path answers: a request handed to Koa gets Koa's span instead.
+          const span = startServerSpan(tracer, 'GET', headers, started);
+          res.once('close', () => endServerSpan(span, 'GET', observed.route, status));
+        }
         // The headers as the Koa chain sets them, in its order: request id, CORS's Vary, the route's, Koa's.
         if (body === undefined) {
           res.writeHead(304, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag });

@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openDb, type Db } from '../../db/index.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
+import { EntryProcesses, entryEnv, type EntryPoint } from '../support/entry-points.ts';
 import { TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
 
@@ -16,52 +16,17 @@ import { eventually } from '../support/poll.ts';
 // loader, which is stricter (a CommonJS package's named exports, say): this
 // runs the two entry points as real processes and one batch through them.
 describe('the api and worker entry points as processes', () => {
-  const children: ChildProcess[] = [];
-  const output: string[] = [];
+  const processes = new EntryProcesses();
+  const { output } = processes;
   let db: Db | undefined;
   const database = async () => (db ??= await openDb(inject('databaseUrl')));
   afterAll(async () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    processes.killAll();
     await db?.close();
   });
 
-  function start(entry: 'api/main.ts' | 'worker/main.ts', env: NodeJS.ProcessEnv): ChildProcess {
-    const child = spawn(process.execPath, [fileURLToPath(new URL(`../../${entry}`, import.meta.url))], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => output.push(`${entry}: ${chunk.toString()}`));
-    children.push(child);
-    return child;
-  }
-
-  async function entryEnv(): Promise<NodeJS.ProcessEnv> {
-    const port = await freePort();
-    return {
-      ...process.env,
-      DATABASE_URL: inject('databaseUrl'),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      // A queue of its own: this worker must not take other tests' workflows.
-      TEMPORAL_TASK_QUEUE: `entry-points-${randomUUID()}`,
-      DATA_DIR: inject('scratchDir'),
-      WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      AUTH_TOKENS: JSON.stringify([{ token: TEST_TOKENS.admin, name: 'entry-admin', permissions: ['admin'] }]),
-    };
-  }
-
-  async function healthy(env: NodeJS.ProcessEnv, processes: ChildProcess[]): Promise<Harness> {
-    const baseUrl = `http://127.0.0.1:${env.PORT}`;
-    await eventually(async () => {
-      const health = await fetch(`${baseUrl}/health`).catch(() => undefined);
-      if (processes.some((child) => child.exitCode !== null)) throw new Error(`an entry point exited:\n${output.join('')}`);
-      return health?.status === 200 ? true : undefined;
-    }, 60_000);
-    return {
-      api: (path: string, init: RequestInit = {}) =>
-        fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
-      // The batch goes through the processes' API; the wait for it reads the run's database, as every test's does.
-      db: await database(),
-    } as Harness;
-  }
+  const start = (entry: EntryPoint, env: NodeJS.ProcessEnv) => processes.start(entry, env);
+  const healthy = async (env: NodeJS.ProcessEnv, watched: ChildProcess[]): Promise<Harness> => processes.healthyApi(env, watched, await database());
 
   it('start, apply a batch, and stop cleanly on SIGTERM', async () => {
     const env = await entryEnv();

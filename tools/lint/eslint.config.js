@@ -43,8 +43,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|\\.\\./temporal/(names|contracts|search-attributes)\\.ts$|\\./).*',
-              message: 'workflows import only @temporalio/workflow, each other and the workflow-safe contracts (temporal/names.ts, contracts.ts, search-attributes.ts), types included',
+              regex: '^(?!@temporalio/workflow$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$|\\.\\./temporal/(names|contracts|search-attributes)\\.ts$|\\./).*',
+              message: 'workflows import only @temporalio/workflow, the workflow side of the OpenTelemetry interceptors, each other and the workflow-safe contracts (temporal/names.ts, contracts.ts, search-attributes.ts), types included',
             },
           ],
         },
