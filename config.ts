@@ -96,6 +96,13 @@ const api = {
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
+  /**
+   * Tuning knob: a search whose total is priced above SEARCH_MAX_COUNT_COST
+   * gets this long for its page, answered when the page is short (its own
+   * total), refused as too broad otherwise: the refusal costs about this, not
+   * the page's work. 0: the page runs whole before the refusal.
+   */
+  SEARCH_REFUSAL_PROBE_MS: z.coerce.number().int().min(0).default(50),
   /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   /**
