@@ -264,8 +264,9 @@ const worker = {
   WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
   /**
    * The lanes this worker process polls: `bulk`, `interactive`, or both
-   * (`bulk,interactive`, the default). `npm start` runs one process of each,
-   * so small batches apply on an event loop no import keeps busy.
+   * (`bulk,interactive`, the default); a process polling bulk polls the
+   * exports' lane too. `npm start` runs one process of each, so small
+   * batches apply on an event loop no import keeps busy.
    */
   WORKER_LANES: z
     .string()
