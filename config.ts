@@ -96,6 +96,13 @@ const api = {
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
   /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
+  /**
+   * Tuning knob: a search whose total is priced above SEARCH_MAX_COUNT_COST
+   * gets this long for its page, answered when the page is short (its own
+   * total), refused as too broad otherwise: the refusal costs about this, not
+   * the page's work. 0: the page runs whole before the refusal.
+   */
+  SEARCH_REFUSAL_PROBE_MS: z.coerce.number().int().min(0).default(50),
   /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
   SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
   /**
@@ -107,6 +114,22 @@ const api = {
   /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
   FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
+  /** Exports one principal has ACCEPTED or RUNNING at once, counted across every API process; beyond, a start is answered 429 with Retry-After. 0: no limit. */
+  EXPORTS_RUNNING_PER_PRINCIPAL: z.coerce.number().int().min(0).default(2),
+  /**
+   * An export start asking for exactly what an export of the last this many
+   * seconds asked for (kind, fromTransId, ids; from any principal) gets that
+   * export while it runs or its file is kept; its upToTransId says how old it
+   * is. 0: every start writes a file of its own.
+   */
+  EXPORT_REUSE_SECONDS: z.coerce.number().int().min(0).default(600),
+  /**
+   * Bytes the files in EXPORT_DIR may take: the kept files plus what running
+   * exports wrote so far. At or above it a new export is answered 503 with
+   * Retry-After; a running one is never stopped by it, so leave room for the
+   * largest export above it. 0: no budget.
+   */
+  EXPORT_DISK_BUDGET_BYTES: z.coerce.number().int().min(0).default(50 * 1024 ** 3),
   /** How long an export file is kept (fixed when the export is requested). */
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule (created by the API at start) removes export files past their retention. */
@@ -233,14 +256,17 @@ const api = {
 
 /** The worker processes. */
 const worker = {
-  /** Tuning knob: bulk activities (batch applies of large batches, exports) one worker runs at once; the rest wait in Temporal's task queue. */
+  /** Tuning knob: bulk activities (applies of large batches) one worker runs at once; the rest wait in Temporal's task queue. */
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(2),
+  /** Tuning knob: exports one worker writes at once, in a lane of their own (polled with bulk): an export never holds an import's slot. */
+  WORKER_EXPORT_ACTIVITIES: z.coerce.number().int().positive().default(1),
   /** Tuning knob: applies of small batches one worker runs at once, in slots of their own: a save never waits behind an import. */
   WORKER_INTERACTIVE_ACTIVITIES: z.coerce.number().int().positive().default(2),
   /**
    * The lanes this worker process polls: `bulk`, `interactive`, or both
-   * (`bulk,interactive`, the default). `npm start` runs one process of each,
-   * so small batches apply on an event loop no import keeps busy.
+   * (`bulk,interactive`, the default); a process polling bulk polls the
+   * exports' lane too. `npm start` runs one process of each, so small
+   * batches apply on an event loop no import keeps busy.
    */
   WORKER_LANES: z
     .string()

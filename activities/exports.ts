@@ -44,13 +44,16 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       }
       if (row.status === 'FAILED' || row.status === 'EXPIRED') return { status: row.status };
 
+      const requestedIds = row.requestedIds;
+      // Dropped only as the export ends: a row without them was ended by someone else meanwhile.
+      if (requestedIds === null) return { status: 'FAILED' };
       const attempt = context.info.attempt;
       const progress: ExportHeartbeat = { phase: 'write', entitiesWritten: 0, bytes: 0 };
       const heartbeat = keepHeartbeating(context, () => progress);
       try {
-        const missing = await exports.findMissing(row.requestedIds);
+        const missing = await exports.findMissing(requestedIds);
         await exports.markRunning(exportId, missing);
-        const summary = await writeExportFile(deps.db.exportRecords, store, row, {
+        const summary = await writeExportFile(deps.db.exportRecords, store, { ...row, requestedIds }, {
           attempt,
           recordsPerStep: deps.exportRecordsPerStep,
           onStep: async ({ entitiesWritten, bytes }) => {

@@ -40,7 +40,11 @@ const STATUS_OF: Readonly<Record<ProblemCode, number>> = {
 
 /** A use case's typed failure as the problem the API answers. */
 export function problemOf(error: ServiceError): ProblemError {
-  return problem(STATUS_OF[error.code], error.code, error.message, error.errors, error.properties);
+  const mapped = problem(STATUS_OF[error.code], error.code, error.message, error.errors, error.properties);
+  // A refusal that knows when to come back (a limit of running jobs, a full budget) says so.
+  const retryAfter = error.properties?.retryAfterSeconds;
+  if (typeof retryAfter === 'number') mapped.headers = { ...mapped.headers, 'retry-after': String(retryAfter) };
+  return mapped;
 }
 
 export interface ProblemError extends HttpError {

@@ -197,7 +197,7 @@ async function child(url: string, dir: string): Promise<void> {
   const { openDb } = await import('../db/index.ts');
   const db = await openDb(url);
   const id = randomUUID();
-  await insertExport(db.pool, { id, kind: 'snapshot', requestedIds: [], requestedBy: 'bench' });
+  await insertExport(db.pool, { id, kind: 'snapshot', requestedIds: [], requestKey: id, requestedBy: 'bench' });
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const summary = await writeExportFile(db.exportRecords, directoryExportStore(dir), { id, kind: 'snapshot', requestedIds: [], fromSeq: null }, { attempt: 1 });

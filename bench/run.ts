@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -13,8 +13,8 @@
 // `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`. Exits 1 when a
 // target is missed or a benchmark failed.
 //
-// --smoke (what CI runs, before the tests) runs all ten benchmarks, uploads,
-// feed, sync and oai included, on sizes a few seconds long, judges no target (figures
+// --smoke (what CI runs, before the tests) runs all eleven benchmarks, uploads,
+// feed, sync, oai and refusals included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
 // with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
@@ -30,6 +30,7 @@ import { printTable, type Figure } from './lib/report.ts';
 import { feedFigures } from './feed.ts';
 import { oaiFigures } from './oai.ts';
 import { readsFigures } from './reads.ts';
+import { refusalFigures } from './refusals.ts';
 import { syncFigures } from './sync.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
 import { uploadFigures } from './uploads.ts';
@@ -55,12 +56,14 @@ interface Plan {
   sync: { entities: number };
   /** Whole-registry OAI-PMH harvests of each size beside its snapshot export. */
   oai: number[];
+  /** The broad and odd searches, answered or refused, on `entities` loaded. */
+  refusals: { entities: number };
 }
 
 const RUNS = 3;
-const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive', 'uploads', 'feed', 'sync', 'oai'] as const;
+const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive', 'uploads', 'feed', 'sync', 'oai', 'refusals'] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads, feed, sync and oai have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync, oai and refusals have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -83,6 +86,7 @@ const FULL: Plan = {
   feed: { entities: 100_000, batches: 200 },
   sync: { entities: 1_000_000 },
   oai: [100_000, 1_000_000],
+  refusals: { entities: 1_000_000 },
 };
 
 const QUICK: Plan = {
@@ -104,6 +108,7 @@ const QUICK: Plan = {
   feed: { entities: 20_000, batches: 50 },
   sync: { entities: 100_000 },
   oai: [20_000],
+  refusals: { entities: 100_000 },
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -121,6 +126,7 @@ const SMOKE: Plan = {
   feed: { entities: 2_000, batches: 5 },
   sync: { entities: 2_000 },
   oai: [1_000],
+  refusals: { entities: 2_000 },
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -229,6 +235,7 @@ async function main(): Promise<void> {
   }
   if (only.has('feed')) await section(`feed on ${compact(plan.feed.entities)}`, figures, ran, () => feedFigures(plan.feed.entities, plan.feed.batches));
   if (only.has('sync')) await section(`the client's first sync of ${compact(plan.sync.entities)}`, figures, ran, () => syncFigures(plan.sync.entities));
+  if (only.has('refusals')) await section(`broad searches on ${compact(plan.refusals.entities)}`, figures, ran, () => refusalFigures(plan.refusals.entities, plan.runs));
   if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
 
   const elapsed = (performance.now() - started) / 1000;

@@ -21,6 +21,8 @@ export interface NewExport {
   id: string;
   kind: ExportKind;
   requestedIds: readonly RequestedId[];
+  /** A digest of what the export asks for (kind, fromSeq, ids): identical requests have the same key. */
+  requestKey: string;
   fromSeq?: string;
   fromTransId?: string;
   requestedBy: string;
@@ -36,12 +38,32 @@ export interface FinishedExport {
   expiresAt: Date;
 }
 
+/**
+ * What a new export must fit in. An identical request (the same requestKey,
+ * from any principal) made within `reuseSeconds` of a valid export gets that
+ * export; otherwise the principal's running exports and the disk of valid
+ * and running exports must leave room for it.
+ */
+export interface ExportBounds {
+  /** 0: every request starts an export of its own. */
+  reuseSeconds: number;
+  /** ACCEPTED or RUNNING exports one principal may have at once; 0: no limit. */
+  runningPerPrincipal: number;
+  /** Bytes of the files of valid exports and of exports being written at which no new export starts; 0: no limit. */
+  diskBudgetBytes: number;
+}
+
+/** How a start was answered: a new export, one that stands (a replay or an identical recent export), or a refusal. */
+export type ExportAdmission = { id: string; outcome: 'started' | 'replayed' | 'reused' } | { refused: 'running'; running: number } | { refused: 'disk'; bytes: number };
+
+const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0 };
+
 const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
 
 // The columns of ExportState; bigints and timestamps come back as text from MikroORM's pool and are made numbers and Dates.
 const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId", up_to_trans_id as "upToTransId", status, requested_by as "requestedBy",
   file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256, missing, error, activity_attempts as "activityAttempts",
-  created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt", jsonb_array_length(requested_ids) as "requestedCount"
+  created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt", requested_count as "requestedCount", request_key as "requestKey"
   from export_request where id = $1`;
 const DIGITS = /^[0-9]+$/;
 
@@ -83,17 +105,32 @@ export class ExportRepository {
   }
 
   /**
-   * Stores a new export request, ACCEPTED. With `signed`, the replay guard's
-   * claim of that signed request commits with it: returns the id that stands,
-   * `request.id` for the first claim, the first claim's export for a replay
-   * (then nothing is stored). A claim racing an uncommitted one waits for it.
+   * Stores a new export request, ACCEPTED, unless an identical recent one
+   * stands or the bounds refuse it. With `signed`, the replay guard's claim of
+   * that signed request commits with it: a replay gets the export the first
+   * request got (then nothing is stored). A claim racing an uncommitted one
+   * waits for it. One principal's starts are taken one at a time (a
+   * transaction-scoped advisory lock), so every API process counts the same
+   * running exports and none lets a principal past its limit.
    */
-  async create(request: NewExport, signed?: SignedRequest): Promise<string> {
-    return inTransaction(this.#pool, async (client) => {
-      const answer = signed ? await claimSignedRequest(client, signed, request.id) : request.id;
-      if (answer === request.id) await insertExport(client, request);
-      return answer;
-    });
+  async create(request: NewExport, signed?: SignedRequest, bounds: ExportBounds = NO_BOUNDS): Promise<ExportAdmission> {
+    try {
+      return await inTransaction(this.#pool, async (client) => {
+        await client.query(`select pg_advisory_xact_lock(hashtextextended('export-start:' || $1, 0))`, [request.requestedBy]);
+        const reusable = bounds.reuseSeconds > 0 ? await findReusable(client, request.requestKey, bounds.reuseSeconds) : undefined;
+        const answer = reusable ?? request.id;
+        const standing = signed ? await claimSignedRequest(client, signed, answer) : answer;
+        if (standing !== answer) return { id: standing, outcome: 'replayed' as const };
+        if (reusable !== undefined) return { id: reusable, outcome: 'reused' as const };
+        await checkBounds(client, request.requestedBy, bounds);
+        await insertExport(client, request);
+        return { id: request.id, outcome: 'started' as const };
+      });
+    } catch (error) {
+      // The refusal rolled the replay guard's claim back with it: a resend later may start the export.
+      if (error instanceof Refused) return error.admission;
+      throw error;
+    }
   }
 
   /** Starts (or restarts, on a retried attempt) the run: progress goes back to zero with the file. False once the export ended. */
@@ -118,7 +155,7 @@ export class ExportRepository {
 
   /** ACCEPTED or RUNNING → COMPLETED with its file; false when the export had ended already. */
   async complete(id: string, done: FinishedExport): Promise<boolean> {
-    const updated = await this.#em().nativeUpdate(ExportRequestSchema, { id, status: { $in: [...STILL_RUNNING] } }, { status: 'COMPLETED', ...done, error: null });
+    const updated = await this.#em().nativeUpdate(ExportRequestSchema, { id, status: { $in: [...STILL_RUNNING] } }, { status: 'COMPLETED', ...done, error: null, requestedIds: null });
     return updated === 1;
   }
 
@@ -127,7 +164,7 @@ export class ExportRepository {
     const updated = await this.#em().nativeUpdate(
       ExportRequestSchema,
       { id, status: { $in: [...STILL_RUNNING] } },
-      { status: 'FAILED', error, finishedAt: raw('clock_timestamp()') },
+      { status: 'FAILED', error, finishedAt: raw('clock_timestamp()'), requestedIds: null },
     );
     return updated === 1;
   }
@@ -194,8 +231,58 @@ export class ExportRepository {
 /** The export_request row of a new export, ACCEPTED, in the caller's transaction (ExportRepository.create) or on its own. */
 export async function insertExport(db: Queryable, request: NewExport): Promise<void> {
   await db.query(
-    `insert into export_request (id, kind, requested_ids, from_seq, from_trans_id, status, requested_by)
-     values ($1, $2, $3, $4, $5, 'ACCEPTED', $6)`,
-    [request.id, request.kind, JSON.stringify(request.requestedIds), request.fromSeq ?? null, request.fromTransId ?? null, request.requestedBy],
+    `insert into export_request (id, kind, requested_ids, requested_count, request_key, from_seq, from_trans_id, status, requested_by)
+     values ($1, $2, $3, $4, $5, $6, $7, 'ACCEPTED', $8)`,
+    [
+      request.id,
+      request.kind,
+      JSON.stringify(request.requestedIds),
+      request.requestedIds.length,
+      request.requestKey,
+      request.fromSeq ?? null,
+      request.fromTransId ?? null,
+      request.requestedBy,
+    ],
   );
+}
+
+/** A refusal of ExportRepository.create, thrown to roll its transaction back. */
+class Refused extends Error {
+  readonly admission: ExportAdmission;
+
+  constructor(admission: ExportAdmission) {
+    super('export refused');
+    this.admission = admission;
+  }
+}
+
+/** The newest export with this key, requested within `withinSeconds`, still running or completed and not expired. */
+async function findReusable(db: Queryable, requestKey: string, withinSeconds: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from export_request
+      where request_key = $1 and status in ('ACCEPTED', 'RUNNING', 'COMPLETED')
+        and created_at > now() - make_interval(secs => $2)
+        and (expires_at is null or expires_at > now())
+      order by created_at desc limit 1`,
+    [requestKey, withinSeconds],
+  );
+  return rows[0]?.id;
+}
+
+/** Throws Refused when the principal runs its limit of exports, or the export files fill their budget. */
+async function checkBounds(db: Queryable, principal: string, bounds: ExportBounds): Promise<void> {
+  if (bounds.runningPerPrincipal > 0) {
+    const { rows } = await db.query<{ n: string }>(`select count(*) as n from export_request where requested_by = $1 and status in ('ACCEPTED', 'RUNNING')`, [principal]);
+    const running = Number(rows[0]!.n);
+    if (running >= bounds.runningPerPrincipal) throw new Refused({ refused: 'running', running });
+  }
+  if (bounds.diskBudgetBytes > 0) {
+    // Running exports count what they wrote so far: their files grow past it, which the budget's margin must allow for.
+    const { rows } = await db.query<{ bytes: string }>(
+      `select coalesce(sum(bytes), 0) as bytes from export_request
+        where status in ('ACCEPTED', 'RUNNING') or (status = 'COMPLETED' and expires_at > now())`,
+    );
+    const bytes = Number(rows[0]!.bytes);
+    if (bytes >= bounds.diskBudgetBytes) throw new Refused({ refused: 'disk', bytes });
+  }
 }

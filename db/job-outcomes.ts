@@ -1,8 +1,11 @@
 import type pg from 'pg';
 
 // Finished batches and exports as counted from the database, so the numbers
-// are right however many workers ran them and survive their restarts. One
-// aggregate over both tables in one round trip: SQL, not the EntityManager.
+// are right however many workers ran them and survive their restarts. The
+// counts are kept beside the rows by triggers (job_outcome_count,
+// Migration20261127000600JobOutcomeCounts) and the oldest unfinished batch is
+// the first entry of a partial index: a scrape reads a few rows, however many
+// jobs the tables hold. SQL, not the EntityManager.
 
 export interface OutcomeCounts {
   batchesCompleted: number;
@@ -31,18 +34,14 @@ export class JobOutcomes {
 
   async count(): Promise<OutcomeCounts> {
     const { rows } = await this.#pool.query<Record<keyof OutcomeCounts, string>>(
-      `select b.completed as "batchesCompleted", b.failed as "batchesFailed", b.changes as "batchChanges",
-              e.completed as "exportsCompleted", e.failed as "exportsFailed", e.bytes as "exportBytes",
-              b.oldest as "oldestUnfinishedBatchSeconds"
-         from (select count(*) filter (where status = 'COMPLETED') as completed,
-                      count(*) filter (where status = 'FAILED') + coalesce(sum(attempt - 1), 0) as failed,
-                      coalesce(sum(changes_total) filter (where status = 'COMPLETED'), 0) as changes,
-                      coalesce(extract(epoch from now() - min(submitted_at) filter (where status in ('ACCEPTED', 'PROCESSING'))), 0) as oldest
-                 from batch) b,
-              (select count(*) filter (where status in ('COMPLETED', 'EXPIRED')) as completed,
-                      count(*) filter (where status = 'FAILED') as failed,
-                      coalesce(sum(bytes) filter (where status in ('COMPLETED', 'EXPIRED')), 0) as bytes
-                 from export_request) e`,
+      `select coalesce(sum(completed) filter (where kind = 'batch'), 0) as "batchesCompleted",
+              coalesce(sum(failed) filter (where kind = 'batch'), 0) as "batchesFailed",
+              coalesce(sum(amount) filter (where kind = 'batch'), 0) as "batchChanges",
+              coalesce(sum(completed) filter (where kind = 'export'), 0) as "exportsCompleted",
+              coalesce(sum(failed) filter (where kind = 'export'), 0) as "exportsFailed",
+              coalesce(sum(amount) filter (where kind = 'export'), 0) as "exportBytes",
+              coalesce((select extract(epoch from now() - min(submitted_at)) from batch where status in ('ACCEPTED', 'PROCESSING')), 0) as "oldestUnfinishedBatchSeconds"
+         from job_outcome_count`,
     );
     const row = rows[0]!;
     return {

@@ -8,7 +8,8 @@ import type { OutcomeCounts } from '../db/job-outcomes.ts';
 
 // The API's metrics, one registry per app. Request durations are observed
 // here; batch and export outcomes happen in the workers, so they are read
-// from the database at scrape time (correct across any number of workers).
+// from the database at scrape time (correct across any number of workers),
+// from counts the tables' triggers keep: a scrape reads a few rows.
 // How job status reads were answered by Temporal is this process's own count.
 
 export type HttpLabel = 'route' | 'method' | 'status';

@@ -39,6 +39,8 @@ export interface WorkerDeps {
   workflowSinks?: WorkflowTracingSinks;
   /** Bulk activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES), bounded again by the ORM pool. */
   maxConcurrentActivities?: number;
+  /** Exports written at once, in the export lane (WORKER_EXPORT_ACTIVITIES); the lane is polled with bulk. */
+  exportActivities?: number;
   /** Small batches' activities run at once, in the interactive lane (WORKER_INTERACTIVE_ACTIVITIES). */
   interactiveActivities?: number;
   /** The lanes this process polls (WORKER_LANES); default both. */
@@ -70,26 +72,32 @@ function maxConcurrentActivities(db: Db): number {
 export interface ActivitySlots {
   bulk: number;
   interactive: number;
+  export: number;
 }
 
 /**
- * The slots of each lane within what the pool serves (`total`). With both
- * lanes, the interactive one keeps what it asks for, up to all but one, and
- * bulk gets at most the rest; each has at least one slot. A lane this process
- * does not poll gets none, and the other may use the whole pool.
+ * The slots of each lane within what the pool serves (`total`). The export
+ * lane goes with bulk: a process polling bulk polls it too. The interactive
+ * lane keeps what it asks for, up to all but one slot for each other lane
+ * polled; the export lane next, leaving bulk one; bulk gets at most the rest;
+ * each lane polled has at least one slot. A lane this process does not poll
+ * gets none, and the others may use the whole pool.
  */
-export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number }, lanes: readonly Lane[] = ['bulk', 'interactive']): ActivitySlots {
-  const polls = (lane: Lane) => lanes.includes(lane);
-  const interactive = polls('interactive') ? Math.max(1, Math.min(wanted.interactive ?? 1, total - (polls('bulk') ? 1 : 0))) : 0;
-  const bulk = polls('bulk') ? Math.max(1, Math.min(wanted.bulk ?? Number.POSITIVE_INFINITY, total - interactive)) : 0;
-  return { bulk, interactive };
+export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number; export?: number }, lanes: readonly Lane[] = ['bulk', 'interactive']): ActivitySlots {
+  const polls = (lane: Lane) => lanes.includes(lane) || (lane === 'export' && lanes.includes('bulk'));
+  const others = (polls('bulk') ? 1 : 0) + (polls('export') ? 1 : 0);
+  const interactive = polls('interactive') ? Math.max(1, Math.min(wanted.interactive ?? 1, total - others)) : 0;
+  const exports = polls('export') ? Math.max(1, Math.min(wanted.export ?? 1, total - interactive - (polls('bulk') ? 1 : 0))) : 0;
+  const bulk = polls('bulk') ? Math.max(1, Math.min(wanted.bulk ?? Number.POSITIVE_INFINITY, total - interactive - exports)) : 0;
+  return { bulk, interactive, export: exports };
 }
 
 /**
  * The worker of one process: one SDK Worker per lane it polls, on one
  * connection. The bulk one polls the deployment's task queue (every workflow,
- * exports, large batches' applies); the interactive one polls its own queue
- * for small batches' activities only, with slots of its own. `npm start` runs
+ * large batches' applies); the export one, beside it, the exports' activities;
+ * the interactive one polls its own queue for small batches' activities only,
+ * each with slots of its own. `npm start` runs
  * the two lanes in two processes, so that a save's apply never waits for the
  * event loop an import's parsing keeps busy.
  */
@@ -108,7 +116,11 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const lanes = deps.lanes ?? ['bulk', 'interactive'];
   const checkAttempt = checkAttemptWith(deps.client);
   const workflowSource = deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
-  const slots = activitySlots(maxConcurrentActivities(deps.db), { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities }, lanes);
+  const slots = activitySlots(
+    maxConcurrentActivities(deps.db),
+    { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities, export: deps.exportActivities },
+    lanes,
+  );
   const batchActivities = createBatchActivities({ db: deps.db, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep, bodyRetentionDays: deps.bodyRetentionDays });
   const shared = {
     connection: deps.connection,
@@ -130,23 +142,23 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     workers.push(await Worker.create({ ...shared, taskQueue: taskQueues[lane], maxConcurrentActivityTaskExecutions: slots[lane], ...options }));
   };
   if (lanes.includes('bulk')) {
+    const exportActivities = createExportActivities({
+      db: deps.db,
+      log: deps.log,
+      exportDir: deps.exportDir,
+      checkAttempt,
+      exportRecordsPerStep: deps.exportRecordsPerStep,
+      afterExportStep: deps.afterExportStep,
+    });
+    // Bulk keeps the export activities for export runs started before the export lane existed.
     await startLane('bulk', {
       ...workflowSource,
       // A bundle built beforehand holds the workflow interceptors already (worker/bundle.ts); they are named only for a worker that bundles.
       interceptors: { ...shared.interceptors, ...(deps.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }) },
       sinks: deps.workflowSinks ?? UNTRACED_WORKFLOW_SINKS,
-      activities: {
-        ...batchActivities,
-        ...createExportActivities({
-          db: deps.db,
-          log: deps.log,
-          exportDir: deps.exportDir,
-          checkAttempt,
-          exportRecordsPerStep: deps.exportRecordsPerStep,
-          afterExportStep: deps.afterExportStep,
-        }),
-      },
+      activities: { ...batchActivities, ...exportActivities },
     });
+    await startLane('export', { activities: exportActivities });
   }
   // Activities only: no workflow code, so no second workflow sandbox in memory.
   if (lanes.includes('interactive')) await startLane('interactive', { activities: batchActivities });

@@ -54,6 +54,7 @@ async function runForever(): Promise<void> {
         exportDir: config.exportDir,
         maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
         interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
+        exportActivities: config.WORKER_EXPORT_ACTIVITIES,
         lanes: config.WORKER_LANES,
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
         bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,

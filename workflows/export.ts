@@ -1,9 +1,9 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { ExportActivities, ExportWorkflowInput, ExportWorkflowOutcome } from '../temporal/contracts.ts';
-import { JOB_HEARTBEAT_TIMEOUT } from '../temporal/names.ts';
+import { EXPORT_LANE_PATCH, JOB_HEARTBEAT_TIMEOUT, laneTaskQueue } from '../temporal/names.ts';
 import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';
 
-const { runExport } = proxyActivities<ExportActivities>({
+const RUN_OPTIONS: ActivityOptions = {
   // One activity streams the whole file; a million records take about a
   // minute, so liveness is judged by heartbeats (sent every second), not the total.
   startToCloseTimeout: '4 hours',
@@ -11,9 +11,15 @@ const { runExport } = proxyActivities<ExportActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
   // A cancel waits for the activity to drop its file.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
+};
 
-const { markExportFailed } = proxyActivities<ExportActivities>(MARK_FAILED_OPTIONS);
+/** The export's activities, in the export lane: slots of their own, so exports never wait for or hold an import's. */
+function exportActivities() {
+  const onLane = patched(EXPORT_LANE_PATCH) ? { taskQueue: laneTaskQueue(workflowInfo().taskQueue, 'export') } : {};
+  const { runExport } = proxyActivities<ExportActivities>({ ...RUN_OPTIONS, ...onLane });
+  const { markExportFailed } = proxyActivities<ExportActivities>({ ...MARK_FAILED_OPTIONS, ...onLane });
+  return { runExport, markExportFailed };
+}
 
 /**
  * One export: write the file and close. Its expiry is not this workflow's
@@ -21,6 +27,7 @@ const { markExportFailed } = proxyActivities<ExportActivities>(MARK_FAILED_OPTIO
  * their time, so the workflow of a finished export is closed, not RUNNING.
  */
 export async function exportWorkflow(input: ExportWorkflowInput): Promise<ExportWorkflowOutcome> {
+  const { runExport, markExportFailed } = exportActivities();
   const outcome = await runJob({
     failure: `export ${input.exportId} could not be written`,
     cancelledReason: 'cancelled by an operator: its workflow was cancelled in Temporal; no file was kept',

@@ -36,7 +36,7 @@ const STYLESHEET = new URL('./assets/pages.css', import.meta.url);
 export function recordPagesRouter(deps: AppDeps): Router {
   const router = new Router();
   const { config } = deps;
-  const limits: SearchLimits = { statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: config.SEARCH_MAX_COUNT_COST, maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES };
+  const limits: SearchLimits = { statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: config.SEARCH_MAX_COUNT_COST, maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES, refusalProbeMs: config.SEARCH_REFUSAL_PROBE_MS };
   // Made on first use, from the configured tokens.
   let signer: SessionSigner | undefined;
   // None when AUTH_DISABLED opened the service: every request then has a principal, and there is nothing to sign in with.

@@ -9,9 +9,11 @@ export const ExportRequestSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     kind: p.text().$type<ExportKind>(),
-    /** Up to EXPORT_MAX_IDS (megabytes): only the export activity reads them; status reads leave them out and ask `requestedCount`. */
-    requestedIds: p.json<Array<number | string>>(),
-    requestedCount: p.formula<number>((columns) => `jsonb_array_length(${columns.requestedIds})`).type('integer'),
+    /** Up to EXPORT_MAX_IDS (megabytes): only the export activity reads them; NULL once the export ended. Status reads ask `requestedCount`. */
+    requestedIds: p.json<Array<number | string>>().nullable(),
+    requestedCount: p.integer(),
+    /** A digest of kind, fromSeq and ids: an identical request while this export is recent and valid gets this export. */
+    requestKey: p.text().nullable(),
     /** Revisions exports: the commit_seq of fromTransId, as decimal text (no digit lost on the way to bigint). */
     fromSeq: p.bigint('string').nullable(),
     fromTransId: p.uuid().nullable(),

@@ -23,6 +23,13 @@ export interface SearchSnapshot {
   /** How many names (at most `cap` + 1) a FULLTEXT text is similar to: a probe that stops there. */
   similarNames(text: string, cap: number): Promise<number>;
   page(search: CompiledSearch): Promise<SearchHit[]>;
+  /** The page, stopped after `timeoutMs` (undefined then): the snapshot goes on as before. */
+  pageWithin(search: CompiledSearch, timeoutMs: number): Promise<SearchHit[] | undefined>;
+  /**
+   * Before the page: the planner's estimate of the total that countCost will
+   * price after a full page, or undefined when the page carries its total.
+   */
+  countCostAhead(search: CompiledSearch): Promise<number | undefined>;
   /** The planner's estimate of what the exact total costs (EXPLAIN without ANALYZE: planning only, about a millisecond). */
   countCost(search: CompiledSearch): Promise<number>;
   count(search: CompiledSearch): Promise<number>;
@@ -89,7 +96,7 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
           await client.query('set transaction isolation level repeatable read read only; set local jit = off');
           // A setting of this transaction only: the pooled connection goes back without it.
           if (statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(statementTimeoutMs)}`);
-          return read(snapshotOn(client));
+          return read(snapshotOn(client, statementTimeoutMs));
         });
       } catch (error) {
         if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
@@ -117,7 +124,7 @@ interface Answered {
   plainCost?: number;
 }
 
-function snapshotOn(client: pg.PoolClient): SearchSnapshot {
+function snapshotOn(client: pg.PoolClient, statementTimeoutMs: number): SearchSnapshot {
   const answered = new WeakMap<CompiledSearch, Answered>();
   const answer = async (search: CompiledSearch): Promise<Answered> => {
     let chosen = answered.get(search);
@@ -128,17 +135,38 @@ function snapshotOn(client: pg.PoolClient): SearchSnapshot {
     }
     return chosen;
   };
+  const page = async (search: CompiledSearch) => {
+    const chosen = await answer(search);
+    const { rows } = await client.query<ResultRow>(chosen.search.page);
+    // The total the page carried (CompiledSearch.pageCarriesTotal): the count of this snapshot.
+    if (chosen.search.pageCarriesTotal && rows[0]?.total !== undefined) chosen.total = Number(rows[0].total);
+    return rows.map(searchHit);
+  };
   return {
     async similarNames(text, cap) {
       const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, cap));
       return Number(rows[0]?.names ?? 0);
     },
-    async page(search) {
+    page,
+    async pageWithin(search, timeoutMs) {
+      await answer(search);
+      // A savepoint: the cancelled statement and its shorter timeout are rolled back, the snapshot stays.
+      await client.query(`savepoint page_within; set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      try {
+        const hits = await page(search);
+        await client.query(`release savepoint page_within; set local statement_timeout = ${Math.max(0, Math.floor(statementTimeoutMs))}`);
+        return hits;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
+        await client.query('rollback to savepoint page_within');
+        return undefined;
+      }
+    },
+    async countCostAhead(search) {
       const chosen = await answer(search);
-      const { rows } = await client.query<ResultRow>(chosen.search.page);
-      // The total the page carried (CompiledSearch.pageCarriesTotal): the count of this snapshot.
-      if (chosen.search.pageCarriesTotal && rows[0]?.total !== undefined) chosen.total = Number(rows[0].total);
-      return rows.map(searchHit);
+      if (chosen.search.pageCarriesTotal) return undefined;
+      if (chosen.search === search.plain && chosen.plainCost !== undefined) return chosen.plainCost;
+      return explainedCost(client, chosen.search.count);
     },
     async countCost(search) {
       const chosen = await answer(search);

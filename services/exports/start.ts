@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { ExportKind } from '../../db/exports.ts';
@@ -22,6 +22,15 @@ export interface ExportStart {
 }
 
 const HOUR_MS = 3_600_000;
+/** Retry-After of a start refused for the principal's running exports: about what a small export takes. */
+const RETRY_RUNNING_SECONDS = 30;
+/** Retry-After of a start refused for the disk budget: files go at the expiry schedule's pace. */
+const RETRY_DISK_SECONDS = 300;
+
+/** What makes two export requests identical: kind, the transaction a revisions export starts after, and the ids as given. */
+function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, requestedIds: readonly RequestedId[]): string {
+  return createHash('sha256').update(JSON.stringify([kind, fromSeq ?? null, requestedIds])).digest('hex');
+}
 
 /**
  * Everything the export start operations do synchronously: resolve the
@@ -29,7 +38,10 @@ const HOUR_MS = 3_600_000;
  * ID). The row exists before the workflow does. A replay of a signed request
  * (the same key, signature and body, within the signature's window) starts
  * nothing: it gets the export the first one started, from whichever API
- * process answered that one.
+ * process answered that one. Nor does a request identical to a recent valid
+ * export (EXPORT_REUSE_SECONDS): it gets that export. A principal with
+ * EXPORTS_RUNNING_PER_PRINCIPAL exports running is refused (429), and so is
+ * everyone while the files fill EXPORT_DISK_BUDGET_BYTES (503).
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   let fromSeq: string | undefined;
@@ -39,12 +51,30 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   }
   const id = randomUUID();
   const { signedRequest } = start;
+  const { config } = deps;
+  const bounds = { reuseSeconds: config.EXPORT_REUSE_SECONDS, runningPerPrincipal: config.EXPORTS_RUNNING_PER_PRINCIPAL, diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES };
+  const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds);
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
-  const standing = await deps.db.exports.create(
-    { id, kind: start.kind, requestedIds: start.requestedIds, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal },
+  const admission = await deps.db.exports.create(
+    { id, kind: start.kind, requestedIds: start.requestedIds, requestKey, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal },
     signedRequest,
+    bounds,
   );
-  if (standing !== id) return { id: standing };
+  if ('refused' in admission) {
+    if (admission.refused === 'running') {
+      throw new ServiceError(
+        'TooManyRequests',
+        `this principal already has ${admission.running} exports running, its limit; request another when one has ended`,
+        undefined,
+        { reason: 'ExportsRunning', limit: bounds.runningPerPrincipal, retryAfterSeconds: RETRY_RUNNING_SECONDS },
+      );
+    }
+    throw new ServiceError('ServiceUnavailable', 'the export files fill their disk budget; request the export again when older files have expired', undefined, {
+      reason: 'ExportDiskBudget',
+      retryAfterSeconds: RETRY_DISK_SECONDS,
+    });
+  }
+  if (admission.outcome !== 'started') return { id: admission.id };
 
   const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
   try {

@@ -13,7 +13,8 @@ import type { ExportRow } from '../../db/exports.ts';
 // onto a temporary file, hashed on the way. Memory holds a few pages and two
 // write buffers, whatever the number of records.
 
-export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'requestedIds' | 'fromSeq'>;
+/** An export still to be written: its ids are there (they are dropped only once it ended). */
+export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'fromSeq'> & { requestedIds: RequestedId[] };
 
 interface ExportProgress {
   entitiesWritten: number;

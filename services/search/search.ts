@@ -24,9 +24,15 @@ export interface SearchLimits {
   maxCountCost: number;
   /** A FULLTEXT text similar to more names than this is refused as too broad (every similar name is ranked); 0: no limit. */
   maxFulltextNames?: number;
+  /**
+   * A search whose total is priced above maxCountCost before its page gets
+   * this many milliseconds for its page: a short page (its own total) is
+   * answered, anything else refused at once; 0: the page runs whole first.
+   */
+  refusalProbeMs?: number;
 }
 
-const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000 };
+const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000, refusalProbeMs: 50 };
 
 /** One page of a search, and the requested entity types that no record has (a typo, or a code of the registry's data not used yet). */
 export interface SearchAnswer extends QueryResult {
@@ -59,7 +65,7 @@ export async function searchEntities(search: SearchRepository, query: SearchQuer
 
 async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: CompiledSearch, limits: SearchLimits): Promise<SearchAnswer> {
   if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(snapshot, query.text, limits.maxFulltextNames ?? 0);
-  const hits = await snapshot.page(compiled);
+  const hits = (await pageUnlessTooBroad(snapshot, compiled, paging, limits)) ?? (await snapshot.page(compiled));
   let count = countFromPage(hits.length, paging);
   if (count === undefined) {
     if (!compiled.countFollowsMatches) await checkCountCost(snapshot, compiled, limits.maxCountCost);
@@ -84,12 +90,32 @@ async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: P
 async function checkCountCost(snapshot: SearchSnapshot, compiled: CompiledSearch, maxCost: number): Promise<void> {
   if (maxCost <= 0) return;
   const cost = await snapshot.countCost(compiled);
-  if (cost > maxCost) {
-    throw tooBroad(
-      `its conditions match too many records to count them exactly (estimated cost ${Math.round(cost)}, limit ${maxCost}); narrow it with entity types, states, a user, or a more specific condition`,
-      { estimatedCost: Math.round(cost), maxCost },
-    );
-  }
+  if (cost > maxCost) throw countTooBroad(cost, maxCost);
+}
+
+function countTooBroad(cost: number, maxCost: number) {
+  return tooBroad(
+    `its conditions match too many records to count them exactly (estimated cost ${Math.round(cost)}, limit ${maxCost}); narrow it with entity types, states, a user, or a more specific condition`,
+    { estimatedCost: Math.round(cost), maxCost },
+  );
+}
+
+/**
+ * The refusal decided before the page, so that it costs planning and not the
+ * page's work (a page of 20 OR-ed name prefixes took seconds on a million
+ * records, only to be refused after it): when the total that a full page
+ * would need is priced above maxCountCost, only a short page can be answered,
+ * so the page gets refusalProbeMs; a full page, or none in that time, is
+ * refused. Undefined: the page is still to be read as usual.
+ */
+async function pageUnlessTooBroad(snapshot: SearchSnapshot, compiled: CompiledSearch, paging: Paging, limits: SearchLimits) {
+  const probeMs = limits.refusalProbeMs ?? 0;
+  if (compiled.countFollowsMatches || limits.maxCountCost <= 0 || probeMs <= 0) return undefined;
+  const cost = await snapshot.countCostAhead(compiled);
+  if (cost === undefined || cost <= limits.maxCountCost) return undefined;
+  const hits = await snapshot.pageWithin(compiled, probeMs);
+  if (hits === undefined || countFromPage(hits.length, paging) === undefined) throw countTooBroad(cost, limits.maxCountCost);
+  return hits;
 }
 
 /** Refuses a FULLTEXT text similar to more than `maxNames` names, by a probe that stops after maxNames + 1. */

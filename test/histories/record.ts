@@ -63,10 +63,10 @@ try {
     const activities = Object.fromEntries(
       ACTIVITY_NAMES.map((name) => [name, (scenario.activities[name] as ((...args: unknown[]) => Promise<unknown>) | undefined) ?? (async () => Promise.reject(new Error(`${scenario.name} did not expect ${name}`)))]),
     ) as unknown as Activities;
-    const [workflowQueue, interactiveQueue] = scenarioTaskQueues(taskQueue);
+    const [workflowQueue, ...laneQueues] = scenarioTaskQueues(taskQueue);
     const workers = [
       await Worker.create({ connection: env.nativeConnection, taskQueue: workflowQueue!, workflowBundle: { codePath: bundlePath }, activities, maxHeartbeatThrottleInterval: 1000 }),
-      await Worker.create({ connection: env.nativeConnection, taskQueue: interactiveQueue!, activities, maxHeartbeatThrottleInterval: 1000 }),
+      ...(await Promise.all(laneQueues.map((queue) => Worker.create({ connection: env.nativeConnection, taskQueue: queue, activities, maxHeartbeatThrottleInterval: 1000 })))),
     ];
     const runs = workers.map((worker) => worker.run());
     try {

@@ -136,7 +136,7 @@ export const HISTORY_SCENARIOS: HistoryScenario[] = [
   },
 ];
 
-/** The task queues a scenario's workers poll: the workflow's and the interactive lane's. */
+/** The task queues a scenario's workers poll: the workflow's and the interactive and export lanes'. */
 export function scenarioTaskQueues(taskQueue: string): string[] {
-  return [taskQueue, laneTaskQueue(taskQueue, 'interactive')];
+  return [taskQueue, laneTaskQueue(taskQueue, 'interactive'), laneTaskQueue(taskQueue, 'export')];
 }

@@ -235,7 +235,7 @@ describe('job activities under MockActivityEnvironment', () => {
 
     async function storedExport(): Promise<string> {
       const id = randomUUID();
-      await harness.db.exports.create({ id, kind: 'snapshot', requestedIds: ids.map(String), requestedBy: 'test-exporter' });
+      await harness.db.exports.create({ id, kind: 'snapshot', requestedIds: ids.map(String), requestKey: id, requestedBy: 'test-exporter' });
       return id;
     }
 

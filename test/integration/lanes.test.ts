@@ -198,9 +198,11 @@ describe('the interactive lane', () => {
   });
 
   it('gives a lane this process does not poll no slot, and the other lane the pool; WORKER_LANES names known lanes only', () => {
-    expect(activitySlots(5, { bulk: 2, interactive: 2 })).toEqual({ bulk: 2, interactive: 2 });
-    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['interactive'])).toEqual({ bulk: 0, interactive: 5 });
-    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['bulk'])).toEqual({ bulk: 5, interactive: 0 });
+    expect(activitySlots(5, { bulk: 2, interactive: 2 })).toEqual({ bulk: 2, interactive: 2, export: 1 });
+    expect(activitySlots(5, { bulk: 9, interactive: 9, export: 9 })).toEqual({ bulk: 1, interactive: 3, export: 1 });
+    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['interactive'])).toEqual({ bulk: 0, interactive: 5, export: 0 });
+    // The export lane goes with bulk.
+    expect(activitySlots(5, { bulk: 9, interactive: 9 }, ['bulk'])).toEqual({ bulk: 4, interactive: 0, export: 1 });
     const secret = { FORCE_KEY_SECRET: 'a-test-secret-of-16+' };
     expect(loadConfig(secret).WORKER_LANES).toEqual(['bulk', 'interactive']);
     expect(loadConfig({ ...secret, WORKER_LANES: ' interactive ' }).WORKER_LANES).toEqual(['interactive']);

@@ -126,6 +126,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // The same for the long reads' leases, and for failed authentications (every test calls from
     // 127.0.0.1, and many fail on purpose): files that test them set them.
     LONG_READS_PER_PRINCIPAL: '0',
+    // Exports: one file's identical export would be another's answer, and its running ones would count against the next.
+    EXPORT_REUSE_SECONDS: '0',
+    EXPORTS_RUNNING_PER_PRINCIPAL: '0',
     UPLOADS_PER_PRINCIPAL: '0',
     AUTH_FAILURE_LIMIT: '0',
     ...options.env,
