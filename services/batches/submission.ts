@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
+import type { SignedRequest } from '../../db/replay-guard.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../engine/validation/index.ts';
 import { describeJobWorkflow, withTimeout } from '../../temporal/client/job-workflow.ts';
@@ -17,6 +18,8 @@ export interface BatchSubmission {
   /** Whether the principal holds the force permission; without it, force=true needs the forceKey this batch's result gave. */
   mayForce: boolean;
   forceKey?: string;
+  /** The request's HMAC signature, when it is signed: claimed with the body's SHA-256 once the body has ended (db/replay-guard.ts). */
+  signature?: Omit<SignedRequest, 'bodySha256'>;
 }
 
 /** A body already in memory, as the streaming reader's source. */
@@ -93,6 +96,8 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
     const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => upload.write(chunk), () => upload.discard());
     const body = await upload.finish();
     const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
+    // First in the transaction: a refused reuse of a signature stores nothing, whatever the body holds.
+    if (submission.signature) await upload.claimSignature({ ...submission.signature, bodySha256: Buffer.from(sha256, 'hex') }, batchId);
     const resumed = await recordBatch(deps, upload, submission, { id: batchId, sha256, changes: validated.changes, body });
     // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
     if (resumed) await upload.discard();
