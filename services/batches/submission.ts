@@ -36,9 +36,10 @@ export interface ReceivedBatch {
 
 /**
  * Reads an upload to its end: every chunk is hashed, validated against the
- * schema of the API version it was sent to (slice by slice, as it arrives)
- * and handed to `sink` (which stores it) at the same time. Once the document
- * is found invalid, nothing more is validated or stored, but the body is
+ * schema of its version (slice by slice, as it arrives) and handed to `sink`
+ * (which stores it) at the same time. Once the document is found invalid, or
+ * its root shows the other API version's batch, nothing more is validated or
+ * stored, but the body is
  * still read to its end, so that a body over the size limit is refused as
  * such (413) whatever it holds, as when bodies were read whole first, and the
  * client is answered after it has sent its body; then the validation error
@@ -62,22 +63,28 @@ export async function receiveBatch(
       hash.update(chunk);
       const [checked, stored] = await Promise.allSettled([validator.push(chunk), sink(chunk, validator.changesSoFar)]);
       if (stored.status === 'rejected') throw stored.reason;
-      if (checked.status === 'rejected') {
-        invalid = checked.reason;
+      // The other version's batch is refused as soon as its root is read, not once it is stored whole.
+      const refusal = checked.status === 'rejected' ? checked.reason : wrongInterface(validator.version, apiVersion);
+      if (refusal !== undefined) {
+        invalid = refusal;
         validator.close();
         await abandon();
       }
     }
     if (invalid !== undefined) throw invalid;
     const validated = await validator.end();
-    if (validated.version !== apiVersion) {
-      // The reader sent it to the wrong interface, not a wrong document: say where it goes.
-      throw new ServiceError('SchemaViolation', `the document is a ${validated.version} batch, and this is the ${apiVersion} interface: send ${validated.version} batches to /api/${validated.version}/batches`);
-    }
+    const refusal = wrongInterface(validated.version, apiVersion);
+    if (refusal !== undefined) throw refusal;
     return { validated, sha256: hash.digest('hex'), bytes };
   } finally {
     validator.close();
   }
+}
+
+/** A batch of one version sent to the other's interface: the reader sent it to the wrong place, not a wrong document, so say where it goes. */
+function wrongInterface(found: XmlVersion | undefined, apiVersion: XmlVersion): ServiceError | undefined {
+  if (found === undefined || found === apiVersion) return undefined;
+  return new ServiceError('SchemaViolation', `the document is a ${found} batch, and this is the ${apiVersion} interface: send ${found} batches to /api/${found}/batches`);
 }
 
 /**
