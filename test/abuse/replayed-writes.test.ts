@@ -31,8 +31,8 @@ describe('a signed write replayed with another body', () => {
   });
 
   /** Signs once, then sends any body under that one signature, as a captured request is replayed. */
-  const captured = (key: TestKey, path: string, contentType: string) => {
-    const headers = { ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery: path }), 'content-type': contentType };
+  const captured = (key: TestKey, path: string, contentType: string, at?: Date) => {
+    const headers = { ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery: path, ...(at ? { at } : {}) }), 'content-type': contentType };
     return (body: string) => fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers, body });
   };
   const reused = async (outcome: 'accepted' | 'refused') => {
@@ -102,5 +102,15 @@ describe('a signed write replayed with another body', () => {
     const saved = await ordinary;
     expect(saved.status).toBe(200);
     expect((await batchEnded(harness, (await saved.json()) as string)).status).toBe('COMPLETED');
+  });
+
+  it('lets exactly one of two bodies racing under one signature of a single-writer key through', async () => {
+    // A signature of its own (signed 30 s ahead, inside the window), seen by no earlier scenario.
+    const send = captured(SINGLE_KEY, '/api/v2/batches', 'application/xml', new Date(Date.now() + 30_000));
+    const ids = [randomUUID(), randomUUID()];
+    const answers = await Promise.all(ids.map((uuid) => send(batchXml([create('r', `Race ${uuid}`)], { uuid }))));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401]);
+    const rows = await Promise.all(ids.map(batchRows));
+    expect(rows.sort()).toEqual([0, 1]);
   });
 });
