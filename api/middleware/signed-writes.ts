@@ -43,6 +43,6 @@ function signatureReused() {
     undefined,
     { reason: 'SignatureReused' },
   );
-  error.headers = { 'WWW-Authenticate': `${NDA_HMAC_SCHEME} realm="entity-records"` };
+  error.headers = { 'WWW-Authenticate': `Bearer realm="entity-records", ${NDA_HMAC_SCHEME} realm="entity-records"` };
   return error;
 }
