@@ -200,6 +200,11 @@ export class DocumentValidator {
     return this.#root?.version;
   }
 
+  /** Whether a slice validated so far broke the schema: `end` will throw, listing every error found. */
+  get hasSchemaErrors(): boolean {
+    return this.#problems.length > 0;
+  }
+
   get hasHeader(): boolean {
     const name = this.#root?.headerName;
     return typeof name === 'string' && this.#firstChildTag === name;
@@ -617,6 +622,11 @@ export class BatchValidator {
   /** The batch's version, once its root start tag has been read. */
   get version(): SchemaVersion | undefined {
     return this.#document.version;
+  }
+
+  /** Whether the batch is known to break the schema already (`end` will throw). */
+  get hasSchemaErrors(): boolean {
+    return this.#document.hasSchemaErrors;
   }
 
   /** Changes complete so far (a lower bound of the batch's changes while it arrives). */

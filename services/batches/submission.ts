@@ -39,12 +39,12 @@ export interface ReceivedBatch {
  * schema of its version (slice by slice, as it arrives) and handed to `sink`
  * (which stores it) at the same time. Once the document is found invalid, or
  * its root shows the other API version's batch, nothing more is validated or
- * stored, but the body is
- * still read to its end, so that a body over the size limit is refused as
- * such (413) whatever it holds, as when bodies were read whole first, and the
- * client is answered after it has sent its body; then the validation error
- * is thrown. `abandon` is called at once when that happens (the stored
- * chunks can go).
+ * stored; after its first schema error it is still validated (every error is
+ * listed) but no longer stored. Either way the body is still read to its
+ * end, so that a body over the size limit is refused as such (413) whatever
+ * it holds, as when bodies were read whole first, and the client is answered
+ * after it has sent its body; then the validation error is thrown.
+ * `abandon` is called at once when storing stops (the stored chunks can go).
  */
 export async function receiveBatch(
   body: AsyncIterable<Uint8Array>,
@@ -56,18 +56,23 @@ export async function receiveBatch(
   const hash = createHash('sha256');
   let bytes = 0;
   let invalid: unknown;
+  // Off at the first schema error: the rest is still validated, for the list of errors, but no longer stored.
+  let storing = true;
   try {
     for await (const chunk of body) {
       bytes += chunk.length;
       if (invalid !== undefined) continue;
       hash.update(chunk);
-      const [checked, stored] = await Promise.allSettled([validator.push(chunk), sink(chunk, validator.changesSoFar)]);
+      const [checked, stored] = await Promise.allSettled([validator.push(chunk), storing ? sink(chunk, validator.changesSoFar) : undefined]);
       if (stored.status === 'rejected') throw stored.reason;
       // The other version's batch is refused as soon as its root is read, not once it is stored whole.
       const refusal = checked.status === 'rejected' ? checked.reason : wrongInterface(validator.version, apiVersion);
       if (refusal !== undefined) {
         invalid = refusal;
         validator.close();
+        if (storing) await abandon();
+      } else if (storing && validator.hasSchemaErrors) {
+        storing = false;
         await abandon();
       }
     }

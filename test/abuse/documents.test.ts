@@ -7,9 +7,10 @@ import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { pollUntil } from '../support/poll.ts';
 
 // Documents refused early and cheaply: a root start tag of 10 MiB, and a v1
-// batch sent to v2, are refused once their root is read, and nothing more of
-// them is stored (no COPY of their body is open while the client still
-// sends); the batch UUID is the header's attribute as an XML parser reads
+// batch sent to v2, are refused once their root is read, and a batch with a
+// schema error early is no longer stored once it is found, though still
+// validated for its list of errors (no COPY of their body is open while the
+// client still sends); the batch UUID is the header's attribute as an XML parser reads
 // it, however long the tag. An ordinary client's saves meanwhile complete.
 
 const MIB = 1024 * 1024;
@@ -72,6 +73,24 @@ describe('documents refused early', () => {
     expect(status).toBe(400);
     expect(JSON.parse(answer)).toMatchObject({ code: 'SchemaViolation' });
     expect((JSON.parse(answer) as { detail: string }).detail).toContain('send v1 batches to /api/v1/batches');
+    expect(await batchesOfWriter()).toBe(before);
+  });
+
+  it('stops storing a batch at its first schema error, still listing its errors, while an ordinary client saves', async () => {
+    const before = await batchesOfWriter();
+    const { head, tail } = largeBatch('v2', 16 * MIB);
+    // The first change breaks the schema (an entity type is a code of at least one character).
+    const broken = Buffer.from(head.toString('utf8').replace('entityType="PERSON"', 'entityType=""'));
+    const post = upload('/api/v2/batches');
+    await post.write(broken);
+    expect(await openBodyCopies()).toBe(0);
+    await expectCompleted(ordinarySave());
+    post.request.end(tail);
+    const { status, answer } = await post.answered;
+    expect(status).toBe(400);
+    const problem = JSON.parse(answer) as { code: string; errors: Array<{ line: number; message: string }> };
+    expect(problem.code).toBe('SchemaViolation');
+    expect(problem.errors.length).toBeGreaterThanOrEqual(1);
     expect(await batchesOfWriter()).toBe(before);
   });
 
