@@ -157,7 +157,11 @@ const api = {
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
-  /** Answer a signed v2 export start sent again (same key, signature and body, within the window) with the first export (docs/decisions/0053). */
+  /**
+   * Remember the signed writes of the window (key, signature, body): a v2 export start sent again is answered with the first
+   * export (docs/decisions/0053), and another body under a seen signature is logged and counted, and refused for
+   * single-writer keys (docs/decisions/0144).
+   */
   API_KEY_REPLAY_GUARD: booleanFromEnv.default(true),
   /**
    * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
@@ -317,13 +321,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
   }
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
+  const apiKeys = loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE });
+  // A single-writer key is held to it through the seen signatures, which API_KEY_REPLAY_GUARD=false turns off.
+  const singleWriters = apiKeys.filter((key) => key.singleWriter).map((key) => key.name);
+  if (singleWriters.length > 0 && !values.API_KEY_REPLAY_GUARD) {
+    throw new ConfigError(`invalid configuration: API_KEY_REPLAY_GUARD=false cannot hold single-writer keys (${singleWriters.join(', ')}) to one body per signature`);
+  }
   return {
     ...values,
     temporalAddress,
     temporalUiUrl: values.TEMPORAL_UI_URL ?? `http://${temporalAddress.replace(/:\d+$/, '')}:${values.TEMPORAL_UI_PORT}`,
     forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
-    apiKeys: loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE }),
+    apiKeys,
     ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
   };
 }

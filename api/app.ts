@@ -11,6 +11,7 @@ import { allowListedCors } from './middleware/cors.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/metrics.ts';
 import { requestContext } from './middleware/request-context.ts';
+import { watchSignedWrites } from './middleware/signed-writes.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
@@ -46,6 +47,7 @@ export function buildApp(deps: AppDeps): Koa {
     return next();
   });
   app.use(authenticate(deps));
+  app.use(watchSignedWrites(metrics.registry));
   app.use(refuseUnknownQueryParameters());
   for (const router of routers) {
     app.use(router.routes());

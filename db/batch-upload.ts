@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { XmlVersion } from '../domain/model.ts';
 import { BodyWriter, linkBatchBody, type StoredBody } from './batch-bodies.ts';
+import { claimSignedRequest, type SignedRequest } from './replay-guard.ts';
 import type { Queryable } from './sql.ts';
 
 // A batch upload's one transaction: its body chunks (binary COPY as the body
@@ -47,6 +48,15 @@ export class BatchUpload {
   /** Ends the body's COPY: the body is then in the upload's transaction. */
   finish(): Promise<StoredBody> {
     return this.#writer.finish();
+  }
+
+  /**
+   * Claims the signed request that carries this body, in the upload's
+   * transaction (db/replay-guard.ts): it commits with the batch, and a refusal
+   * by `request.onOtherBody` leaves nothing.
+   */
+  async claimSignature(request: SignedRequest, batchId: string): Promise<void> {
+    await claimSignedRequest(this.#transaction(), request, batchId);
   }
 
   /** Another batch with the same body that completed or is still running. */

@@ -17,6 +17,8 @@ const apiKeyEntrySchema = z.strictObject({
   allowFrom: z.array(z.string()).min(1).optional(),
   /** How far this key's X-NDA-Date may lie from the server's clock; default API_KEY_CLOCK_SKEW_SECONDS. */
   clockSkewSeconds: z.number().int().min(1).max(3600).optional(),
+  /** Refuse a write that reuses an earlier write's signature with another body (docs/decisions/0144); default false. */
+  singleWriter: z.boolean().optional(),
 });
 
 export interface ApiKey {
@@ -27,6 +29,7 @@ export interface ApiKey {
   permissions: Permission[];
   allowFrom?: string[];
   clockSkewSeconds?: number;
+  singleWriter?: boolean;
 }
 
 /**
@@ -89,6 +92,8 @@ interface VerifiedSignature {
   signature: string;
   /** When the signature's date leaves the accepted window (ms since the epoch). */
   expiresAt: number;
+  /** Whether a write reusing this signature with another body is refused (else only logged and counted). */
+  singleWriter: boolean;
 }
 
 /**
@@ -121,6 +126,7 @@ interface StoredKey {
   principal: Principal;
   allowFrom: AddressList | undefined;
   skewMs: number;
+  singleWriter: boolean;
 }
 
 /**
@@ -147,6 +153,7 @@ export class ApiKeyVerifier {
           principal: { name: key.name, permissions: new Set(key.permissions) },
           allowFrom: key.allowFrom ? addressList(key.allowFrom) : undefined,
           skewMs: (key.clockSkewSeconds ?? clockSkewSeconds) * 1000,
+          singleWriter: key.singleWriter ?? false,
         },
       ]),
     );
@@ -193,7 +200,7 @@ export class ApiKeyVerifier {
         },
       };
     }
-    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + skewMs } };
+    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + skewMs, singleWriter: key.singleWriter } };
   }
 }
 

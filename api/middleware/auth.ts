@@ -72,7 +72,7 @@ export function credentialChecker(tokens: TokenRegistry | 'disabled', config: Au
       if (check.ok) {
         const { verified } = check;
         if (!config.API_KEY_REPLAY_GUARD) return { ok: true, principal: verified.principal };
-        return { ok: true, principal: verified.principal, signature: { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt) } };
+        return { ok: true, principal: verified.principal, signature: { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt), singleWriter: verified.singleWriter } };
       }
       const { reason, detail, canonical, why } = check.refusal;
       return { ok: false, refusal: { reason, detail, ...(why ? { why } : {}), ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) } };
@@ -154,15 +154,30 @@ export function requirePermission(permission: Permission): Middleware {
   };
 }
 
-/** What the auth middleware keeps of an HMAC signature on ctx.state.signature, when API_KEY_REPLAY_GUARD is on. */
-type RequestSignature = Omit<SignedRequest, 'bodySha256'>;
+/**
+ * What the auth middleware keeps of an HMAC signature on ctx.state.signature,
+ * when API_KEY_REPLAY_GUARD is on; api/middleware/signed-writes.ts adds what
+ * is done when the signature comes back with another body.
+ */
+export interface RequestSignature extends Omit<SignedRequest, 'bodySha256'> {
+  singleWriter: boolean;
+}
 
 /**
- * The request as the replay guard names it (services/jobs/submission-guards.ts): its key,
- * signature and body. Undefined for a request that is not HMAC-signed (a
- * bearer token has no signature to replay) or when API_KEY_REPLAY_GUARD is off.
+ * The request's signature as the replay guard names it, but for the body
+ * (services/jobs/submission-guards.ts), for a body hashed as it streams.
+ * Undefined for a request that is not HMAC-signed (a bearer token has no
+ * signature to replay) or when API_KEY_REPLAY_GUARD is off.
  */
-export function signedRequestOf(ctx: Context, bodySha256: Buffer): SignedRequest | undefined {
+export function signatureOf(ctx: Context): Omit<SignedRequest, 'bodySha256'> | undefined {
   const signature = ctx.state.signature as RequestSignature | undefined;
+  if (!signature) return undefined;
+  const { keyId, signature: presented, expiresAt, onOtherBody } = signature;
+  return { keyId, signature: presented, expiresAt, ...(onOtherBody ? { onOtherBody } : {}) };
+}
+
+/** The request as the replay guard names it: its key, signature and body (see signatureOf). */
+export function signedRequestOf(ctx: Context, bodySha256: Buffer): SignedRequest | undefined {
+  const signature = signatureOf(ctx);
   return signature && { ...signature, bodySha256 };
 }

@@ -1,6 +1,7 @@
 // Reading the root element from the first bytes of a document: its name and
 // namespace decide the dialect before the whole document is parsed.
 
+import sax from 'sax';
 import { versionOfNamespace, type SchemaVersion } from './versions.ts';
 
 export interface StartTag {
@@ -62,4 +63,32 @@ function rootStartTag(head: string): string | undefined {
 export function detectVersion(head: string): SchemaVersion | undefined {
   const tag = rootStartTag(head);
   return tag === undefined ? undefined : versionOfNamespace(parseStartTag(tag)?.namespace);
+}
+
+/** Bytes handed to the parser at a time: it stops once the start tag is read, however long the element. */
+const ATTRIBUTE_READ_BYTES = 16 * 1024;
+
+/**
+ * The attributes of the first start tag in `element` (an element cut from a
+ * document, its prefixes declared elsewhere) by their qualified names, as an
+ * XML parser reads them: a value may hold anything, `>` and ` name="…"`
+ * included, and the tag may be of any length. Undefined when no start tag
+ * is read (the schema has refused such a document already).
+ */
+export function startTagAttributes(element: Uint8Array): Record<string, string> | undefined {
+  const parser = sax.parser(true, { xmlns: false });
+  let attributes: Record<string, string> | undefined;
+  parser.onopentag = (node) => {
+    attributes ??= node.attributes as Record<string, string>;
+  };
+  parser.onerror = () => {
+    // Only the first start tag is wanted: whatever the parser finds wrong later does not matter.
+    parser.resume();
+  };
+  const decoder = new TextDecoder();
+  for (let offset = 0; offset < element.length && attributes === undefined; offset += ATTRIBUTE_READ_BYTES) {
+    const end = Math.min(element.length, offset + ATTRIBUTE_READ_BYTES);
+    parser.write(decoder.decode(element.subarray(offset, end), { stream: end < element.length }));
+  }
+  return attributes;
 }

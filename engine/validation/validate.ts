@@ -18,7 +18,7 @@ import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../do
 import { IdSet } from './id-set.ts';
 import { loadEngine, type Diagnostic, type Libxml2Engine, type LoadedEngine } from './libxml2.ts';
 import { lineStarts, offsetOf, positionsOf, type Position } from './positions.ts';
-import { parseStartTag, type StartTag } from './root.ts';
+import { parseStartTag, startTagAttributes, type StartTag } from './root.ts';
 import { startTagOffsets, walkTagsFrom, type Span } from './scan.ts';
 import { joined, originalOffset, segmentAt, type Segment, type Slice } from './slices.ts';
 import { VERSIONS, versionOfNamespace, type SchemaVersion } from './versions.ts';
@@ -35,16 +35,23 @@ export interface ValidateOptions {
    * One element is never split, and its tree can take 30 times its size.
    */
   maxElementBytes?: number;
+  /** Longest root start tag accepted: it is kept and repeated at the head of every slice. */
+  maxRootTagBytes?: number;
 }
 
-const MIB = 1024 * 1024;
-const DEFAULTS: Required<ValidateOptions> = { maxDepth: 256, maxProblems: 1000, sliceBytes: 2 * MIB, maxElementBytes: 16 * MIB };
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const DEFAULTS: Required<ValidateOptions> = { maxDepth: 256, maxProblems: 1000, sliceBytes: 2 * MIB, maxElementBytes: 16 * MIB, maxRootTagBytes: 64 * KIB };
 
 /** A wasm heap never shrinks; past this size the instance is dropped after use and a fresh one loaded. */
 const RECYCLE_HEAP_BYTES = 256 * 1024 * 1024;
 
 /** Bytes read before anything is judged: the encoding check needs the XML declaration. */
 const HEAD_BYTES = 256;
+
+const LT_BYTE = 0x3c;
+const BANG_BYTE = 0x21;
+const QUESTION_BYTE = 0x3f;
 
 let current: Promise<LoadedEngine> | undefined;
 
@@ -151,6 +158,7 @@ export class DocumentValidator {
       maxProblems: options.maxProblems ?? DEFAULTS.maxProblems,
       sliceBytes: options.sliceBytes ?? DEFAULTS.sliceBytes,
       maxElementBytes: options.maxElementBytes ?? DEFAULTS.maxElementBytes,
+      maxRootTagBytes: options.maxRootTagBytes ?? DEFAULTS.maxRootTagBytes,
     };
   }
 
@@ -192,19 +200,21 @@ export class DocumentValidator {
     return this.#root?.version;
   }
 
+  /** Whether a slice validated so far broke the schema: `end` will throw, listing every error found. */
+  get hasSchemaErrors(): boolean {
+    return this.#problems.length > 0;
+  }
+
   get hasHeader(): boolean {
     const name = this.#root?.headerName;
     return typeof name === 'string' && this.#firstChildTag === name;
   }
 
-  /** The header's start tag (at most its first 4 KiB), once the header is complete. */
-  get headerStartTag(): string | undefined {
+  /** An unprefixed attribute of the header's start tag, as an XML parser reads it, once the header is complete. */
+  headerAttribute(name: string): string | undefined {
     if (!this.hasHeader) return undefined;
     const header = this.#header?.bytes ?? (this.#firstChild && this.#bytesOf(this.#firstChild));
-    if (header === undefined) return undefined;
-    const head = decoder.decode(header.subarray(0, 4096));
-    const end = head.indexOf('>');
-    return end < 0 ? head : head.slice(0, end + 1);
+    return header === undefined ? undefined : startTagAttributes(header)?.[name];
   }
 
   #append(chunk: Uint8Array): void {
@@ -259,10 +269,14 @@ export class DocumentValidator {
     this.#scan(final);
     if (this.#refusal) throw this.#invalidAt(this.#refusal.offset, this.#refusal.message);
     if (this.#rootSpan === undefined) {
+      this.#refuseLongRootTag();
       this.#guard();
       return;
     }
-    if (this.#root === undefined) await this.#readRoot();
+    if (this.#root === undefined) {
+      this.#refuseLongRootTag();
+      await this.#readRoot();
+    }
     const root = this.#root as RootFacts;
     if (root.headerName === undefined) return;
     const largest = this.#largest;
@@ -277,6 +291,28 @@ export class DocumentValidator {
       await yieldToEventLoop();
     }
     if (final) this.#cuts = [];
+  }
+
+  /**
+   * Refuses a root start tag over maxRootTagBytes, complete or still
+   * arriving (the scan then waits at its '<'): it would be kept and parsed
+   * again with every slice.
+   */
+  #refuseLongRootTag(): void {
+    const { maxRootTagBytes } = this.#options;
+    const span = this.#rootSpan;
+    let start: number;
+    if (span !== undefined) {
+      if (span.end - span.start <= maxRootTagBytes) return;
+      start = span.start;
+    } else {
+      const at = this.#scanFrom - this.#bufStart;
+      const next = this.#buf[at + 1];
+      const inStartTag = this.#buf[at] === LT_BYTE && at + 1 < this.#length && next !== BANG_BYTE && next !== QUESTION_BYTE;
+      if (!inStartTag || this.#received - this.#scanFrom <= maxRootTagBytes) return;
+      start = this.#scanFrom;
+    }
+    throw this.#invalidAt(start, `The root start tag is longer than the ${maxRootTagBytes / KIB} KiB accepted`);
   }
 
   /** Refuses a run of bytes that would have to be held whole: an element too large, or no element at all. */
@@ -583,6 +619,16 @@ export class BatchValidator {
     return this.#document.push(chunk);
   }
 
+  /** The batch's version, once its root start tag has been read. */
+  get version(): SchemaVersion | undefined {
+    return this.#document.version;
+  }
+
+  /** Whether the batch is known to break the schema already (`end` will throw). */
+  get hasSchemaErrors(): boolean {
+    return this.#document.hasSchemaErrors;
+  }
+
   /** Changes complete so far (a lower bound of the batch's changes while it arrives). */
   get changesSoFar(): number {
     const document = this.#document;
@@ -594,8 +640,7 @@ export class BatchValidator {
     await document.end();
     const version = document.version as SchemaVersion;
     const changes = document.childCount - (document.hasHeader ? 1 : 0);
-    const header = document.headerStartTag;
-    const batchUuid = header === undefined ? undefined : attributeOf(header, VERSIONS[version].batchIdAttribute);
+    const batchUuid = document.headerAttribute(VERSIONS[version].batchIdAttribute);
     return batchUuid === undefined ? { version, changes } : { version, changes, batchUuid };
   }
 
@@ -612,12 +657,6 @@ export async function validateBatchXml(xml: Uint8Array, options: ValidateOptions
   } finally {
     validator.close();
   }
-}
-
-/** An unprefixed attribute of a start tag; the schema has already checked its form. */
-function attributeOf(tag: string, name: string): string | undefined {
-  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
-  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 /** Validates a document with any root element of the given version's schema (exports, results, records). */

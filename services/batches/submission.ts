@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
+import type { SignedRequest } from '../../db/replay-guard.ts';
 import type { XmlVersion } from '../../domain/model.ts';
 import { BatchValidator, type ValidatedBatch } from '../../engine/validation/index.ts';
 import { describeJobWorkflow, withTimeout } from '../../temporal/client/job-workflow.ts';
@@ -17,6 +18,8 @@ export interface BatchSubmission {
   /** Whether the principal holds the force permission; without it, force=true needs the forceKey this batch's result gave. */
   mayForce: boolean;
   forceKey?: string;
+  /** The request's HMAC signature, when it is signed: claimed with the body's SHA-256 once the body has ended (db/replay-guard.ts). */
+  signature?: Omit<SignedRequest, 'bodySha256'>;
 }
 
 /** A body already in memory, as the streaming reader's source. */
@@ -33,14 +36,15 @@ export interface ReceivedBatch {
 
 /**
  * Reads an upload to its end: every chunk is hashed, validated against the
- * schema of the API version it was sent to (slice by slice, as it arrives)
- * and handed to `sink` (which stores it) at the same time. Once the document
- * is found invalid, nothing more is validated or stored, but the body is
- * still read to its end, so that a body over the size limit is refused as
- * such (413) whatever it holds, as when bodies were read whole first, and the
- * client is answered after it has sent its body; then the validation error
- * is thrown. `abandon` is called at once when that happens (the stored
- * chunks can go).
+ * schema of its version (slice by slice, as it arrives) and handed to `sink`
+ * (which stores it) at the same time. Once the document is found invalid, or
+ * its root shows the other API version's batch, nothing more is validated or
+ * stored; after its first schema error it is still validated (every error is
+ * listed) but no longer stored. Either way the body is still read to its
+ * end, so that a body over the size limit is refused as such (413) whatever
+ * it holds, as when bodies were read whole first, and the client is answered
+ * after it has sent its body; then the validation error is thrown.
+ * `abandon` is called at once when storing stops (the stored chunks can go).
  */
 export async function receiveBatch(
   body: AsyncIterable<Uint8Array>,
@@ -52,29 +56,40 @@ export async function receiveBatch(
   const hash = createHash('sha256');
   let bytes = 0;
   let invalid: unknown;
+  // Off at the first schema error: the rest is still validated, for the list of errors, but no longer stored.
+  let storing = true;
   try {
     for await (const chunk of body) {
       bytes += chunk.length;
       if (invalid !== undefined) continue;
       hash.update(chunk);
-      const [checked, stored] = await Promise.allSettled([validator.push(chunk), sink(chunk, validator.changesSoFar)]);
+      const [checked, stored] = await Promise.allSettled([validator.push(chunk), storing ? sink(chunk, validator.changesSoFar) : undefined]);
       if (stored.status === 'rejected') throw stored.reason;
-      if (checked.status === 'rejected') {
-        invalid = checked.reason;
+      // The other version's batch is refused as soon as its root is read, not once it is stored whole.
+      const refusal = checked.status === 'rejected' ? checked.reason : wrongInterface(validator.version, apiVersion);
+      if (refusal !== undefined) {
+        invalid = refusal;
         validator.close();
+        if (storing) await abandon();
+      } else if (storing && validator.hasSchemaErrors) {
+        storing = false;
         await abandon();
       }
     }
     if (invalid !== undefined) throw invalid;
     const validated = await validator.end();
-    if (validated.version !== apiVersion) {
-      // The reader sent it to the wrong interface, not a wrong document: say where it goes.
-      throw new ServiceError('SchemaViolation', `the document is a ${validated.version} batch, and this is the ${apiVersion} interface: send ${validated.version} batches to /api/${validated.version}/batches`);
-    }
+    const refusal = wrongInterface(validated.version, apiVersion);
+    if (refusal !== undefined) throw refusal;
     return { validated, sha256: hash.digest('hex'), bytes };
   } finally {
     validator.close();
   }
+}
+
+/** A batch of one version sent to the other's interface: the reader sent it to the wrong place, not a wrong document, so say where it goes. */
+function wrongInterface(found: XmlVersion | undefined, apiVersion: XmlVersion): ServiceError | undefined {
+  if (found === undefined || found === apiVersion) return undefined;
+  return new ServiceError('SchemaViolation', `the document is a ${found} batch, and this is the ${apiVersion} interface: send ${found} batches to /api/${found}/batches`);
 }
 
 /**
@@ -93,6 +108,8 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
     const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => upload.write(chunk), () => upload.discard());
     const body = await upload.finish();
     const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
+    // First in the transaction: a refused reuse of a signature stores nothing, whatever the body holds.
+    if (submission.signature) await upload.claimSignature({ ...submission.signature, bodySha256: Buffer.from(sha256, 'hex') }, batchId);
     const resumed = await recordBatch(deps, upload, submission, { id: batchId, sha256, changes: validated.changes, body });
     // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
     if (resumed) await upload.discard();

@@ -30,6 +30,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   deploy?: { replicas?: number };
+  networks?: Record<string, { ipv4_address?: string }>;
   stop_grace_period?: string;
 }
 interface Compose {
@@ -58,7 +59,7 @@ const hostPath = (volume: string) => (volume.startsWith('./') ? volume.split(':'
 describe('docker-compose.yml', () => {
   it('has the whole stack: PostgreSQL, Temporal (schema job, server, namespace job, UI), migrations, workers, APIs and their load balancer', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'load-balancer', 'migrate', 'postgres', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker', 'worker-interactive'].sort(),
+      ['api', 'load-balancer', 'migrate', 'postgres', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'tls-proxy', 'worker', 'worker-interactive'].sort(),
     );
   });
 
@@ -125,7 +126,7 @@ describe('docker-compose.yml', () => {
       expect(deploy?.replicas, name).toBeGreaterThanOrEqual(2);
     }
     // Clients reach the APIs through the balancer, which finds the replicas by the service's name.
-    expect(service('load-balancer').ports).toEqual([`${service('api').environment!.PORT}:8080`]);
+    expect(service('load-balancer').ports).toEqual([`127.0.0.1:${service('api').environment!.PORT}:8080`]);
     const nginx = readFileSync(`${ROOT}/deploy/nginx/nginx.conf`, 'utf8');
     expect(nginx).toMatch(new RegExp(`server api:${service('api').environment!.PORT} resolve;`));
     expect(nginx).toContain('resolver 127.0.0.11');
@@ -182,6 +183,9 @@ describe('docker-compose.yml', () => {
     expect(api.secrets).toEqual(['tokens']);
     expect(api.environment!.AUTH_TOKENS_FILE).toBe('/run/secrets/tokens');
     expect(compose.secrets?.tokens?.file).toBe('./deploy/tokens.json');
+    // Only the TLS proxy's X-Forwarded-For is believed: TRUSTED_PROXIES is its fixed address, in the network's subnet.
+    const proxyAddress = service('tls-proxy').networks?.default?.ipv4_address;
+    expect(loadConfig({ ...api.environment }).TRUSTED_PROXIES).toEqual([proxyAddress]);
     const example = readFileSync(`${ROOT}/deploy/tokens.example.json`, 'utf8');
     expect(TokenRegistry.parse(example, 'deploy/tokens.example.json').size).toBeGreaterThan(0);
   });

@@ -90,6 +90,12 @@ describe('API key configuration', () => {
     }
   });
 
+  it('takes singleWriter on a key, and refuses it with the replay guard off', () => {
+    const keys = JSON.stringify([entry({ singleWriter: true })]);
+    expect(loadConfig({ ...base, API_KEYS: keys }).apiKeys[0]!.singleWriter).toBe(true);
+    expect(() => loadConfig({ ...base, API_KEYS: keys, API_KEY_REPLAY_GUARD: 'false' })).toThrow(/API_KEY_REPLAY_GUARD=false cannot hold single-writer keys \(elza\)/);
+  });
+
   it('refuses a PUBLIC_HOST that is not a host name', () => {
     expect(() => loadConfig({ ...base, PUBLIC_HOST: 'https://records.example.org/path' })).toThrow(/PUBLIC_HOST/);
     expect(loadConfig({ ...base, PUBLIC_HOST: 'Records.Example.org:443' }).PUBLIC_HOST).toBe('records.example.org');

@@ -1,5 +1,6 @@
 // Two API processes on one database behave as one: the replay
-// guard and the submission rate limit live in PostgreSQL. Process A is the
+// guard (with the signatures a single-writer key has used) and the
+// submission rate limit live in PostgreSQL. Process A is the
 // harness's app in this process; process B is `api/main.ts` as a child
 // process, as production runs it, on the same database and Temporal queue.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +19,7 @@ const SUBMISSIONS_PER_WINDOW = 3;
 const run = randomUUID().slice(0, 8);
 const EXPORTER = { name: `guard-exporter-${run}`, keyId: `guard-export-${run}`, secret: 'guard-secret-export-0123456789abcdefgh', permissions: ['read', 'export'] };
 const WRITER = { name: `guard-writer-${run}`, keyId: `guard-write-${run}`, secret: 'guard-secret-write-0123456789abcdefghi', permissions: ['read', 'write'] };
+const SINGLE_WRITER = { name: `guard-single-${run}`, keyId: `guard-single-${run}`, secret: 'guard-secret-single-0123456789abcdefgh', permissions: ['read', 'write'], singleWriter: true };
 
 describe('two API processes on one database', () => {
   let harness: Harness;
@@ -28,7 +30,7 @@ describe('two API processes on one database', () => {
 
   beforeAll(async () => {
     const env = {
-      API_KEYS: JSON.stringify([EXPORTER, WRITER]),
+      API_KEYS: JSON.stringify([EXPORTER, WRITER, SINGLE_WRITER]),
       SUBMISSION_RATE_LIMIT: String(SUBMISSIONS_PER_WINDOW),
       SUBMISSION_RATE_WINDOW_SECONDS: '600',
     };
@@ -110,5 +112,17 @@ describe('two API processes on one database', () => {
     const alsoRefused = await submit(processA);
     expect(alsoRefused.status).toBe(429);
     await alsoRefused.text();
+  });
+
+  it("refuses on B a single-writer key's signature that A stored with another body", async () => {
+    const path = '/api/v2/batches';
+    const headers = sign(SINGLE_WRITER, path, 'application/xml');
+    const [first, second] = [randomUUID(), randomUUID()];
+    const stored = await post(processA, path, headers, batchXml([create('a', `Jeden zapisovatel ${first}`)], { uuid: first }));
+    expect(stored.status, await stored.text()).toBe(200);
+    const refused = await post(processB, path, headers, batchXml([create('b', `Jiné tělo ${second}`)], { uuid: second }));
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { properties: { reason: string } }).properties.reason).toBe('SignatureReused');
+    expect(await harness.sql('select id from batch where id = $1', [second])).toHaveLength(0);
   });
 });

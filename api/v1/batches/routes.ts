@@ -6,7 +6,7 @@ import { batchJobView } from '../../../services/jobs/view.ts';
 import { awaitBatch, isFinished, unfinishedOutcome } from '../../../services/v1/await-batch.ts';
 import { xmlBodyStream } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
-import { requirePermission } from '../../middleware/auth.ts';
+import { requirePermission, signatureOf } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { inUploadSlot } from '../../upload-slots.ts';
 import { parseParams } from '../../params.ts';
@@ -25,7 +25,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // GET /response gives its outcome.
   router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const { batchId } = await inUploadSlot(deps, ctx, async () =>
-      submitBatch(deps, { body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false }),
+      submitBatch(deps, { body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false, signature: signatureOf(ctx) }),
     );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
     setV1XmlType(ctx);

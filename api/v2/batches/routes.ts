@@ -8,7 +8,7 @@ import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
 import { xmlBodyStream } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
-import { hasPermission, requirePermission } from '../../middleware/auth.ts';
+import { hasPermission, requirePermission, signatureOf } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
 import { inUploadSlot } from '../../upload-slots.ts';
 import { parseParams, parseQuery } from '../../params.ts';
@@ -32,6 +32,7 @@ export function batchesRouter(deps: AppDeps): Router {
         force: query.force,
         mayForce,
         forceKey: query.forceKey,
+        signature: signatureOf(ctx),
       }),
     );
     // The real client's generated code reads the answer as a JSON string (UpdateRequestId).
