@@ -5,7 +5,8 @@ const ROWS_PER_READ = 500;
 
 /**
  * Streams the rows of a query through a server-side cursor on its own pooled
- * connection, one cursor read (a page of rows) at a time: memory stays flat
+ * connection, a cursor read (a page of rows) at a time, the next one read
+ * while the caller handles this one: memory stays flat (two pages at most)
  * whatever the row count, with one await per page instead of one per row.
  * Stopping early (a client that hangs up) closes the cursor and returns the
  * connection.
@@ -15,6 +16,7 @@ const ROWS_PER_READ = 500;
 export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T[]> {
   const client = await pool.connect();
   let cursor: Cursor<T> | undefined;
+  let pending: Promise<T[]> | undefined;
   let broken = false;
   try {
     // A cursor needs a transaction to outlive one read; repeatable read keeps every page consistent.
@@ -22,15 +24,27 @@ export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknow
     // What the caller reads first takes the snapshot the cursor then reads in.
     await inSnapshot?.(client);
     cursor = client.query(new Cursor<T>(sql, params));
-    for (;;) {
-      const rows = await cursor.read(rowsPerRead);
+    // One read ahead: PostgreSQL makes the next page while the caller writes this one.
+    const readAhead = (open: Cursor<T>) => {
+      const read = open.read(rowsPerRead);
+      // Handled now (it is awaited later): a failure while the caller holds a page is not an unhandled rejection.
+      read.catch(() => undefined);
+      return read;
+    };
+    pending = readAhead(cursor);
+    while (pending) {
+      const rows = await pending;
+      pending = undefined;
       if (rows.length === 0) return;
+      if (rows.length === rowsPerRead) pending = readAhead(cursor);
       yield rows;
     }
   } catch (error) {
     broken = true;
     throw error;
   } finally {
+    // A read still under way (the caller stopped early) ends before the cursor closes.
+    await pending?.catch(() => undefined);
     await cursor?.close().catch(() => undefined);
     await client.query('rollback').catch(() => {
       broken = true;
