@@ -54,7 +54,11 @@ const everyProcess = {
    * is submitted. SMALL_BATCH_MAX_BYTES=0 sends every batch to the bulk lane.
    */
   SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
-  SMALL_BATCH_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024),
+  SMALL_BATCH_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
 };
 
 /** The API processes. */
@@ -64,7 +68,12 @@ const api = {
    * API processes on PORT (node:cluster): one per core by default. 1 runs the
    * API as one process without a cluster primary.
    */
-  API_PROCESSES: z.coerce.number().int().min(1).max(1024).default(() => availableParallelism()),
+  API_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024)
+    .default(() => availableParallelism()),
   /**
    * Tuning knob: answer a plain GET of a current record before Koa's chain
    * (api/reads/entity-get.ts, about a third less API CPU per GET).
@@ -79,7 +88,11 @@ const api = {
    * the worker applies it in flat memory, so neither grows with this; it
    * bounds the database and the time of one upload.
    */
-  BATCH_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  BATCH_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
   /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
   UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
   /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
@@ -129,7 +142,11 @@ const api = {
    * Retry-After; a running one is never stopped by it, so leave room for the
    * largest export above it. 0: no budget.
    */
-  EXPORT_DISK_BUDGET_BYTES: z.coerce.number().int().min(0).default(50 * 1024 ** 3),
+  EXPORT_DISK_BUDGET_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(50 * 1024 ** 3),
   /** How long an export file is kept (fixed when the export is requested). */
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule (created by the API at start) removes export files past their retention. */
@@ -171,7 +188,12 @@ const api = {
   TRUSTED_PROXIES: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
     .superRefine((entries, context) => {
       try {
         addressList(entries);
@@ -198,8 +220,22 @@ const api = {
   CORS_ORIGINS: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
-    .pipe(z.array(z.string().refine((origin) => URL.canParse(origin) && new URL(origin).origin === origin, 'an origin is scheme://host[:port], without a path or trailing slash'))),
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .refine(
+            (origin) => URL.canParse(origin) && new URL(origin).origin === origin,
+            'an origin is scheme://host[:port], without a path or trailing slash',
+          ),
+      ),
+    ),
   /** Batch submissions (batches and test batches, v1 and v2) per principal per window; 0 turns the limit off. Exports never spend it. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
@@ -236,7 +272,11 @@ const api = {
    */
   RECORD_PAGES: z.enum(['public', 'signed-in', 'off']).default('signed-in'),
   /** How long a sign-in to the record pages lasts. */
-  RECORD_PAGES_SESSION_HOURS: z.coerce.number().positive().max(24 * 30).default(8),
+  RECORD_PAGES_SESSION_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 30)
+    .default(8),
   /** Signs the record pages' session cookies; default: a key derived from the force keys' secret, which every API shares already. */
   RECORD_PAGES_SESSION_SECRET: z.string().min(16).optional(),
   /** Who may harvest /oai (OAI-PMH): anyone (`public`, limited per address as other anonymous readers), a principal with `read` (`bearer`), or nobody (`off`). */
@@ -275,7 +315,14 @@ const worker = {
   WORKER_LANES: z
     .string()
     .default('bulk,interactive')
-    .transform((value) => [...new Set(value.split(',').map((lane) => lane.trim()).filter(Boolean))])
+    .transform((value) => [
+      ...new Set(
+        value
+          .split(',')
+          .map((lane) => lane.trim())
+          .filter(Boolean),
+      ),
+    ])
     .pipe(z.array(z.enum(['bulk', 'interactive'])).min(1, 'names at least one lane: bulk, interactive')),
   /** A prebuilt workflow bundle (`npm start` builds one for both worker processes); default: bundled at start. */
   WORKFLOW_BUNDLE: z.string().min(1).optional(),
@@ -308,7 +355,15 @@ export function loadMeasuringAids(env: NodeJS.ProcessEnv = process.env): z.infer
 }
 
 // API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
-export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & { temporalAddress: string; temporalUiUrl: string; forceKeySecret: string; exportDir: string; apiKeys: ApiKey[]; oaiRepositoryId: string; oaiAdminEmail: string };
+export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & {
+  temporalAddress: string;
+  temporalUiUrl: string;
+  forceKeySecret: string;
+  exportDir: string;
+  apiKeys: ApiKey[];
+  oaiRepositoryId: string;
+  oaiAdminEmail: string;
+};
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -325,7 +380,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A single-writer key is held to it through the seen signatures, which API_KEY_REPLAY_GUARD=false turns off.
   const singleWriters = apiKeys.filter((key) => key.singleWriter).map((key) => key.name);
   if (singleWriters.length > 0 && !values.API_KEY_REPLAY_GUARD) {
-    throw new ConfigError(`invalid configuration: API_KEY_REPLAY_GUARD=false cannot hold single-writer keys (${singleWriters.join(', ')}) to one body per signature`);
+    throw new ConfigError(
+      `invalid configuration: API_KEY_REPLAY_GUARD=false cannot hold single-writer keys (${singleWriters.join(', ')}) to one body per signature`,
+    );
   }
   return {
     ...values,
@@ -339,7 +396,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 function oaiNames(repositoryId: string, adminEmail: string | undefined): { oaiRepositoryId: string; oaiAdminEmail: string } {
-  return { oaiRepositoryId: repositoryId, oaiAdminEmail: adminEmail ?? `admin@${repositoryId.includes('.') ? repositoryId : 'localhost.localdomain'}` };
+  return {
+    oaiRepositoryId: repositoryId,
+    oaiAdminEmail: adminEmail ?? `admin@${repositoryId.includes('.') ? repositoryId : 'localhost.localdomain'}`,
+  };
 }
 
 function loadApiKeys(values: { API_KEYS?: string; API_KEYS_FILE?: string }): ApiKey[] {
@@ -357,7 +417,9 @@ function readApiKeysFile(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`API_KEYS_FILE ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    throw new Error(`API_KEYS_FILE ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

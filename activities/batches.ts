@@ -6,7 +6,14 @@ import type { Logger } from '../logger.ts';
 import { applyBatch, xmlCommandSource } from '../services/batches/apply.ts';
 import { ApplyTimeline } from '../services/batches/apply-timeline.ts';
 import { deterministicSqlFailure, isDeterministicSqlError } from './sql-errors.ts';
-import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
+import {
+  awaitHeartbeatVerdict,
+  confirmStillWanted,
+  keepHeartbeating,
+  throwIfStopped,
+  whyStopped,
+  type CheckAttempt,
+} from './job-control.ts';
 
 export interface BatchActivityDeps {
   db: Db;
@@ -54,29 +61,36 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
         const applied = await deps.db.revisions.committed(async (transaction) => {
           if (timeline !== undefined) timeline.watchBackend(await transaction.backendPid());
           timeline?.mark('begin');
-          const outcome = await applyBatch(transaction, xmlCommandSource(() => batches.readBody(batchId)), {
-            batchId,
-            bodySha256: batch.bodySha256,
-            principal: batch.submittedBy,
-            force: batch.force,
-            offeredForceKey: batch.offeredForceKey ?? undefined,
-            forceKeySecret: deps.forceKeySecret,
-            commit: true,
-            timeline,
-            signal: context.cancellationSignal,
-            onProgress: async (done, phase) => {
-              progress.phase = phase;
-              progress.done = done;
-              heartbeat.now();
-              if (phase === 'write') await deps.afterWriteStep?.(batchId, done, attempt);
-              throwIfStopped(context);
-              if (phase === 'write') await batches.recordProgress(batchId, Math.floor(done * total));
+          const outcome = await applyBatch(
+            transaction,
+            xmlCommandSource(() => batches.readBody(batchId)),
+            {
+              batchId,
+              bodySha256: batch.bodySha256,
+              principal: batch.submittedBy,
+              force: batch.force,
+              offeredForceKey: batch.offeredForceKey ?? undefined,
+              forceKeySecret: deps.forceKeySecret,
+              commit: true,
+              timeline,
+              signal: context.cancellationSignal,
+              onProgress: async (done, phase) => {
+                progress.phase = phase;
+                progress.done = done;
+                heartbeat.now();
+                if (phase === 'write') await deps.afterWriteStep?.(batchId, done, attempt);
+                throwIfStopped(context);
+                if (phase === 'write') await batches.recordProgress(batchId, Math.floor(done * total));
+              },
             },
-          });
+          );
           progress.phase = 'commit';
           const succeeded = outcome.outcome === 'success';
           if (!(await transaction.finishBatch(batchId, succeeded ? 'COMPLETED' : 'FAILED', outcome))) {
-            throw ApplicationFailure.nonRetryable(`batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`, 'BatchEnded');
+            throw ApplicationFailure.nonRetryable(
+              `batch ${batchId} was ended meanwhile (its workflow was stopped); nothing was written`,
+              'BatchEnded',
+            );
           }
           timeline?.mark('finishBatch');
           // The last word before the commit: a terminated or superseded attempt must not write.
@@ -91,7 +105,8 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       } catch (error) {
         // The API validated this body; a body that no longer reads is not worth retrying.
         if (error instanceof DomainError) throw ApplicationFailure.nonRetryable(error.message, error.code);
-        if (isDeterministicSqlError(error, attempt) && !context.cancellationSignal.aborted) throw deterministicSqlFailure(error, `batch ${batchId} cannot be applied`);
+        if (isDeterministicSqlError(error, attempt) && !context.cancellationSignal.aborted)
+          throw deterministicSqlFailure(error, `batch ${batchId} cannot be applied`);
         throw await recordStop(batchId, context, error);
       } finally {
         heartbeat.stop();
@@ -127,7 +142,10 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
   async function recordStop(batchId: string, context: Context, error: unknown): Promise<unknown> {
     const stopped = await whyStopped(context, error, deps.checkAttempt);
     if (!stopped) return error;
-    deps.log.warn({ batchId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'batch apply stopped; nothing was written');
+    deps.log.warn(
+      { batchId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt },
+      'batch apply stopped; nothing was written',
+    );
     if (stopped.ending !== 'superseded') {
       await deps.db.batches.fail(batchId, `${stoppedMessage(stopped.ending)}: ${stopped.reason}; nothing was written`);
     }
@@ -140,4 +158,3 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
 function stoppedMessage(ending: 'cancelled' | 'terminated' | 'closed'): string {
   return { cancelled: 'cancelled by an operator', terminated: 'terminated by an operator', closed: 'stopped' }[ending];
 }
-

@@ -4,7 +4,14 @@ import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { directoryExportStore } from '../services/exports/files.ts';
 import { writeExportFile } from '../services/exports/write.ts';
-import { awaitHeartbeatVerdict, confirmStillWanted, keepHeartbeating, throwIfStopped, whyStopped, type CheckAttempt } from './job-control.ts';
+import {
+  awaitHeartbeatVerdict,
+  confirmStillWanted,
+  keepHeartbeating,
+  throwIfStopped,
+  whyStopped,
+  type CheckAttempt,
+} from './job-control.ts';
 
 export interface ExportActivityDeps {
   db: Db;
@@ -40,7 +47,13 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       // The detail's attempt once the workflow is gone: Temporal's count, kept on the row.
       await exports.recordActivityAttempt(exportId, context.info.attempt);
       if (row.status === 'COMPLETED') {
-        return { status: 'COMPLETED', entitiesWritten: Number(row.entitiesWritten), bytes: Number(row.bytes), sha256: row.sha256!, expiresAt: new Date(row.expiresAt!).toISOString() };
+        return {
+          status: 'COMPLETED',
+          entitiesWritten: Number(row.entitiesWritten),
+          bytes: Number(row.bytes),
+          sha256: row.sha256!,
+          expiresAt: new Date(row.expiresAt!).toISOString(),
+        };
       }
       if (row.status === 'FAILED' || row.status === 'EXPIRED') return { status: row.status };
 
@@ -53,18 +66,23 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
       try {
         const missing = await exports.findMissing(requestedIds);
         await exports.markRunning(exportId, missing);
-        const summary = await writeExportFile(deps.db.exportRecords, store, { ...row, requestedIds }, {
-          attempt,
-          recordsPerStep: deps.exportRecordsPerStep,
-          onStep: async ({ entitiesWritten, bytes }) => {
-            progress.entitiesWritten = entitiesWritten;
-            progress.bytes = bytes;
-            heartbeat.now();
-            throwIfStopped(context);
-            await exports.recordProgress(exportId, entitiesWritten, bytes);
-            await deps.afterExportStep?.(exportId, entitiesWritten, attempt);
+        const summary = await writeExportFile(
+          deps.db.exportRecords,
+          store,
+          { ...row, requestedIds },
+          {
+            attempt,
+            recordsPerStep: deps.exportRecordsPerStep,
+            onStep: async ({ entitiesWritten, bytes }) => {
+              progress.entitiesWritten = entitiesWritten;
+              progress.bytes = bytes;
+              heartbeat.now();
+              throwIfStopped(context);
+              await exports.recordProgress(exportId, entitiesWritten, bytes);
+              await deps.afterExportStep?.(exportId, entitiesWritten, attempt);
+            },
           },
-        });
+        );
         progress.phase = 'publish';
         progress.entitiesWritten = summary.entitiesWritten;
         progress.bytes = summary.bytes;
@@ -81,8 +99,17 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
           finishedAt,
           expiresAt,
         });
-        deps.log.info({ exportId, kind: row.kind, entities: summary.entitiesWritten, bytes: summary.bytes, missing: missing.length }, 'export finished');
-        return { status: 'COMPLETED', entitiesWritten: summary.entitiesWritten, bytes: summary.bytes, sha256: summary.sha256, expiresAt: expiresAt.toISOString() };
+        deps.log.info(
+          { exportId, kind: row.kind, entities: summary.entitiesWritten, bytes: summary.bytes, missing: missing.length },
+          'export finished',
+        );
+        return {
+          status: 'COMPLETED',
+          entitiesWritten: summary.entitiesWritten,
+          bytes: summary.bytes,
+          sha256: summary.sha256,
+          expiresAt: expiresAt.toISOString(),
+        };
       } catch (error) {
         throw await recordStop(exportId, context, error);
       } finally {
@@ -113,13 +140,18 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
   async function recordStop(exportId: string, context: Context, error: unknown): Promise<unknown> {
     const stopped = await whyStopped(context, error, deps.checkAttempt);
     if (!stopped) return error;
-    deps.log.warn({ exportId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt }, 'export stopped; its file was removed');
+    deps.log.warn(
+      { exportId, ending: stopped.ending, reason: stopped.reason, attempt: context.info.attempt },
+      'export stopped; its file was removed',
+    );
     if (stopped.ending !== 'superseded') {
-      await deps.db.exports.fail(exportId, `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`);
+      await deps.db.exports.fail(
+        exportId,
+        `${stopped.ending === 'closed' ? 'stopped' : `${stopped.ending} by an operator`}: ${stopped.reason}; no file was kept`,
+      );
       await store.remove(exportId);
     }
     await awaitHeartbeatVerdict(context);
     return error;
   }
 }
-

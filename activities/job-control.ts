@@ -49,7 +49,12 @@ export function checkAttemptWith(client: Client): CheckAttempt {
     const latest = await describeJobWorkflow(client, workflowId, { timeoutMs: 15_000 });
     // Not terminated: gone (its history lost with Temporal's state, or past the namespace's retention). The
     // job is not over: record nothing, and the recovery sweep starts a batch's workflow again (an export's it ends).
-    if (!latest) return { wanted: false, ending: 'superseded', reason: `its workflow ${workflowId} no longer exists in Temporal; the recovery sweep takes the job up` };
+    if (!latest)
+      return {
+        wanted: false,
+        ending: 'superseded',
+        reason: `its workflow ${workflowId} no longer exists in Temporal; the recovery sweep takes the job up`,
+      };
     if (latest.runId !== runId) {
       return { wanted: false, ending: 'superseded', reason: `workflow ${workflowId} was reset or started again (run ${latest.runId})` };
     }
@@ -57,7 +62,8 @@ export function checkAttemptWith(client: Client): CheckAttempt {
     if (latest.status === 'CANCELLED') return { wanted: false, ending: 'cancelled', reason: `its workflow was cancelled in Temporal` };
     if (latest.closed) return { wanted: false, ending: 'closed', reason: `its workflow ended ${latest.status}` };
     const activity = latest.activity;
-    if (latest.cancelRequested || activity?.state === 'CANCEL_REQUESTED') return { wanted: false, ending: 'cancelled', reason: `its workflow was cancelled in Temporal` };
+    if (latest.cancelRequested || activity?.state === 'CANCEL_REQUESTED')
+      return { wanted: false, ending: 'cancelled', reason: `its workflow was cancelled in Temporal` };
     if (!activity || activity.activityId !== info.activityId || activity.attempt !== info.attempt) {
       return { wanted: false, ending: 'superseded', reason: `attempt ${info.attempt} timed out; another attempt owns the job` };
     }
@@ -104,7 +110,11 @@ export async function awaitHeartbeatVerdict(context: Context, timeoutMs = 5_000)
  * when Temporal cannot say: then nothing is recorded, and the sweep of
  * stranded jobs looks again later.
  */
-export async function whyStopped(context: Context, error: unknown, check: CheckAttempt): Promise<Exclude<AttemptStanding, { wanted: true }> | undefined> {
+export async function whyStopped(
+  context: Context,
+  error: unknown,
+  check: CheckAttempt,
+): Promise<Exclude<AttemptStanding, { wanted: true }> | undefined> {
   if (error instanceof AttemptNotWanted) return error.standing;
   if (!context.cancellationSignal.aborted) return undefined;
   try {

@@ -11,7 +11,11 @@ const UNIQUE_VIOLATION_ATTEMPTS = 2;
 
 /** The SQLSTATE of a PostgreSQL error anywhere in `error`'s cause chain. */
 export function sqlState(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 8; current = (current as { cause?: unknown }).cause, depth += 1) {
+  for (
+    let current = error, depth = 0;
+    current && typeof current === 'object' && depth < 8;
+    current = (current as { cause?: unknown }).cause, depth += 1
+  ) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
@@ -36,5 +40,10 @@ export function isDeterministicSqlError(error: unknown, attempt: number): boolea
 /** The non-retryable failure an activity throws for a deterministic SQL error. */
 export function deterministicSqlFailure(error: unknown, what: string): ApplicationFailure {
   const message = error instanceof Error ? error.message : String(error);
-  return ApplicationFailure.create({ message: `${what}: ${message} (SQLSTATE ${sqlState(error)}; it would fail the same way again)`, type: 'DeterministicSqlError', nonRetryable: true, cause: error instanceof Error ? error : undefined });
+  return ApplicationFailure.create({
+    message: `${what}: ${message} (SQLSTATE ${sqlState(error)}; it would fail the same way again)`,
+    type: 'DeterministicSqlError',
+    nonRetryable: true,
+    cause: error instanceof Error ? error : undefined,
+  });
 }

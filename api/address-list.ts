@@ -15,7 +15,13 @@ export function addressList(entries: readonly string[]): AddressList {
     const [address = '', prefix] = entry.trim().split('/');
     const family = isIP(address);
     const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
-    if (family === 0 || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32) || (prefix !== undefined && !/^\d+$/.test(prefix))) {
+    if (
+      family === 0 ||
+      !Number.isInteger(bits) ||
+      bits < 0 ||
+      bits > (family === 6 ? 128 : 32) ||
+      (prefix !== undefined && !/^\d+$/.test(prefix))
+    ) {
       throw new Error(`${JSON.stringify(entry)} is neither an address nor a CIDR (10.0.0.0/8, 2001:db8::/32)`);
     }
     list.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');

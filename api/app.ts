@@ -31,7 +31,18 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
   const metrics = createApiMetrics(deps);
   // The hottest route first: a request passes every router before the one that serves it.
-  const routers = [entitiesRouter(deps, 'v2'), healthRouter(deps), metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN), docsRouter(deps), recordPagesRouter(deps), batchesRouter(deps), updatesRouter(deps, 'v2'), searchRouter(deps, 'v2'), exportsRouter(deps), ...v1Routers(deps)];
+  const routers = [
+    entitiesRouter(deps, 'v2'),
+    healthRouter(deps),
+    metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN),
+    docsRouter(deps),
+    recordPagesRouter(deps),
+    batchesRouter(deps),
+    updatesRouter(deps, 'v2'),
+    searchRouter(deps, 'v2'),
+    exportsRouter(deps),
+    ...v1Routers(deps),
+  ];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
   if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
   // First, so they see everything and the status the error handler settled on; the span is the context of all the rest.

@@ -16,7 +16,10 @@ export function resolveClientAddress(req: IncomingMessage, trustedProxies: Addre
   const peer = plainAddress(req.socket.remoteAddress ?? 'unknown');
   if (trustedProxies === undefined || !trustedProxies.has(peer)) return peer;
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((hop) => plainAddress(hop.trim())).filter(Boolean);
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((hop) => plainAddress(hop.trim()))
+    .filter(Boolean);
   for (let index = hops.length - 1; index >= 0; index -= 1) {
     if (!trustedProxies.has(hops[index]!)) return hops[index]!;
   }

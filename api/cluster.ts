@@ -109,7 +109,10 @@ export async function runApiCluster(config: Config, log: Logger): Promise<void> 
     }
     slot.quickDeaths = Date.now() - slot.startedAt < STABLE_AFTER_MS ? slot.quickDeaths + 1 : 0;
     const delay = restartDelay(slot.quickDeaths);
-    log.error({ processPid: worker.process.pid, exit: how, slot: index, restartInMs: delay }, 'an API process exited; starting another in its place');
+    log.error(
+      { processPid: worker.process.pid, exit: how, slot: index, restartInMs: delay },
+      'an API process exited; starting another in its place',
+    );
     slot.restart = setTimeout(() => fork(index), delay);
   });
 

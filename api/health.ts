@@ -9,9 +9,7 @@ export function healthRouter(deps: AppDeps): Router {
     const [database, temporal] = await Promise.all([
       probe(() => deps.db.ping()),
       probe(() =>
-        deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () =>
-          deps.temporal.workflowService.getSystemInfo({}),
-        ),
+        deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({})),
       ),
     ]);
     // Without Temporal the API still serves: reads, and v2 batches kept for the recovery sweep to start.

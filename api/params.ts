@@ -20,7 +20,10 @@ export const uuidSchema = z
 
 /** A number or a UUID: the spec's EntityId, the real EntityRef (entity numbers are int32; a larger one names no record). */
 export const entityIdSchema = z.union([
-  z.string().regex(ENTITY_NUMBER_PATTERN).transform((value) => ({ entityId: Number(value) })),
+  z
+    .string()
+    .regex(ENTITY_NUMBER_PATTERN)
+    .transform((value) => ({ entityId: Number(value) })),
   uuidSchema.transform((value) => ({ entityUuid: value })),
 ]);
 

@@ -24,13 +24,20 @@ const PREPARE_TIMEOUT_MS = 10_000;
  */
 export async function prepareApi(config: Config, log: Logger): Promise<void> {
   const connections = await checkConnectionBudget(config);
-  if (connections.needed > connections.available / 2) log.warn(connections, 'the API alone may use more than half of the database connections; the workers and other API machines need theirs');
+  if (connections.needed > connections.available / 2)
+    log.warn(
+      connections,
+      'the API alone may use more than half of the database connections; the workers and other API machines need theirs',
+    );
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   try {
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     await temporal.withDeadline(Date.now() + PREPARE_TIMEOUT_MS, () => ensureTemporalSetup({ config, temporal }));
   } catch (error) {
-    log.warn({ err: error, temporal: config.temporalAddress }, 'Temporal does not answer: serving without it; batches submitted meanwhile start once it does');
+    log.warn(
+      { err: error, temporal: config.temporalAddress },
+      'Temporal does not answer: serving without it; batches submitted meanwhile start once it does',
+    );
   } finally {
     await connection.close();
   }
@@ -57,9 +64,21 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
+  });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
-  const app = buildApp({ config, db, temporal, log, tokens, tracer: tracing?.tracer, ...(options.inCluster ? { metricsSource: clusterMetrics } : {}) });
+  const app = buildApp({
+    config,
+    db,
+    temporal,
+    log,
+    tokens,
+    tracer: tracing?.tracer,
+    ...(options.inCluster ? { metricsSource: clusterMetrics } : {}),
+  });
   const server = app.listen(config.PORT, config.HOST);
   // An upload may wait for a slot (UPLOAD_MAX_CONCURRENT) behind others before its
   // body is read; Node's default of 300 s for a whole request answered 408 to

@@ -83,15 +83,21 @@ export async function inUploadSlot<T>(deps: Pick<AppDeps, 'config' | 'db' | 'log
       (gate = {
         large: new Semaphore(config.UPLOAD_MAX_CONCURRENT),
         small: new Semaphore(SMALL_UPLOADS_AT_ONCE),
-        principals: new LongReadLimiter(deps.db, { perPrincipal: config.UPLOADS_PER_PRINCIPAL, leaseSeconds: config.LONG_READ_LEASE_SECONDS }, deps.log),
+        principals: new LongReadLimiter(
+          deps.db,
+          { perPrincipal: config.UPLOADS_PER_PRINCIPAL, leaseSeconds: config.LONG_READ_LEASE_SECONDS },
+          deps.log,
+        ),
       }),
     );
   }
   const declaredBytes = ctx.request.length;
   const semaphore = declaredBytes !== undefined && declaredBytes <= config.SMALL_BATCH_MAX_BYTES ? gate.small : gate.large;
-  if (semaphore.waiting >= config.UPLOAD_MAX_WAITING) throw refused(503, `${semaphore.waiting} uploads are already waiting on this server; send it again shortly`);
+  if (semaphore.waiting >= config.UPLOAD_MAX_WAITING)
+    throw refused(503, `${semaphore.waiting} uploads are already waiting on this server; send it again shortly`);
   const lease = await gate.principals.take(`upload:${String(ctx.state.principal.name)}`);
-  if (!lease) throw refused(429, `this principal already has ${config.UPLOADS_PER_PRINCIPAL} uploads in progress; send it again when one has ended`);
+  if (!lease)
+    throw refused(429, `this principal already has ${config.UPLOADS_PER_PRINCIPAL} uploads in progress; send it again when one has ended`);
   try {
     await semaphore.acquire();
     const socket = ctx.req.socket;

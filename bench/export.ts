@@ -114,7 +114,19 @@ const PLACES = ['Nelahozeves', 'Česká Skalice', 'Malé Svatoňovice', 'Lipnice
 
 const sqlArray = (values: string[]) => `array[${values.map((value) => `'${value}'`).join(', ')}]`;
 
-const STAGED_COLUMNS = ['id', 'uuid', 'entity_type', 'state', 'rev', 'metadata_rev', 'last_seq', 'preferred_name', 'preferred_name_norm', 'description', 'record'];
+const STAGED_COLUMNS = [
+  'id',
+  'uuid',
+  'entity_type',
+  'state',
+  'rev',
+  'metadata_rev',
+  'last_seq',
+  'preferred_name',
+  'preferred_name_norm',
+  'description',
+  'record',
+];
 
 /** One set-based statement per chunk into the staging table: every column but the document is computed by PostgreSQL. */
 const STAGE_SQL = `
@@ -152,8 +164,13 @@ async function loadEntities(url: string, count: number): Promise<void> {
       await client.query('truncate bench_stage');
       await client.query(STAGE_SQL, [template, start, Math.min(count, start + LOAD_CHUNK - 1)]);
       // Every column as text, the record too: it goes on as it came (COPY's text form) and is parsed only for its document.
-      const { rows } = await client.query<Record<string, string | null>>(`select ${STAGED_COLUMNS.map((column) => `${column}::text`).join(', ')} from bench_stage order by id`);
-      const withDocuments = rows.map((row) => [...STAGED_COLUMNS.map((column) => row[column]), storedDocument(JSON.parse(row.record!) as EntityRecord)]);
+      const { rows } = await client.query<Record<string, string | null>>(
+        `select ${STAGED_COLUMNS.map((column) => `${column}::text`).join(', ')} from bench_stage order by id`,
+      );
+      const withDocuments = rows.map((row) => [
+        ...STAGED_COLUMNS.map((column) => row[column]),
+        storedDocument(JSON.parse(row.record!) as EntityRecord),
+      ]);
       await sendCopyLoad(client, encodeCopyLoad('entity', [...STAGED_COLUMNS, 'document_bytes'], withDocuments));
     }
     await client.query('vacuum analyze entity');
@@ -200,7 +217,12 @@ async function child(url: string, dir: string): Promise<void> {
   await insertExport(db.pool, { id, kind: 'snapshot', requestedIds: [], requestKey: id, requestedBy: 'bench' });
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const summary = await writeExportFile(db.exportRecords, directoryExportStore(dir), { id, kind: 'snapshot', requestedIds: [], fromSeq: null }, { attempt: 1 });
+  const summary = await writeExportFile(
+    db.exportRecords,
+    directoryExportStore(dir),
+    { id, kind: 'snapshot', requestedIds: [], fromSeq: null },
+    { attempt: 1 },
+  );
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   await db.close();
@@ -304,7 +326,9 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
           const { validateDocument } = await import('../engine/validation/index.ts');
           const started = performance.now();
           await validateDocument(readFileSync(measured.file), 'v2');
-          process.stderr.write(`export: file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+          process.stderr.write(
+            `export: file of ${size} entities is valid against the v2 schema (${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+          );
         }
         rmSync(measured.file, { force: true });
       }
@@ -312,7 +336,10 @@ async function measureSizes(sizes: number[], runs: number, options: ExportBenchO
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    if (!options.keep) await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${new URL(url).pathname.slice(1)}: ${error.message}; drop it by hand`));
+    if (!options.keep)
+      await dropDatabase(url).catch((error: Error) =>
+        console.error(`could not drop ${new URL(url).pathname.slice(1)}: ${error.message}; drop it by hand`),
+      );
   }
   return results;
 }
@@ -379,7 +406,8 @@ async function main(): Promise<void> {
     },
   });
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
-  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1))
+    throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
   const figures = await exportFigures(sizes, Number(values.runs), {
     validate: values.validate,
     keep: values.keep,

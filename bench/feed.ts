@@ -43,12 +43,35 @@ async function smallBatches(pool: pg.Pool, count: number): Promise<number[]> {
     const batchId = randomUUID();
     const [, ms] = await timed(() =>
       inTransaction(pool, async (client) => {
-        await storeBatch(client, { id: batchId, sha256: batchId, apiVersion: 'v2', submittedBy: 'bench', force: false, changesTotal: 1, body: Buffer.alloc(0) });
+        await storeBatch(client, {
+          id: batchId,
+          sha256: batchId,
+          apiVersion: 'v2',
+          submittedBy: 'bench',
+          force: false,
+          changesTotal: 1,
+          body: Buffer.alloc(0),
+        });
         await markProcessing(client, batchId);
         const result = await applyBatchCommands(
           applyTransaction(client, pool),
-          [{ kind: 'create', localId: 'a', entityType: 'BENCH_FEED', parts: [{ partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: `Feed ${batchId}` }] }] }],
-          { batchId, bodySha256: batchId, principal: 'bench', force: false, forceKeySecret: 'bench-feed-secret-0000', commit: true, sender: { id: 'bench', name: 'Bench' } },
+          [
+            {
+              kind: 'create',
+              localId: 'a',
+              entityType: 'BENCH_FEED',
+              parts: [{ partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: `Feed ${batchId}` }] }],
+            },
+          ],
+          {
+            batchId,
+            bodySha256: batchId,
+            principal: 'bench',
+            force: false,
+            forceKeySecret: 'bench-feed-secret-0000',
+            commit: true,
+            sender: { id: 'bench', name: 'Bench' },
+          },
         );
         await finishBatch(client, batchId, 'COMPLETED', result);
       }),
@@ -92,7 +115,9 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
       counts.push(range.records);
       countMs.push(ms);
       pageMs.push((await timed(() => drain(feed.streamRange(range, 0, PAGE))))[1]);
-      seqCountMs.push((await timed(() => pool.query('select count(distinct entity_id) from revision where seq > 0 and seq <= $1', [seqs[0]!.max])))[1]);
+      seqCountMs.push(
+        (await timed(() => pool.query('select count(distinct entity_id) from revision where seq > 0 and seq <= $1', [seqs[0]!.max])))[1],
+      );
       seqPageMs.push(
         (
           await timed(() =>
@@ -148,7 +173,9 @@ export async function feedFigures(entities: number, batches: number): Promise<Fi
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, batches: { type: 'string', default: '200' } } });
+  const { values } = parseArgs({
+    options: { entities: { type: 'string', default: '100000' }, batches: { type: 'string', default: '200' } },
+  });
   const figures = await feedFigures(Number(values.entities), Number(values.batches));
   printTable(figures);
 }

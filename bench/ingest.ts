@@ -16,7 +16,16 @@ import { median, printTable, runsNote, type Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, peakRss, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { pollUntil } from '../test/support/poll.ts';
 
-const COPIED_TABLES = ['batch', 'transaction', 'entity', 'revision', 'search_value', 'search_user_role', 'entity_participant', 'name_vocabulary'];
+const COPIED_TABLES = [
+  'batch',
+  'transaction',
+  'entity',
+  'revision',
+  'search_value',
+  'search_user_role',
+  'entity_participant',
+  'name_vocabulary',
+];
 /** What is copied out of a table: a freshly migrated database already holds the genesis transaction (seq 0). */
 const COPIED_ROWS: Record<string, string> = { transaction: '(select * from transaction where seq <> 0)' };
 
@@ -48,8 +57,17 @@ function cpuSeconds(pid: number): number {
 
 /** The CPU seconds of each backend now connected to the stack's database, by pid. */
 function backendCpu(url: string): Map<number, number> {
-  const pids = execFileSync('psql', ['-X', '-At', '-d', url, '-c', 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()'], { encoding: 'utf8' });
-  return new Map(pids.split('\n').filter(Boolean).map((pid) => [Number(pid), cpuSeconds(Number(pid))]));
+  const pids = execFileSync(
+    'psql',
+    ['-X', '-At', '-d', url, '-c', 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()'],
+    { encoding: 'utf8' },
+  );
+  return new Map(
+    pids
+      .split('\n')
+      .filter(Boolean)
+      .map((pid) => [Number(pid), cpuSeconds(Number(pid))]),
+  );
 }
 
 /** CPU the backends used since `before` (a backend that connected since counts from 0; one that left meanwhile is lost). */
@@ -119,17 +137,24 @@ function timelineMark(step: string): void {
 /** The timeline file as a table: each step's wall, worker CPU and backend CPU, the groups summed per phase. */
 export function timelineSummary(file: string): string {
   type Line = { step: string; at: number; wallMs?: number; workerCpuMs?: number; pgCpuMs?: number; loopDelayMaxMs?: number };
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Line);
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Line);
   const out: string[] = [];
   let start = 0;
   const groups = new Map<string, { n: number; wall: number; worker: number; pg: number; loop: number }>();
   const flush = () => {
     for (const [step, sum] of groups) {
-      out.push(`${''.padStart(9)} ${step.padEnd(34)} ${(sum.wall / 1000).toFixed(2).padStart(8)} ${(sum.worker / 1000).toFixed(2).padStart(8)} ${(sum.pg / 1000).toFixed(2).padStart(8)} ${String(sum.loop).padStart(6)}  (${sum.n} groups)`);
+      out.push(
+        `${''.padStart(9)} ${step.padEnd(34)} ${(sum.wall / 1000).toFixed(2).padStart(8)} ${(sum.worker / 1000).toFixed(2).padStart(8)} ${(sum.pg / 1000).toFixed(2).padStart(8)} ${String(sum.loop).padStart(6)}  (${sum.n} groups)`,
+      );
     }
     groups.clear();
   };
-  out.push(`${'at (s)'.padStart(9)} ${'step'.padEnd(34)} ${'wall'.padStart(8)} ${'worker'.padStart(8)} ${'pg'.padStart(8)} ${'loop'.padStart(6)}`);
+  out.push(
+    `${'at (s)'.padStart(9)} ${'step'.padEnd(34)} ${'wall'.padStart(8)} ${'worker'.padStart(8)} ${'pg'.padStart(8)} ${'loop'.padStart(6)}`,
+  );
   for (const line of lines) {
     if (line.step === 'bench:post') start = line.at;
     if (line.step.startsWith('group:')) {
@@ -145,7 +170,10 @@ export function timelineSummary(file: string): string {
     flush();
     const at = ((line.at - start) / 1000).toFixed(2).padStart(9);
     if (line.wallMs === undefined) out.push(`${at} ${line.step}`);
-    else out.push(`${at} ${line.step.padEnd(34)} ${(line.wallMs / 1000).toFixed(2).padStart(8)} ${((line.workerCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${((line.pgCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${String(line.loopDelayMaxMs ?? '').padStart(6)}`);
+    else
+      out.push(
+        `${at} ${line.step.padEnd(34)} ${(line.wallMs / 1000).toFixed(2).padStart(8)} ${((line.workerCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${((line.pgCpuMs ?? 0) / 1000).toFixed(2).padStart(8)} ${String(line.loopDelayMaxMs ?? '').padStart(6)}`,
+      );
   }
   flush();
   return `${out.join('\n')}\n(seconds; worker and pg are CPU seconds of the worker process and of the apply's PostgreSQL backend; loop is the event loop's longest delay in ms)\n`;
@@ -170,7 +198,10 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
       const status = (await (
         await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
       ).json()) as { status: string };
-      if (status.status === 'FAILED') throw new Error(`batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`);
+      if (status.status === 'FAILED')
+        throw new Error(
+          `batch failed: ${await (await fetch(`${stack.apiUrl}/api/v2/batches/${updateRequestId}/result`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).text()}`,
+        );
       return status.status === 'COMPLETED' ? true : undefined;
     },
     { timeoutMs: 60 * 60_000, intervalMs: 100, what: `batch ${updateRequestId} to complete`, retryErrors: false },
@@ -189,7 +220,10 @@ async function submitAndWait(stack: Stack, file: string, answered?: (seconds: nu
 export async function ingestRuns(entities: number, runs: number): Promise<IngestRun[]> {
   const dir = mkdtempSync(join(tmpdir(), 'entity-records-ingest-'));
   // A database per size, so runs of different sizes may run side by side.
-  const stack = await startStack(`er_bench_ingest_${entities}`, { BATCH_MAX_BYTES: String(1024 * 1024 * 1024), ...(process.env.PROBE_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROBE_PROF}` } : {}) });
+  const stack = await startStack(`er_bench_ingest_${entities}`, {
+    BATCH_MAX_BYTES: String(1024 * 1024 * 1024),
+    ...(process.env.PROBE_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROBE_PROF}` } : {}),
+  });
   try {
     const results: IngestRun[] = [];
     for (let run = 0; run < runs; run += 1) {
@@ -235,7 +269,9 @@ export async function ingestFigures(sizes: number[], runs: number): Promise<Figu
     const results = await ingestRuns(size, runs);
     for (const result of results) {
       process.stderr.write(
-        `ingest ${size}: ${result.seconds.toFixed(2)} s (COPY ${result.copySeconds.toFixed(2)} s), worker peak ${(result.workerPeakRss / MB).toFixed(0)} MB, API peak ${(result.apiPeakRss / MB).toFixed(0)} MB, POST answered ${result.postSeconds.toFixed(1)} s, CPU worker ${result.workerCpu.toFixed(1)} s / API ${result.apiCpu.toFixed(1)} s / PostgreSQL ${result.pgCpu.toFixed(1)} s, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
+        `ingest ${size}: ${result.seconds.toFixed(2)} s (COPY ${result.copySeconds.toFixed(2)} s), worker peak ${(result.workerPeakRss / MB).toFixed(0)} MB, API peak ${(result.apiPeakRss / MB).toFixed(0)} MB, POST answered ${result.postSeconds.toFixed(1)} s, CPU worker ${result.workerCpu.toFixed(1)} s / API ${result.apiCpu.toFixed(1)} s / PostgreSQL ${result.pgCpu.toFixed(1)} s, load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}\n`,
       );
     }
     const seconds = median(results.map((r) => r.seconds));
@@ -253,7 +289,13 @@ export async function ingestFigures(sizes: number[], runs: number): Promise<Figu
       baselineName: 'COPY',
       target: secondsTarget !== undefined ? `≤ ${secondsTarget} s and ≤ ${ratio}× COPY` : `≤ ${ratio}× COPY`,
       met: (secondsTarget === undefined || seconds <= secondsTarget) && seconds <= ratio * copy,
-      note: `${Math.round(size / seconds)} entities/s; ${runsNote(results.map((r) => r.seconds), 's')}; COPY ${runsNote(results.map((r) => r.copySeconds), 's')}; load average ${loadavg()[0]!.toFixed(1)}`,
+      note: `${Math.round(size / seconds)} entities/s; ${runsNote(
+        results.map((r) => r.seconds),
+        's',
+      )}; COPY ${runsNote(
+        results.map((r) => r.copySeconds),
+        's',
+      )}; load average ${loadavg()[0]!.toFixed(1)}`,
     });
     figures.push({
       figure: `worker peak RSS, ingest ${size.toLocaleString('en')}`,

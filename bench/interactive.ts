@@ -42,7 +42,11 @@ export interface InteractiveRun {
 const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
 
 async function post(stack: Stack, body: Buffer | string): Promise<string> {
-  const response = await fetch(`${stack.apiUrl}/api/v2/batches`, { method: 'POST', headers: { ...headers, 'content-type': 'application/xml' }, body });
+  const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/xml' },
+    body,
+  });
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as string;
 }
@@ -71,7 +75,12 @@ function untilImport(stack: Stack, id: string, until: 'begun' | 'COMPLETED'): Pr
       if (status === 'FAILED') throw new Error('the import FAILED');
       return (until === 'begun' ? status !== 'ACCEPTED' : status === 'COMPLETED') ? status : undefined;
     },
-    { timeoutMs: 30 * 60_000, intervalMs: until === 'begun' ? 100 : 250, what: `the import ${until === 'begun' ? 'to begin' : 'to complete'}`, retryErrors: false },
+    {
+      timeoutMs: 30 * 60_000,
+      intervalMs: until === 'begun' ? 100 : 250,
+      what: `the import ${until === 'begun' ? 'to begin' : 'to complete'}`,
+      retryErrors: false,
+    },
   );
 }
 
@@ -88,7 +97,9 @@ export async function interactiveRun(options: InteractiveOptions): Promise<Inter
     const importId = await post(stack, readFileSync(file));
     // The import's apply has begun (it holds a bulk slot) before the first save.
     await untilImport(stack, importId, 'begun');
-    process.stderr.write(`interactive: import of ${options.entities} (${(importBytes / MB).toFixed(0)} MB) applying after ${((performance.now() - importStarted) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(
+      `interactive: import of ${options.entities} (${(importBytes / MB).toFixed(0)} MB) applying after ${((performance.now() - importStarted) / 1000).toFixed(1)} s\n`,
+    );
 
     const saves: number[] = [];
     const importRunning: boolean[] = [];
@@ -133,7 +144,9 @@ export async function interactiveFigures(options: InteractiveOptions): Promise<F
   const max = Math.max(...run.saves);
   const during = run.importRunning.filter(Boolean).length;
   const allDuring = during === run.saves.length;
-  process.stderr.write(`interactive: saves ${run.saves.map((s) => s.toFixed(2)).join(' ')} s; import still running for ${during}/${run.saves.length}; import COMPLETED after ${run.importSeconds.toFixed(0)} s\n`);
+  process.stderr.write(
+    `interactive: saves ${run.saves.map((s) => s.toFixed(2)).join(' ')} s; import still running for ${during}/${run.saves.length}; import COMPLETED after ${run.importSeconds.toFixed(0)} s\n`,
+  );
   return [
     {
       figure: `one-entity batch POST→FINISHED p95, during a ${options.entities.toLocaleString('en')}-entity import`,

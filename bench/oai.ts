@@ -80,7 +80,10 @@ function readPage(agent: Agent, url: string, headers: Record<string, string>): P
       response.on('data', (chunk: Buffer) => {
         page.bytes += chunk.length;
         // A tag split between two chunks is found in the joined edge of the two.
-        const edge = Buffer.concat([tail.subarray(Math.max(0, tail.length - HEADER_TAG.length + 1)), chunk.subarray(0, HEADER_TAG.length - 1)]);
+        const edge = Buffer.concat([
+          tail.subarray(Math.max(0, tail.length - HEADER_TAG.length + 1)),
+          chunk.subarray(0, HEADER_TAG.length - 1),
+        ]);
         for (let at = edge.indexOf(HEADER_TAG); at !== -1; at = edge.indexOf(HEADER_TAG, at + 1)) page.headers += 1;
         for (let at = chunk.indexOf(HEADER_TAG); at !== -1; at = chunk.indexOf(HEADER_TAG, at + 1)) page.headers += 1;
         tail = chunk.length >= TAIL_BYTES ? chunk.subarray(chunk.length - TAIL_BYTES) : Buffer.concat([tail, chunk]).subarray(-TAIL_BYTES);
@@ -104,7 +107,8 @@ async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming
       const pageStarted = performance.now();
       const page = await readPage(agent, `${apiUrl}/oai?${next}`, headers);
       timing.pageMs.push(performance.now() - pageStarted);
-      if (page.status !== 200 || page.tail.includes('<error code=')) throw new Error(`${next}: HTTP ${page.status}: ${page.tail.slice(-500)}`);
+      if (page.status !== 200 || page.tail.includes('<error code='))
+        throw new Error(`${next}: HTTP ${page.status}: ${page.tail.slice(-500)}`);
       timing.bytes += page.bytes;
       timing.headers += page.headers;
       // The token closes the list's element: read from the end, not by parsing megabytes.
@@ -156,12 +160,15 @@ async function measureSize(entities: number, options: OaiBenchOptions): Promise<
       const timing = await harvestList(stack.apiUrl, list.query);
       if (timing.headers !== entities) throw new Error(`${list.name} served ${timing.headers} headers, expected ${entities}`);
       lists.set(list.name, timing);
-      process.stderr.write(`oai: ${list.name} of ${entities}: ${timing.seconds.toFixed(2)} s, ${timing.pageMs.length} pages, ${(timing.bytes / MB).toFixed(0)} MB\n`);
+      process.stderr.write(
+        `oai: ${list.name} of ${entities}: ${timing.seconds.toFixed(2)} s, ${timing.pageMs.length} pages, ${(timing.bytes / MB).toFixed(0)} MB\n`,
+      );
     }
     apiPeakRssBytes = peakRss(stack.api.pid!);
   } finally {
     await stack.stop();
-    if (!options.keep) await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${name}: ${error.message}; drop it by hand`));
+    if (!options.keep)
+      await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${name}: ${error.message}; drop it by hand`));
   }
   return { entities, exportSeconds: exported.seconds, lists, apiPeakRssBytes };
 }
@@ -190,15 +197,35 @@ export async function oaiFigures(sizes: number[], options: OaiBenchOptions = {})
     }
     const sorted = pages.sort((a, b) => a - b);
     figures.push(
-      { figure: `OAI pages p95, ${label} entities`, value: percentile(sorted, 95), unit: 'ms', target: '≤ 200 ms', met: percentile(sorted, 95) <= 200, note: `${sorted.length} pages of the three lists` },
-      { figure: `OAI API peak RSS, ${label} entities`, value: result.apiPeakRssBytes / MB, unit: 'MB', target: 'reported', met: true, info: true },
+      {
+        figure: `OAI pages p95, ${label} entities`,
+        value: percentile(sorted, 95),
+        unit: 'ms',
+        target: '≤ 200 ms',
+        met: percentile(sorted, 95) <= 200,
+        note: `${sorted.length} pages of the three lists`,
+      },
+      {
+        figure: `OAI API peak RSS, ${label} entities`,
+        value: result.apiPeakRssBytes / MB,
+        unit: 'MB',
+        target: 'reported',
+        met: true,
+        info: true,
+      },
     );
   }
   if (results.length > 1) {
     const small = results[0]!;
     const large = results.at(-1)!;
     const growth = large.apiPeakRssBytes / small.apiPeakRssBytes - 1;
-    figures.push({ figure: `OAI API peak RSS, ${large.entities.toLocaleString('en')} vs ${small.entities.toLocaleString('en')}`, value: growth * 100, unit: '%', target: 'within ±20%', met: Math.abs(growth) <= 0.2 });
+    figures.push({
+      figure: `OAI API peak RSS, ${large.entities.toLocaleString('en')} vs ${small.entities.toLocaleString('en')}`,
+      value: growth * 100,
+      unit: '%',
+      target: 'within ±20%',
+      met: Math.abs(growth) <= 0.2,
+    });
   }
   return figures;
 }
@@ -206,7 +233,8 @@ export async function oaiFigures(sizes: number[], options: OaiBenchOptions = {})
 if (isScript(import.meta)) {
   const values = commandOptions({ entities: '100000', database: DATABASE }, { optional: ['json'], flags: ['keep', 'loaded'] });
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
-  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1))
+    throw new Error(`--entities: positive integers, comma-separated; got ${values.entities}`);
   if (values.loaded && sizes.length > 1) throw new Error('--loaded measures one size, as loaded');
   await reportFigures(values.json, () => oaiFigures(sizes, { database: values.database, keep: values.keep, loaded: values.loaded }));
 }

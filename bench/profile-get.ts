@@ -57,18 +57,59 @@ function areaOf(frame: ProfileNode['callFrame']): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
   if (pkg) {
     if (pkg === 'pg' || pkg.startsWith('pg-')) return 'pg driver';
-    if (pkg === 'koa' || pkg.startsWith('koa-') || pkg.startsWith('@koa/') || ['path-to-regexp', 'http-errors', 'statuses', 'on-finished', 'content-type', 'mime-types', 'type-is', 'cookies', 'vary', 'accepts', 'delegates', 'only', 'fresh', 'encodeurl', 'escape-html', 'destroy', 'ee-first', 'content-disposition', 'media-typer', 'negotiator'].includes(pkg)) return 'koa, router and their helpers';
-    if (pkg === 'pino' || pkg.startsWith('pino-') || pkg === 'sonic-boom' || pkg === 'thread-stream' || pkg === 'fast-redact' || pkg === 'quick-format-unescaped') return 'logging (pino)';
+    if (
+      pkg === 'koa' ||
+      pkg.startsWith('koa-') ||
+      pkg.startsWith('@koa/') ||
+      [
+        'path-to-regexp',
+        'http-errors',
+        'statuses',
+        'on-finished',
+        'content-type',
+        'mime-types',
+        'type-is',
+        'cookies',
+        'vary',
+        'accepts',
+        'delegates',
+        'only',
+        'fresh',
+        'encodeurl',
+        'escape-html',
+        'destroy',
+        'ee-first',
+        'content-disposition',
+        'media-typer',
+        'negotiator',
+      ].includes(pkg)
+    )
+      return 'koa, router and their helpers';
+    if (
+      pkg === 'pino' ||
+      pkg.startsWith('pino-') ||
+      pkg === 'sonic-boom' ||
+      pkg === 'thread-stream' ||
+      pkg === 'fast-redact' ||
+      pkg === 'quick-format-unescaped'
+    )
+      return 'logging (pino)';
     if (pkg === 'prom-client' || pkg === 'tdigest' || pkg === 'bintrees') return 'metrics (prom-client)';
     return `package ${pkg}`;
   }
   if (url.includes('/domain/xml/')) return 'XML serialisation (domain/xml)';
   if (url.includes('/api/auth/') || url.includes('/api/middleware/auth')) return 'authentication (api/auth)';
-  if (url.startsWith('file://') && url.includes(ROOT)) return `service code (${url.slice(url.indexOf(ROOT) + ROOT.length + 1).split('/').slice(0, 2).join('/')})`;
+  if (url.startsWith('file://') && url.includes(ROOT))
+    return `service code (${url
+      .slice(url.indexOf(ROOT) + ROOT.length + 1)
+      .split('/')
+      .slice(0, 2)
+      .join('/')})`;
   if (/node:(internal\/)?(_)?http|_http_|internal\/http/.test(url) || url.includes('http_parser')) return 'node http';
   if (/node:(internal\/)?(net|stream|streams|tty)|internal\/streams|internal\/stream_base/.test(url)) return 'node net and streams';
   if (/node:(internal\/)?(crypto)/.test(url)) return 'node crypto';
-  if (/node:internal\/(process\/task_queues|timers|async_hooks)|node:timers|node:events|node:internal\/event_target/.test(url)) return 'node timers, ticks and events';
+  if (/node:internal\/(process\/task_queues|timers|async_hooks)|node:timers|node:events|node:internal\/event_target/.test(url))
+    return 'node timers, ticks and events';
   if (/node:diagnostics_channel|internal\/dc/.test(url)) return 'node diagnostics_channel';
   if (url.startsWith('node:')) return `node other (${url.slice(5).split('/').slice(0, 2).join('/')})`;
   return url;
@@ -105,13 +146,19 @@ function summarize(files: string[], from: number, to: number): string {
       busy += micros;
       const area = areaOf(frame);
       byArea.set(area, (byArea.get(area) ?? 0) + micros);
-      const where = frame.url ? `${frame.url.replace(/^file:\/\/.*?node_modules\//, '').replace(`file://${ROOT}/`, '')}:${frame.lineNumber + 1}` : '';
+      const where = frame.url
+        ? `${frame.url.replace(/^file:\/\/.*?node_modules\//, '').replace(`file://${ROOT}/`, '')}:${frame.lineNumber + 1}`
+        : '';
       const name = `${frame.functionName || '(anonymous)'} ${where}`.trim();
       byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
     }
   }
   const share = (micros: number) => `${((100 * micros) / busy).toFixed(1).padStart(5)}%`;
-  const lines = [`busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s (${files.length} profile${files.length === 1 ? '' : 's'})`, '', 'by area:'];
+  const lines = [
+    `busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s (${files.length} profile${files.length === 1 ? '' : 's'})`,
+    '',
+    'by area:',
+  ];
   for (const [area, micros] of [...byArea].sort((a, b) => b[1] - a[1])) lines.push(`${share(micros)}  ${area}`);
   lines.push('', 'top self time:');
   for (const [name, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) lines.push(`${share(micros)}  ${name}`);
@@ -149,10 +196,19 @@ async function backendsCpu(url: string): Promise<{ user: number; system: number;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`);
+    const { rows } = await client.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+    );
     // Each statement of reads is a transaction of its own: their count tells how many GETs a statement carried.
-    const [stats] = (await client.query<{ transactions: string }>(`select xact_commit + xact_rollback as transactions from pg_stat_database where datname = current_database()`)).rows;
-    return { ...processesCpu(rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`))), transactions: Number(stats!.transactions) };
+    const [stats] = (
+      await client.query<{ transactions: string }>(
+        `select xact_commit + xact_rollback as transactions from pg_stat_database where datname = current_database()`,
+      )
+    ).rows;
+    return {
+      ...processesCpu(rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`))),
+      transactions: Number(stats!.transactions),
+    };
   } finally {
     await client.end();
   }
@@ -169,14 +225,25 @@ function overSocket(url: string, dir: string): string {
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT }, { optional: ['out', 'database', 'socket'], flags: ['through-koa'] });
+  const values = commandOptions(
+    { entities: '100000', duration: '10', ids: '2000', 'api-processes': '1', 'api-root': ROOT },
+    { optional: ['out', 'database', 'socket'], flags: ['through-koa'] },
+  );
   const seconds = Number(values.duration);
-  const database = values.database === undefined ? await readsDatabase(Number(values.entities)) : { url: await openDatabase(values.database), how: `database ${values.database} as it is` };
+  const database =
+    values.database === undefined
+      ? await readsDatabase(Number(values.entities))
+      : { url: await openDatabase(values.database), how: `database ${values.database} as it is` };
   process.stderr.write(`profile: ${database.how}\n`);
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-profile-'));
   const out = resolve(values.out ?? join(scratch, 'profiles'));
   mkdirSync(out, { recursive: true });
-  const temporal = await startDevServer({ binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') });
+  const temporal = await startDevServer({
+    binary: ensureTemporalBinary(),
+    dbFile: join(scratch, 'temporal.db'),
+    port: await freePort(),
+    logFile: join(scratch, 'temporal.log'),
+  });
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const api = spawn(process.execPath, [join(resolve(values['api-root']), 'api/main.ts')], {
@@ -196,9 +263,12 @@ if (isScript(import.meta)) {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
-    for (let ready = false; !ready; ) {
+    for (let ready = false; !ready;) {
       if (api.exitCode !== null) throw new Error(`the API exited during start-up (code ${api.exitCode})`);
-      ready = await fetch(`${apiUrl}/health`).then((answer) => answer.ok, () => false);
+      ready = await fetch(`${apiUrl}/health`).then(
+        (answer) => answer.ok,
+        () => false,
+      );
       if (!ready) await new Promise((done) => setTimeout(done, 200));
     }
     const paths = spreadIds(await idSpread(database.url, Number(values.ids))).map((id) => `/api/v2/entities/${id}`);
@@ -215,7 +285,9 @@ if (isScript(import.meta)) {
     const pgAfter = await backendsCpu(database.url);
     const to = monotonicMicros();
     await stopProcess(api);
-    const files = readdirSync(out).filter((name) => name.endsWith('.cpuprofile')).map((name) => join(out, name));
+    const files = readdirSync(out)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .map((name) => join(out, name));
     // CPU time per request does not depend on how much of the machine others take, as rates and latencies do.
     type Cpu = ReturnType<typeof cpuSeconds>;
     const perRequest = (from: Cpu, to: Cpu, r: typeof bearer) => {
@@ -224,9 +296,18 @@ if (isScript(import.meta)) {
     };
     const pgPerRequest = (from: Cpu & { transactions: number }, to: Cpu & { transactions: number }, r: typeof bearer) =>
       `PostgreSQL ${(((to.user + to.system - from.user - from.system) * 1e6) / (r.requestsPerSecond * seconds)).toFixed(0)} µs (${((r.requestsPerSecond * seconds) / Math.max(1, to.transactions - from.transactions)).toFixed(1)} GETs a statement)`;
-    const rate = (name: string, r: typeof bearer, from: Cpu, to: Cpu, pgFrom: Cpu & { transactions: number }, pgTo: Cpu & { transactions: number }) =>
+    const rate = (
+      name: string,
+      r: typeof bearer,
+      from: Cpu,
+      to: Cpu,
+      pgFrom: Cpu & { transactions: number },
+      pgTo: Cpu & { transactions: number },
+    ) =>
       `${name} ${r.requestsPerSecond.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${perRequest(from, to, r)}, ${pgPerRequest(pgFrom, pgTo, r)}, load generator ${r.clientCpuMicros.toFixed(0)} µs, ${r.errors} errors`;
-    process.stdout.write(`${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; ${values['through-koa'] ? 'GET through the Koa chain' : 'GET before the Koa chain'}; load average ${loadAverage()}\n`);
+    process.stdout.write(
+      `${rate('bearer', bearer, cpuBefore, cpuBetween, pgBefore, pgBetween)}; ${rate('HMAC', hmac, cpuBetween, cpuAfter, pgBetween, pgAfter)}; ${values.socket === undefined ? 'TCP' : `unix socket ${values.socket}`}; API_PROCESSES=${values['api-processes']}; ${values['through-koa'] ? 'GET through the Koa chain' : 'GET before the Koa chain'}; load average ${loadAverage()}\n`,
+    );
     process.stdout.write(`${summarize(files, from, to)}\nprofiles in ${out}\n`);
   } finally {
     await stopProcess(api);

@@ -153,10 +153,19 @@ export async function readsDatabase(entities: number, reload = false): Promise<{
   const fingerprint = loaderFingerprint(entities);
   if (!reload) {
     const url = await openDatabase(name);
-    const [comment] = await query<{ comment: string | null }>(url, 'select shobj_description(oid, $1) as comment from pg_database where datname = current_database()', ['pg_database']);
+    const [comment] = await query<{ comment: string | null }>(
+      url,
+      'select shobj_description(oid, $1) as comment from pg_database where datname = current_database()',
+      ['pg_database'],
+    );
     if (comment?.comment?.startsWith(fingerprint)) {
       const [count] = await query<{ n: string }>(url, 'select count(*) as n from entity');
-      if (Number(count?.n) === entities) return { url, name, how: `reused database ${name} (${entities.toLocaleString('en')} entities; ${comment.comment.slice(fingerprint.length).trim()})` };
+      if (Number(count?.n) === entities)
+        return {
+          url,
+          name,
+          how: `reused database ${name} (${entities.toLocaleString('en')} entities; ${comment.comment.slice(fingerprint.length).trim()})`,
+        };
     }
   }
   const url = await recreateDatabase(name);
@@ -170,7 +179,10 @@ export async function readsDatabase(entities: number, reload = false): Promise<{
     },
   });
   const how = `loaded ${entities.toLocaleString('en')} entities into ${name} in ${result.seconds.toFixed(0)} s (${Math.round(entities / result.seconds)} entities/s, of which ${result.indexSeconds.toFixed(0)} s search indexes + VACUUM ANALYZE)`;
-  await query(url, `comment on database ${pg.escapeIdentifier(name)} is ${pg.escapeLiteral(`${fingerprint} loaded ${new Date().toISOString()} in ${result.seconds.toFixed(0)} s`)}`);
+  await query(
+    url,
+    `comment on database ${pg.escapeIdentifier(name)} is ${pg.escapeLiteral(`${fingerprint} loaded ${new Date().toISOString()} in ${result.seconds.toFixed(0)} s`)}`,
+  );
   return { url, name, how };
 }
 
@@ -267,7 +279,13 @@ export async function runLean(baseUrl: string, paths: string[], seconds: number,
         };
   const run = await runLoad({ baseUrl, paths, connections: CONCURRENCY, seconds, headers });
   const at = (q: number) => run.latencies[Math.min(run.latencies.length - 1, Math.floor(q * run.latencies.length))] ?? Number.NaN;
-  return { requestsPerSecond: run.requests / run.seconds, p50: at(0.5), p99: at(0.99), errors: run.errors, clientCpuMicros: run.clientCpuMicros };
+  return {
+    requestsPerSecond: run.requests / run.seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: run.errors,
+    clientCpuMicros: run.clientCpuMicros,
+  };
 }
 
 const headerLines = (headers: Record<string, string>): string[] => Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
@@ -330,10 +348,30 @@ type PgbenchStatement = keyof typeof PGBENCH_STATEMENTS;
 function runPgbench(databaseUrl: string, spread: IdSpread, seconds: number, dir: string, statement: PgbenchStatement = 'document'): number {
   const script = join(dir, `get-entity-${statement}.sql`);
   // Over the ids of spreadIds().
-  const lines = [`\\set k random(0, ${spread.count - 1})`, `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`, `${PGBENCH_STATEMENTS[statement]};`];
+  const lines = [
+    `\\set k random(0, ${spread.count - 1})`,
+    `\\set id ${spread.min} + (:k * ${ID_STRIDE}) % ${spread.range}`,
+    `${PGBENCH_STATEMENTS[statement]};`,
+  ];
   writeFileSync(script, `${lines.join('\n')}\n`);
   const url = new URL(databaseUrl);
-  const args = ['-n', '-M', 'prepared', '-c', String(CONCURRENCY), '-j', '2', '-T', String(seconds), '-f', script, '-h', url.hostname, '-p', url.port || '5432'];
+  const args = [
+    '-n',
+    '-M',
+    'prepared',
+    '-c',
+    String(CONCURRENCY),
+    '-j',
+    '2',
+    '-T',
+    String(seconds),
+    '-f',
+    script,
+    '-h',
+    url.hostname,
+    '-p',
+    url.port || '5432',
+  ];
   if (url.username) args.push('-U', decodeURIComponent(url.username));
   args.push(decodeURIComponent(url.pathname.slice(1)));
   const env = { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) };
@@ -352,7 +390,11 @@ async function prefetch(apiUrl: string, paths: string[]): Promise<Record<string,
       const path = paths[index]!;
       const response = await fetch(`${apiUrl}${path}`, { headers: AUTH });
       if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`);
-      responses[path] = { body: await response.text(), contentType: response.headers.get('content-type') ?? 'application/xml', etag: response.headers.get('etag') ?? undefined };
+      responses[path] = {
+        body: await response.text(),
+        contentType: response.headers.get('content-type') ?? 'application/xml',
+        etag: response.headers.get('etag') ?? undefined,
+      };
     }
   };
   await Promise.all(Array.from({ length: 8 }, lane));
@@ -361,7 +403,9 @@ async function prefetch(apiUrl: string, paths: string[]): Promise<Record<string,
 
 async function startBareKoa(responsesFile: string): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'bench/lib/bare-koa.ts'), responsesFile, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bench/lib/bare-koa.ts'), responsesFile, String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((done, fail) => {
     child.once('exit', (code) => fail(new Error(`bare Koa app exited (code ${code})`)));
     child.stdout!.on('data', (data: Buffer) => {
@@ -465,7 +509,15 @@ async function getFigures(stack: Stack, options: ReadsOptions, label: string, pr
       );
     const latency = (name: string, runs: Throughput[]): Figure => {
       const p50 = median(runs.map((r) => r.p50));
-      return { figure: `GET entity p50, ${name}, c=${CONCURRENCY}, ${apis}`, value: p50, unit: 'ms', target: '-', met: true, info: true, note: runsNote(runs.map((r) => r.p50)) };
+      return {
+        figure: `GET entity p50, ${name}, c=${CONCURRENCY}, ${apis}`,
+        value: p50,
+        unit: 'ms',
+        target: '-',
+        met: true,
+        info: true,
+        note: runsNote(runs.map((r) => r.p50)),
+      };
     };
     const bareRps = median(baseline.map((r) => r.requestsPerSecond));
     return [
@@ -581,8 +633,14 @@ function userRequests(count: number): SearchRequest[] {
   const random = seededRandom(11);
   return Array.from({ length: count }, (_, index) => {
     const hit = index % 2 === 0;
-    const userUuid = hit ? benchSender(Math.floor(random() * BENCH_SENDERS)).uuid : `ffffffff-0000-4000-8000-${String(index).padStart(12, '0')}`;
-    return { kind: hit ? 'SENDER + userUuid, a sender' : 'SENDER + userUuid, nobody', pages: hit ? 5 : 1, body: { userRoles: 'SENDER', userUuid } };
+    const userUuid = hit
+      ? benchSender(Math.floor(random() * BENCH_SENDERS)).uuid
+      : `ffffffff-0000-4000-8000-${String(index).padStart(12, '0')}`;
+    return {
+      kind: hit ? 'SENDER + userUuid, a sender' : 'SENDER + userUuid, nobody',
+      pages: hit ? 5 : 1,
+      body: { userRoles: 'SENDER', userUuid },
+    };
   });
 }
 
@@ -595,14 +653,23 @@ function broadPartRequests(count: number): SearchRequest[] {
   return Array.from({ length: count }, (_, index) => ({
     kind: index % 2 === 0 ? 'part PT_NAME' : 'part PT_BODY, value GENDER',
     mayRefuse: true,
-    body: { cond: index % 2 === 0 ? { condType: 'PART', partType: 'PT_NAME' } : { condType: 'PART', partType: 'PT_BODY', cond: { condType: 'VALUE', itemTypes: ['GENDER'] } } },
+    body: {
+      cond:
+        index % 2 === 0
+          ? { condType: 'PART', partType: 'PT_NAME' }
+          : { condType: 'PART', partType: 'PT_BODY', cond: { condType: 'VALUE', itemTypes: ['GENDER'] } },
+    },
   }));
 }
 
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 
 /** The requests one after the other: latency (to the last byte) of each, by kind. */
-async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeconds = Number.POSITIVE_INFINITY): Promise<{ p50: number; p95: number; byKind: Map<string, number[]>; count: number; refused: number }> {
+async function runSearches(
+  apiUrl: string,
+  requests: SearchRequest[],
+  budgetSeconds = Number.POSITIVE_INFINITY,
+): Promise<{ p50: number; p95: number; byKind: Map<string, number[]>; count: number; refused: number }> {
   const times: number[] = [];
   const byKind = new Map<string, number[]>();
   let refused = 0;
@@ -620,7 +687,8 @@ async function runSearches(apiUrl: string, requests: SearchRequest[], budgetSeco
     const text = await response.text();
     const ms = performance.now() - started;
     const isRefusal = response.status === 400 && request.mayRefuse === true && text.includes('SearchTooBroad');
-    if (response.status !== 200 && !isRefusal) throw new Error(`search ${JSON.stringify(request.body)} answered ${response.status}: ${text.slice(0, 500)}`);
+    if (response.status !== 200 && !isRefusal)
+      throw new Error(`search ${JSON.stringify(request.body)} answered ${response.status}: ${text.slice(0, 500)}`);
     if (isRefusal) refused += 1;
     times.push(ms);
     byKind.set(request.kind, [...(byKind.get(request.kind) ?? []), ms]);
@@ -645,9 +713,13 @@ async function searchFigures(stack: Stack, options: ReadsOptions, label: string)
     const runs: Awaited<ReturnType<typeof runSearches>>[] = [];
     for (let run = 0; run < options.runs; run += 1) runs.push(await runSearches(stack.apiUrl, requests, budget));
     const counts = runs.map((r) => r.count);
-    const sent = counts.every((n) => n === requests.length) ? `${requests.length}` : `${counts.join(' / ')} (of ${requests.length}; runs stop after ${budget} s)`;
+    const sent = counts.every((n) => n === requests.length)
+      ? `${requests.length}`
+      : `${counts.join(' / ')} (of ${requests.length}; runs stop after ${budget} s)`;
     const refused = runs.reduce((sum, r) => sum + r.refused, 0);
-    const refusals = requests.some((request) => request.mayRefuse) ? `; ${refused} of ${counts.reduce((a, b) => a + b, 0)} refused as too broad (400)` : '';
+    const refusals = requests.some((request) => request.mayRefuse)
+      ? `; ${refused} of ${counts.reduce((a, b) => a + b, 0)} refused as too broad (400)`
+      : '';
     const kinds = [...runs[0]!.byKind.keys()].map((kind) => {
       const all = runs.flatMap((r) => r.byKind.get(kind) ?? []).sort((a, b) => a - b);
       return `${kind} p50 ${percentile(all, 0.5).toFixed(0)} / p95 ${percentile(all, 0.95).toFixed(0)} ms`;
@@ -687,7 +759,10 @@ function memory(pid: number): { rss: number; hwm: number } {
 }
 
 async function updatesFigures(stack: Stack, options: ReadsOptions, label: string): Promise<Figure[]> {
-  const transactions = await query<{ uuid: string }>(stack.databaseUrl, '(select uuid, seq from transaction order by seq limit 1) union all (select uuid, seq from transaction order by seq desc limit 1) order by seq');
+  const transactions = await query<{ uuid: string }>(
+    stack.databaseUrl,
+    '(select uuid, seq from transaction order by seq limit 1) union all (select uuid, seq from transaction order by seq desc limit 1) order by seq',
+  );
   const [from, to] = [transactions[0]!.uuid, transactions.at(-1)!.uuid];
   const path = `/api/v2/updates?fromTransId=${from}&toTransId=${to}&page=1&pageSize=${UPDATES_PAGE_SIZE}`;
   const pid = stack.api.pid!;
@@ -705,7 +780,9 @@ async function updatesFigures(stack: Stack, options: ReadsOptions, label: string
     bytes = Buffer.byteLength(text);
     records = text.split('<revInfo ').length - 1;
     after = memory(pid);
-    process.stderr.write(`reads: updates page of ${UPDATES_PAGE_SIZE}: ${seconds.at(-1)!.toFixed(2)} s, ${(bytes / MB).toFixed(1)} MB; API VmRSS ${(after.rss / MB).toFixed(0)} MB, VmHWM ${(after.hwm / MB).toFixed(0)} MB\n`);
+    process.stderr.write(
+      `reads: updates page of ${UPDATES_PAGE_SIZE}: ${seconds.at(-1)!.toFixed(2)} s, ${(bytes / MB).toFixed(1)} MB; API VmRSS ${(after.rss / MB).toFixed(0)} MB, VmHWM ${(after.hwm / MB).toFixed(0)} MB\n`,
+    );
   }
   const value = median(seconds);
   // Growth of the resident set: the peak during the runs (VmHWM, when above the start) over the RSS before them.
@@ -754,7 +831,8 @@ export async function readsFigures(options: ReadsOptions): Promise<Figure[]> {
     }
     if (parts.has('search')) figures.push(...(await searchFigures(stack, options, label)));
     if (stack.unexpectedExits.length > 0) throw new Error(stack.unexpectedExits.join('; '));
-    if (figures[0]) figures[0].note = `${figures[0].note}; ${database.how.startsWith('reused') ? 'database reused' : 'database loaded this run'}`;
+    if (figures[0])
+      figures[0].note = `${figures[0].note}; ${database.how.startsWith('reused') ? 'database reused' : 'database loaded this run'}`;
     return figures;
   } finally {
     await stack.stop();
@@ -786,7 +864,8 @@ if (isScript(import.meta)) {
       reload: values.reload,
       apiProcesses: values['api-processes'].split(',').map(Number),
       parts: values.parts.split(',').map((part) => {
-        if (part !== 'updates' && part !== 'get' && part !== 'search') throw new Error(`--parts: unknown part ${part} (updates, get, search)`);
+        if (part !== 'updates' && part !== 'get' && part !== 'search')
+          throw new Error(`--parts: unknown part ${part} (updates, get, search)`);
         return part;
       }),
     }),

@@ -26,7 +26,11 @@ function figureOf(name: string, version: ApiVersion, outcomes: SearchOutcome[]):
   const last = outcomes.at(-1)!;
   const answered = outcomes.every((outcome) => outcome.status === 200);
   const refused = outcomes.every((outcome) => outcome.status >= 400 && outcome.status < 500 && outcome.reason !== undefined);
-  const outcome = answered ? 'answered' : refused ? `refused (${last.status} ${last.reason})` : `${outcomes.map((o) => `${o.status}${o.reason ? ` ${o.reason}` : ''}`).join(', ')}`;
+  const outcome = answered
+    ? 'answered'
+    : refused
+      ? `refused (${last.status} ${last.reason})`
+      : `${outcomes.map((o) => `${o.status}${o.reason ? ` ${o.reason}` : ''}`).join(', ')}`;
   const met = answered ? ms <= ANSWER_WITHIN_MS : refused ? ms <= REFUSE_WITHIN_MS : false;
   return {
     figure: `${version} search: ${name}`,
@@ -34,7 +38,10 @@ function figureOf(name: string, version: ApiVersion, outcomes: SearchOutcome[]):
     unit: 'ms',
     target: `answered ≤ ${ANSWER_WITHIN_MS} ms or refused ≤ ${REFUSE_WITHIN_MS} ms`,
     met,
-    note: `${outcome}; ${runsNote(outcomes.map((o) => o.ms), 'ms')}`,
+    note: `${outcome}; ${runsNote(
+      outcomes.map((o) => o.ms),
+      'ms',
+    )}`,
   };
 }
 

@@ -23,7 +23,10 @@ type Form = 'text' | 'bytes';
 /** About 3 KB, mostly ASCII, with the Czech names a registry holds. */
 function sampleDocument(): string {
   const names = ['Božena Němcová', 'Karel Hynek Mácha', 'Jan Neruda', 'Bedřich Smetana', 'Antonín Dvořák'];
-  const parts = names.map((name, index) => `<part partType="PT_NAME" uuid="00000000-0000-4000-8000-00000000000${index}"><item itemType="NM_MAIN" spec="">${name}</item><item itemType="NM_SUP_GEN">spisovatel, hudební skladatel</item></part>`);
+  const parts = names.map(
+    (name, index) =>
+      `<part partType="PT_NAME" uuid="00000000-0000-4000-8000-00000000000${index}"><item itemType="NM_MAIN" spec="">${name}</item><item itemType="NM_SUP_GEN">spisovatel, hudební skladatel</item></part>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><entity xmlns="http://cz.tacr.elza/schema/v2" uuid="2f6a0c1e-3b1d-4b8e-9a57-1f2e3d4c5b6a" entityType="PERSON" state="ERS_APPROVED">${parts.join('').repeat(3)}</entity>`;
 }
 
@@ -79,7 +82,9 @@ if (isScript(import.meta)) {
     for (let round = 1; round <= Number(options.rounds); round += 1) {
       for (const form of ['text', 'bytes'] as const) {
         const { rate, cpuMicros } = await measure(form, await freePort(), Number(options.seconds));
-        process.stdout.write(`round ${round}, ${form.padEnd(5)}: ${rate.toFixed(0)} req/s, server CPU ${cpuMicros.toFixed(1)} µs a response; load ${loadAverage()}\n`);
+        process.stdout.write(
+          `round ${round}, ${form.padEnd(5)}: ${rate.toFixed(0)} req/s, server CPU ${cpuMicros.toFixed(1)} µs a response; load ${loadAverage()}\n`,
+        );
       }
     }
   }

@@ -168,7 +168,16 @@ function printSmoke(ran: Ran[], elapsed: number): void {
     process.stdout.write(`${r.name.padEnd(width)}  ${r.seconds.toFixed(0).padStart(3)} s  ${outcome}\n`);
   }
   const ok = ran.filter((r) => r.error === undefined).length;
-  process.stdout.write(`bench smoke: ${ok}/${ran.length} ran in ${elapsed.toFixed(0)} s${ok < ran.length ? `; FAILED: ${ran.filter((r) => r.error !== undefined).map((r) => r.name).join(', ')}` : ''}\n`);
+  process.stdout.write(
+    `bench smoke: ${ok}/${ran.length} ran in ${elapsed.toFixed(0)} s${
+      ok < ran.length
+        ? `; FAILED: ${ran
+            .filter((r) => r.error !== undefined)
+            .map((r) => r.name)
+            .join(', ')}`
+        : ''
+    }\n`,
+  );
 }
 
 /** `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`, from the largest ingest measured. */
@@ -178,7 +187,10 @@ export function headline(figures: Figure[]): string {
   const ingests = figures.filter((figure) => figure.figure.startsWith('ingest ') && figure.baseline !== undefined);
   const largest = ingests.at(-1);
   const size = largest && /^ingest ([\d,]+)/.exec(largest.figure)?.[1]?.replace(/,/g, '');
-  const ingest = largest && size ? `; ingest ${compact(Number(size))} in ${largest.value.toFixed(largest.value >= 10 ? 0 : 1)} s (${(largest.value / largest.baseline!).toFixed(1)}× COPY)` : '';
+  const ingest =
+    largest && size
+      ? `; ingest ${compact(Number(size))} in ${largest.value.toFixed(largest.value >= 10 ? 0 : 1)} s (${(largest.value / largest.baseline!).toFixed(1)}× COPY)`
+      : '';
   return `bench: ${met}/${counted.length} targets met${ingest}`;
 }
 
@@ -199,7 +211,9 @@ async function main(): Promise<void> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg();
-  process.stderr.write(`bench: ${mode} run on ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadBefore}\n`);
+  process.stderr.write(
+    `bench: ${mode} run on ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadBefore}\n`,
+  );
 
   const figures: Figure[] = [];
   const ran: Ran[] = [];
@@ -212,8 +226,10 @@ async function main(): Promise<void> {
       });
     }
   }
-  if (only.has('validate')) await section(`validation ${plan.validateMb} MB`, figures, ran, () => validationFigures(plan.validateMb, plan.runs));
-  if (only.has('reads')) await section(`reads on ${compact(plan.reads.entities)}`, figures, ran, () => readsFigures({ ...plan.reads, runs: plan.runs }));
+  if (only.has('validate'))
+    await section(`validation ${plan.validateMb} MB`, figures, ran, () => validationFigures(plan.validateMb, plan.runs));
+  if (only.has('reads'))
+    await section(`reads on ${compact(plan.reads.entities)}`, figures, ran, () => readsFigures({ ...plan.reads, runs: plan.runs }));
   if (only.has('export')) {
     await section(`export ${plan.export.map((e) => compact(e.size)).join(' + ')}`, figures, ran, async () => {
       const result = await exportFigures(
@@ -221,21 +237,32 @@ async function main(): Promise<void> {
         plan.runs,
         { runsFor: (size) => plan.export.find((e) => e.size === size)?.runs ?? plan.runs },
       );
-      for (const figure of result) if (/1 run$/.test(figure.note ?? '') || /^1 run;/.test(figure.note ?? '')) figure.note = `${figure.note} (long)`;
+      for (const figure of result)
+        if (/1 run$/.test(figure.note ?? '') || /^1 run;/.test(figure.note ?? '')) figure.note = `${figure.note} (long)`;
       return result;
     });
   }
-  if (only.has('status')) await section(`status polling, ${plan.status.clients} clients`, figures, ran, () => statusPollingFigures(plan.status));
+  if (only.has('status'))
+    await section(`status polling, ${plan.status.clients} clients`, figures, ran, () => statusPollingFigures(plan.status));
 
   if (only.has('interactive')) {
-    await section(`interactive beside an import of ${compact(plan.interactive.entities)}`, figures, ran, () => interactiveFigures(plan.interactive));
+    await section(`interactive beside an import of ${compact(plan.interactive.entities)}`, figures, ran, () =>
+      interactiveFigures(plan.interactive),
+    );
   }
   if (only.has('uploads')) {
-    await section(`${plan.uploads.uploads} uploads of ${compact(plan.uploads.entities)}`, figures, ran, () => uploadFigures(plan.uploads.uploads, plan.uploads.entities));
+    await section(`${plan.uploads.uploads} uploads of ${compact(plan.uploads.entities)}`, figures, ran, () =>
+      uploadFigures(plan.uploads.uploads, plan.uploads.entities),
+    );
   }
-  if (only.has('feed')) await section(`feed on ${compact(plan.feed.entities)}`, figures, ran, () => feedFigures(plan.feed.entities, plan.feed.batches));
-  if (only.has('sync')) await section(`the client's first sync of ${compact(plan.sync.entities)}`, figures, ran, () => syncFigures(plan.sync.entities));
-  if (only.has('refusals')) await section(`broad searches on ${compact(plan.refusals.entities)}`, figures, ran, () => refusalFigures(plan.refusals.entities, plan.runs));
+  if (only.has('feed'))
+    await section(`feed on ${compact(plan.feed.entities)}`, figures, ran, () => feedFigures(plan.feed.entities, plan.feed.batches));
+  if (only.has('sync'))
+    await section(`the client's first sync of ${compact(plan.sync.entities)}`, figures, ran, () => syncFigures(plan.sync.entities));
+  if (only.has('refusals'))
+    await section(`broad searches on ${compact(plan.refusals.entities)}`, figures, ran, () =>
+      refusalFigures(plan.refusals.entities, plan.runs),
+    );
   if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
 
   const elapsed = (performance.now() - started) / 1000;
@@ -251,7 +278,14 @@ async function main(): Promise<void> {
   printTable(figures);
   if (values.json) {
     const machine = { cores: availableParallelism(), memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)) };
-    writeFileSync(values.json, JSON.stringify({ mode, startedAt, elapsedSeconds: Math.round(elapsed), machine, loadBefore, loadAfter, headline: line, figures }, null, 2));
+    writeFileSync(
+      values.json,
+      JSON.stringify(
+        { mode, startedAt, elapsedSeconds: Math.round(elapsed), machine, loadBefore, loadAfter, headline: line, figures },
+        null,
+        2,
+      ),
+    );
   }
   process.stdout.write(`${line}\n`);
   if (figures.some((figure) => !figure.info && !figure.met)) process.exitCode = 1;

@@ -19,7 +19,10 @@ import { loadGeneratedEntities } from './lib/load.ts';
 import type { Figure } from './lib/report.ts';
 import { BENCH_TOKEN, dropDatabase, recreateDatabase, startStack } from './lib/stack.ts';
 
-const options = commandOptions({ entities: '100000', readers: '30', 'page-size': '50000', duration: '60', 'api-processes': '2' }, { optional: ['json'] as const });
+const options = commandOptions(
+  { entities: '100000', readers: '30', 'page-size': '50000', duration: '60', 'api-processes': '2' },
+  { optional: ['json'] as const },
+);
 const entities = Number(options.entities);
 const readers = Number(options.readers);
 const pageSize = Number(options['page-size']);
@@ -70,13 +73,22 @@ const name = 'er_bench_slow_readers';
 const url = await recreateDatabase(name);
 console.log(`loading ${entities} entities…`);
 await loadGeneratedEntities(url, entities);
-const tokens = [{ token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] }, ...Array.from({ length: readers }, (_, index) => ({ token: readerToken(index), name: `slow-reader-${index}`, permissions: ['read'] }))];
+const tokens = [
+  { token: BENCH_TOKEN, name: 'bench', permissions: ['admin'] },
+  ...Array.from({ length: readers }, (_, index) => ({ token: readerToken(index), name: `slow-reader-${index}`, permissions: ['read'] })),
+];
 // The long-read limit as deployed (the stack turns it off for its one bench token).
-const stack = await startStack(name, { API_PROCESSES: apiProcesses, AUTH_TOKENS: JSON.stringify(tokens), LONG_READS_PER_PRINCIPAL: '4' }, { reuseDatabase: true });
+const stack = await startStack(
+  name,
+  { API_PROCESSES: apiProcesses, AUTH_TOKENS: JSON.stringify(tokens), LONG_READS_PER_PRINCIPAL: '4' },
+  { reuseDatabase: true },
+);
 async function measure(): Promise<Figure[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows: latest } = await client.query<{ uuid: string }>('select uuid from transaction where commit_seq is not null order by commit_seq desc limit 1');
+  const { rows: latest } = await client.query<{ uuid: string }>(
+    'select uuid from transaction where commit_seq is not null order by commit_seq desc limit 1',
+  );
   const { rows: ids } = await client.query<{ id: string }>('select id from entity order by random() limit 1000');
   await client.end();
   const to = latest[0]!.uuid;
@@ -86,7 +98,11 @@ async function measure(): Promise<Figure[]> {
   const deadline = Date.now() + durationMs;
   const slow = Array.from({ length: readers }, async (_, index) => {
     for (let page = 1 + (index % pages); Date.now() < deadline; page = (page % pages) + 1) {
-      const { end, retryAfter } = await slowPage(stack.apiUrl, `/api/v2/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${to}&page=${page}&pageSize=${pageSize}`, readerToken(index));
+      const { end, retryAfter } = await slowPage(
+        stack.apiUrl,
+        `/api/v2/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${to}&page=${page}&pageSize=${pageSize}`,
+        readerToken(index),
+      );
       ends[end] += 1;
       if (end === 'refused') await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
     }
@@ -102,7 +118,12 @@ async function measure(): Promise<Figure[]> {
       const started = performance.now();
       const response =
         n % 4 === 3
-          ? await fetch(`${stack.apiUrl}/api/v2/search?page=1&pageSize=10`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ types: ['PERSON'] }), signal: AbortSignal.timeout(30_000) })
+          ? await fetch(`${stack.apiUrl}/api/v2/search?page=1&pageSize=10`, {
+              method: 'POST',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify({ types: ['PERSON'] }),
+              signal: AbortSignal.timeout(30_000),
+            })
           : await fetch(`${stack.apiUrl}/api/v2/entities/${ids[n % ids.length]!.id}`, { headers, signal: AbortSignal.timeout(30_000) });
       await response.arrayBuffer();
       latencies.push(performance.now() - started);
@@ -114,11 +135,26 @@ async function measure(): Promise<Figure[]> {
 
   latencies.sort((a, b) => a - b);
   return [
-    { figure: `ordinary requests beside ${readers} slow readers (pages of ${pageSize}, ${entities} entities, ${apiProcesses} API processes)`, value: latencies.length, unit: 'requests', target: 'all 200', met: [...statuses.keys()].every((status) => status === 200), note: [...statuses].map(([status, count]) => `${count}× ${status}`).join(', ') },
+    {
+      figure: `ordinary requests beside ${readers} slow readers (pages of ${pageSize}, ${entities} entities, ${apiProcesses} API processes)`,
+      value: latencies.length,
+      unit: 'requests',
+      target: 'all 200',
+      met: [...statuses.keys()].every((status) => status === 200),
+      note: [...statuses].map(([status, count]) => `${count}× ${status}`).join(', '),
+    },
     { figure: 'ordinary p50', value: percentile(latencies, 50), unit: 'ms', target: '-', met: true, info: true },
     { figure: 'ordinary p95', value: percentile(latencies, 95), unit: 'ms', target: '≤ 1000 ms', met: percentile(latencies, 95) <= 1000 },
     { figure: 'ordinary max', value: latencies.at(-1) ?? Number.NaN, unit: 'ms', target: '-', met: true, info: true },
-    { figure: 'slow pages complete', value: ends.complete, unit: 'pages', target: '-', met: true, info: true, note: `refused ${ends.refused} (429/503 with Retry-After), cut ${ends.cut}` },
+    {
+      figure: 'slow pages complete',
+      value: ends.complete,
+      unit: 'pages',
+      target: '-',
+      met: true,
+      info: true,
+      note: `refused ${ends.refused} (429/503 with Retry-After), cut ${ends.cut}`,
+    },
   ];
 }
 try {

@@ -55,7 +55,6 @@ interface Run {
   load: string;
 }
 
-
 async function describesSoFar(stack: Stack): Promise<number> {
   const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${DESCRIBES} `));
@@ -67,12 +66,20 @@ async function describesSoFar(stack: Stack): Promise<number> {
 function poll(stack: Stack, path: string, clients: number, seconds: number): Promise<Omit<Run, 'describesPerSecond' | 'load'>> {
   return new Promise((done, fail) => {
     const latencies: number[] = [];
-    const instance = autocannon({ url: `${stack.apiUrl}${path}`, connections: clients, duration: seconds, headers: AUTH }, (error, result) => {
-      if (error) return fail(error);
-      latencies.sort((a, b) => a - b);
-      const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
-      done({ requestsPerSecond: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx });
-    });
+    const instance = autocannon(
+      { url: `${stack.apiUrl}${path}`, connections: clients, duration: seconds, headers: AUTH },
+      (error, result) => {
+        if (error) return fail(error);
+        latencies.sort((a, b) => a - b);
+        const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+        done({
+          requestsPerSecond: result.requests.total / (result.duration || seconds),
+          p50: at(0.5),
+          p99: at(0.99),
+          errors: result.errors + result.timeouts + result.non2xx,
+        });
+      },
+    );
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
   });
 }
@@ -97,13 +104,21 @@ async function measure(stack: Stack, path: string, options: StatusPollingOptions
 }
 
 async function submit(stack: Stack, file: string): Promise<string> {
-  const response = await fetch(`${stack.apiUrl}/api/v2/batches`, { method: 'POST', headers: { 'content-type': 'application/xml', ...AUTH }, body: readFileSync(file) });
+  const response = await fetch(`${stack.apiUrl}/api/v2/batches`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/xml', ...AUTH },
+    body: readFileSync(file),
+  });
   if (response.status !== 200) throw new Error(`submit answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as string;
 }
 
 async function detail(stack: Stack, id: string): Promise<{ state: string; source: string; workflow: { status: string | null } }> {
-  return (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: AUTH })).json()) as { state: string; source: string; workflow: { status: string | null } };
+  return (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: AUTH })).json()) as {
+    state: string;
+    source: string;
+    workflow: { status: string | null };
+  };
 }
 
 async function waitFinished(stack: Stack, id: string, what: string): Promise<void> {
@@ -118,7 +133,8 @@ async function waitFinished(stack: Stack, id: string, what: string): Promise<voi
 export async function statusPollingFigures(options: StatusPollingOptions): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'entity-records-status-'));
   const files = [join(dir, 'finished.xml'), join(dir, 'running.xml')];
-  for (const [index, file] of files.entries()) await writeGeneratedBatch(file, 10, { batchUuid: randomUUID(), seed: 7 + index, localIdPrefix: `s${index}e` });
+  for (const [index, file] of files.entries())
+    await writeGeneratedBatch(file, 10, { batchUuid: randomUUID(), seed: 7 + index, localIdPrefix: `s${index}e` });
   const stack = await startStack('er_bench_status', { LOG_LEVEL: 'info', JOB_STATUS_CACHE_MS: String(REUSE_MS) });
   try {
     // The floor: the status of a finished batch is its row alone, no Temporal at all.
@@ -127,7 +143,8 @@ export async function statusPollingFigures(options: StatusPollingOptions): Promi
     await stack.killWorker('SIGTERM');
     const id = await submit(stack, files[1]!);
     const open = await detail(stack, id);
-    if (open.source !== 'workflow' || open.workflow.status !== 'RUNNING') throw new Error(`the batch's workflow is not running: ${JSON.stringify(open)}`);
+    if (open.source !== 'workflow' || open.workflow.status !== 'RUNNING')
+      throw new Error(`the batch's workflow is not running: ${JSON.stringify(open)}`);
     const path = `/api/v2/batches/${id}/status`;
 
     // Alternated, so that both see the same background load on average.
@@ -155,9 +172,16 @@ export async function statusPollingFigures(options: StatusPollingOptions): Promi
     const describes = median(cached.map((run) => run.describesPerSecond));
     const p99 = median(cached.map((run) => run.p99));
     const common = `${options.clients} clients polling 1 running batch back to back for ${options.durationSeconds} s; one API process, LOG_LEVEL info; load average ${cached.map((run) => run.load).join(' / ')}`;
-    const withoutReuse = (pick: (run: Run) => number, unit: string) => `JOB_STATUS_CACHE_MS 0: ${median(shared.map(pick)).toFixed(1)} ${unit}`;
+    const withoutReuse = (pick: (run: Run) => number, unit: string) =>
+      `JOB_STATUS_CACHE_MS 0: ${median(shared.map(pick)).toFixed(1)} ${unit}`;
     /** A figure of the running batch beside the finished batch's (row only); for information when it has no target. */
-    const besideFinished = (measure: string, pick: (run: Run) => number, unit: string, note: string, target?: { text: string; met: boolean }): Figure => ({
+    const besideFinished = (
+      measure: string,
+      pick: (run: Run) => number,
+      unit: string,
+      note: string,
+      target?: { text: string; met: boolean },
+    ): Figure => ({
       figure: `status polling ${measure}, ${options.clients} clients, running batch`,
       value: median(cached.map(pick)),
       unit,
@@ -177,7 +201,10 @@ export async function statusPollingFigures(options: StatusPollingOptions): Promi
         met: describes <= bound * 1.05,
         note: `${common}; ${runsNote(cached.map((run) => run.describesPerSecond))}`,
       },
-      besideFinished('p99', (run) => run.p99, 'ms', `${runsNote(cached.map((run) => run.p99))}; ${withoutReuse((run) => run.p99, 'ms')}`, { text: '≤ 50 ms', met: p99 <= 50 }),
+      besideFinished('p99', (run) => run.p99, 'ms', `${runsNote(cached.map((run) => run.p99))}; ${withoutReuse((run) => run.p99, 'ms')}`, {
+        text: '≤ 50 ms',
+        met: p99 <= 50,
+      }),
       besideFinished('p50', (run) => run.p50, 'ms', `${runsNote(cached.map((run) => run.p50))}; ${withoutReuse((run) => run.p50, 'ms')}`),
       besideFinished(
         'throughput',

@@ -65,9 +65,19 @@ export async function uploadFigures(uploads: number, entities: number, acceptOnl
         unit: '',
         target: `all ${uploads}`,
         met: accepted.length === uploads,
-        note: `all answered after ${acceptedSeconds.toFixed(1)} s; ${submitted.filter((s) => s.status !== 200).map((s) => `${s.status} ${String(s.id).slice(0, 80)}`).join('; ')}`,
+        note: `all answered after ${acceptedSeconds.toFixed(1)} s; ${submitted
+          .filter((s) => s.status !== 200)
+          .map((s) => `${s.status} ${String(s.id).slice(0, 80)}`)
+          .join('; ')}`,
       },
-      { figure: 'API peak RSS during the uploads', value: apiPeak / MB, unit: 'MB', target: '≤ 400 MB', met: apiPeak <= 400 * MB, note: `VmHWM ${(apiBefore / MB).toFixed(0)} MB before; ${settings}` },
+      {
+        figure: 'API peak RSS during the uploads',
+        value: apiPeak / MB,
+        unit: 'MB',
+        target: '≤ 400 MB',
+        met: apiPeak <= 400 * MB,
+        note: `VmHWM ${(apiBefore / MB).toFixed(0)} MB before; ${settings}`,
+      },
     ];
     // --accept-only: the API's side alone (the batches are still applied while the stack stops).
     if (acceptOnly) return acceptance;
@@ -76,7 +86,9 @@ export async function uploadFigures(uploads: number, entities: number, acceptOnl
       async () => {
         for (const { id } of accepted) {
           if (outcomes.has(id)) continue;
-          const detail = (await (await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })).json()) as { status: string };
+          const detail = (await (
+            await fetch(`${stack.apiUrl}/api/v2/batches/${id}/detail`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } })
+          ).json()) as { status: string };
           if (detail.status === 'COMPLETED' || detail.status === 'FAILED') outcomes.set(id, detail.status);
         }
         return outcomes.size === accepted.length ? true : undefined;
@@ -113,7 +125,11 @@ function resetPeak(pid: number): number {
 }
 
 /** POSTs a generated v2 batch of just under `bytes` bytes, chunked, streamed from the generator. */
-async function postGenerated(apiUrl: string, bytes: number, seed: number): Promise<{ status: number; answer: string; sent: number; changes: number }> {
+async function postGenerated(
+  apiUrl: string,
+  bytes: number,
+  seed: number,
+): Promise<{ status: number; answer: string; sent: number; changes: number }> {
   let sent = 0;
   let changes = 0;
   // Room for the last entity (about 1.6 KB) and the closing tag.
@@ -126,7 +142,10 @@ async function postGenerated(apiUrl: string, bytes: number, seed: number): Promi
     }
   }
   const header = { version: 'v2' as const, batchUuid: randomUUID(), sender: { id: 'bench', name: 'Benchmark' } };
-  const post = chunkedPost(new URL('/api/v2/batches', apiUrl), { 'content-type': 'application/xml', authorization: `Bearer ${BENCH_TOKEN}` });
+  const post = chunkedPost(new URL('/api/v2/batches', apiUrl), {
+    'content-type': 'application/xml',
+    authorization: `Bearer ${BENCH_TOKEN}`,
+  });
   let pending = '';
   for await (const text of writeBatch(header, creates(), 'v2')) {
     pending += text;
@@ -177,7 +196,15 @@ export async function streamedUploadFigures(sizesMiB: readonly number[]): Promis
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { uploads: { type: 'string', default: '12' }, entities: { type: 'string', default: '30000' }, 'accept-only': { type: 'boolean', default: false }, streamed: { type: 'string' }, json: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      uploads: { type: 'string', default: '12' },
+      entities: { type: 'string', default: '30000' },
+      'accept-only': { type: 'boolean', default: false },
+      streamed: { type: 'string' },
+      json: { type: 'string' },
+    },
+  });
   const figures = values.streamed
     ? await streamedUploadFigures(values.streamed.split(',').map(Number))
     : await uploadFigures(Number(values.uploads), Number(values.entities), values['accept-only']);

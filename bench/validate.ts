@@ -31,7 +31,9 @@ const MB = 1024 * 1024;
 /** Writes a batch of the one data generator (bench/lib/generate.ts) of about `targetBytes`; returns the number of entities. */
 async function writeBatch(path: string, targetBytes: number): Promise<number> {
   const sample = 500;
-  const sampleBytes = Buffer.byteLength(serializeBatch({ version: 'v2', sender: { id: 'bench', name: 'Benchmark' } }, generateCreates(sample), 'v2'));
+  const sampleBytes = Buffer.byteLength(
+    serializeBatch({ version: 'v2', sender: { id: 'bench', name: 'Benchmark' } }, generateCreates(sample), 'v2'),
+  );
   const count = Math.max(1, Math.ceil((targetBytes * sample) / sampleBytes));
   await writeGeneratedBatch(path, count, { batchUuid: randomUUID() });
   return count;
@@ -48,7 +50,9 @@ interface Measurement {
 async function child(file: string): Promise<void> {
   const { validateBatchXml } = await import('../engine/validation/index.ts');
   // Load the wasm module and compile the schemas first: a running service has done so.
-  await validateBatchXml(Buffer.from('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info><sender><id>u</id><name>n</name></sender></info></batchUpdate>'));
+  await validateBatchXml(
+    Buffer.from('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info><sender><id>u</id><name>n</name></sender></info></batchUpdate>'),
+  );
   const xml = readFileSync(file);
   const started = performance.now();
   await validateBatchXml(xml);
@@ -79,7 +83,6 @@ function measureXmllint(file: string, extra: string[]): Measurement {
   return { seconds: (performance.now() - started) / 1000, peakRssBytes: undefined };
 }
 
-
 function hasXmllint(): boolean {
   return spawnSync('xmllint', ['--version']).status === 0;
 }
@@ -96,8 +99,18 @@ function hostileDocuments(): [string, Uint8Array][] {
   const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('\n');
   const [head, tail] = minimal.split('Jana') as [string, string];
   return [
-    ['entity bomb', utf8(`<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 "lol">\n${laughs}\n]>\n${minimal.replace('<id>u</id>', '<id>&lol9;</id>')}`)],
-    ['external entity', utf8(`<?xml version="1.0"?>\n<!DOCTYPE batchUpdate [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n${minimal.replace('<id>u</id>', '<id>&xxe;</id>')}`)],
+    [
+      'entity bomb',
+      utf8(
+        `<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 "lol">\n${laughs}\n]>\n${minimal.replace('<id>u</id>', '<id>&lol9;</id>')}`,
+      ),
+    ],
+    [
+      'external entity',
+      utf8(
+        `<?xml version="1.0"?>\n<!DOCTYPE batchUpdate [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n${minimal.replace('<id>u</id>', '<id>&xxe;</id>')}`,
+      ),
+    ],
     ['10,000 levels of nesting', utf8(`<batchUpdate xmlns="${V2}">${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}</batchUpdate>`)],
     ['invalid UTF-8', Buffer.concat([utf8(head), Buffer.from([0xc3, 0x28]), utf8(tail)])],
     ['truncated', utf8(minimal.slice(0, -20))],
@@ -173,7 +186,10 @@ export async function validationFigures(mb: number, runs: number): Promise<Figur
         baselineName: 'xmllint --schema',
         target: '≤ 2× xmllint --schema',
         met: reference === undefined ? false : seconds <= 2 * reference,
-        note: `${(size / MB / seconds).toFixed(1)} MB/s; ${runsNote(ours.map((m) => m.seconds), 's')}${xmllint ? `; xmllint --stream ${median(lintStream.map((m) => m.seconds)).toFixed(2)} s` : '; no xmllint'}`,
+        note: `${(size / MB / seconds).toFixed(1)} MB/s; ${runsNote(
+          ours.map((m) => m.seconds),
+          's',
+        )}${xmllint ? `; xmllint --stream ${median(lintStream.map((m) => m.seconds)).toFixed(2)} s` : '; no xmllint'}`,
       },
       {
         figure: `validator peak RSS, ${(size / MB).toFixed(0)} MB batch`,

@@ -35,11 +35,19 @@ export function httpUrl(value: string): string {
 
 export function clientOf(command: Command): ApiClient {
   const { url, token, keyId, keySecret } = command.optsWithGlobals<{ url: string; token?: string; keyId?: string; keySecret?: string }>();
-  if ((keyId === undefined) !== (keySecret === undefined)) throw new CliError(EXIT.usage, 'an API key needs both --key-id and --key-secret (or ENTITY_RECORDS_KEY_ID and ENTITY_RECORDS_KEY_SECRET)');
+  if ((keyId === undefined) !== (keySecret === undefined))
+    throw new CliError(
+      EXIT.usage,
+      'an API key needs both --key-id and --key-secret (or ENTITY_RECORDS_KEY_ID and ENTITY_RECORDS_KEY_SECRET)',
+    );
   // A key given on purpose wins over a token left in the environment.
   const source = command.getOptionValueSourceWithGlobals('url');
   const urlFrom = source === 'env' ? 'env' : source === 'cli' ? 'cli' : 'default';
-  return apiClient({ url, urlFrom, ...(keyId !== undefined && keySecret !== undefined ? { key: { keyId, secret: keySecret } } : { token }) });
+  return apiClient({
+    url,
+    urlFrom,
+    ...(keyId !== undefined && keySecret !== undefined ? { key: { keyId, secret: keySecret } } : { token }),
+  });
 }
 
 export async function readInputFile(file: string): Promise<Buffer> {

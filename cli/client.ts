@@ -35,7 +35,8 @@ export function apiClient(options: ClientOptions): ApiClient {
     // Signed as fetch will send it: the URL normalised the way fetch normalises it.
     const url = new URL(`${baseUrl}${path}`);
     if (options.key) {
-      for (const [name, value] of Object.entries(signRequest({ url, method: init.method ?? 'GET', ...options.key }))) headers.set(name, value);
+      for (const [name, value] of Object.entries(signRequest({ url, method: init.method ?? 'GET', ...options.key })))
+        headers.set(name, value);
     } else if (options.token) {
       headers.set('authorization', `Bearer ${options.token}`);
     }
@@ -75,9 +76,12 @@ async function problemError(method: string, path: string, response: Response, fa
   } catch {
     problem = { detail: text.trim().slice(0, 500) || response.statusText };
   }
-  const lines = [`${method} ${path}: ${response.status}${problem.code ? ` ${problem.code}` : ''}${problem.detail ? `: ${problem.detail}` : ''}`];
+  const lines = [
+    `${method} ${path}: ${response.status}${problem.code ? ` ${problem.code}` : ''}${problem.detail ? `: ${problem.detail}` : ''}`,
+  ];
   for (const error of problem.errors ?? []) {
-    const where = error.line !== undefined ? `line ${error.line}${error.column !== undefined ? `, column ${error.column}` : ''}` : error.path;
+    const where =
+      error.line !== undefined ? `line ${error.line}${error.column !== undefined ? `, column ${error.column}` : ''}` : error.path;
     lines.push(`  ${where ? `${where}: ` : ''}${error.message}`);
   }
   if (response.status >= 500 || response.status < 400) return new CliError(EXIT.server, lines.join('\n'));

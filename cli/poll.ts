@@ -6,7 +6,11 @@ const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 1000;
 
 /** Reads until `done` holds, quickly at first and then once a second; `seen` gets every value read. */
-export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, seen: (value: T) => void = () => undefined): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  seen: (value: T) => void = () => undefined,
+): Promise<T> {
   let delay = FIRST_DELAY_MS;
   for (;;) {
     const value = await read();

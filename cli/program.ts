@@ -13,7 +13,9 @@ const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 const EXIT_HELP = `
 Exit codes:
-${Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `  ${code}  ${meaning}`).join('\n')}
+${Object.entries(EXIT_MEANINGS)
+  .map(([code, meaning]) => `  ${code}  ${meaning}`)
+  .join('\n')}
 
 Results go to stdout; progress and messages to stderr (progress bars only on a terminal).`;
 
@@ -23,8 +25,12 @@ function buildProgram(): Command {
     .version(packageJson.version)
     .addOption(new Option('--url <url>', 'service base URL').env('ENTITY_RECORDS_URL').default(DEFAULT_URL).argParser(httpUrl))
     .addOption(new Option('--token <token>', 'bearer token').env('ENTITY_RECORDS_TOKEN'))
-    .addOption(new Option('--key-id <id>', 'API key id: sign requests (NDA-HMAC-SHA256) instead of sending a token').env('ENTITY_RECORDS_KEY_ID'))
-    .addOption(new Option('--key-secret <secret>', 'the API key\'s secret (prefer the environment variable)').env('ENTITY_RECORDS_KEY_SECRET'))
+    .addOption(
+      new Option('--key-id <id>', 'API key id: sign requests (NDA-HMAC-SHA256) instead of sending a token').env('ENTITY_RECORDS_KEY_ID'),
+    )
+    .addOption(
+      new Option('--key-secret <secret>', "the API key's secret (prefer the environment variable)").env('ENTITY_RECORDS_KEY_SECRET'),
+    )
     .addHelpText('after', EXIT_HELP)
     .showHelpAfterError('(add --help for usage)')
     // Settings the subcommands inherit: errors are thrown to runCli, which owns the exit code.

@@ -15,7 +15,11 @@ const run = promisify(execFile);
 
 /** Writes a backup of `databaseUrl` to `file` (pg_dump's custom format). */
 export async function backupDatabase(databaseUrl: string, file: string): Promise<void> {
-  await run('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${withDatabaseUser(databaseUrl)}`], { maxBuffer: 16 * 2 ** 20 });
+  await run(
+    'pg_dump',
+    ['--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${withDatabaseUser(databaseUrl)}`],
+    { maxBuffer: 16 * 2 ** 20 },
+  );
 }
 
 export interface RestoreOutcome {
@@ -31,14 +35,20 @@ export interface RestoreOutcome {
  * `gap` (records the registry may have created after the backup), and past
  * `issuedUpTo` when the last number issued is known.
  */
-export async function restoreDatabase(databaseUrl: string, file: string, options: { gap: number; issuedUpTo?: number }): Promise<RestoreOutcome> {
+export async function restoreDatabase(
+  databaseUrl: string,
+  file: string,
+  options: { gap: number; issuedUpTo?: number },
+): Promise<RestoreOutcome> {
   await ensureDatabase(databaseUrl);
   const client = new pg.Client({ connectionString: withDatabaseUser(databaseUrl) });
   await client.connect();
   try {
     const { rows } = await client.query<{ tables: string }>(`select count(*) as tables from pg_tables where schemaname = 'public'`);
     if (Number(rows[0]!.tables) > 0) throw new Error('the database to restore into has tables already: restore into a fresh database');
-    await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', `--dbname=${withDatabaseUser(databaseUrl)}`, file], { maxBuffer: 16 * 2 ** 20 });
+    await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', `--dbname=${withDatabaseUser(databaseUrl)}`, file], {
+      maxBuffer: 16 * 2 ** 20,
+    });
     return await moveRecordNumbersPast(client, options);
   } finally {
     await client.end();

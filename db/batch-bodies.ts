@@ -118,7 +118,10 @@ export async function* readBatchBody(db: Queryable, batchId: string): AsyncGener
   if (uploadId === undefined) return;
   for (let seq = 0; ; seq += 1) {
     // COPY takes no parameters: the upload id is a uuid read from the database, seq a number.
-    const data = await copyOutOneBytea(db, `select data from batch_body_chunk where upload_id = ${pg.escapeLiteral(uploadId)}::uuid and seq = ${seq}`);
+    const data = await copyOutOneBytea(
+      db,
+      `select data from batch_body_chunk where upload_id = ${pg.escapeLiteral(uploadId)}::uuid and seq = ${seq}`,
+    );
     if (data === undefined) return;
     if (data.length > 0) yield data;
   }
@@ -148,7 +151,8 @@ async function copyOutOneBytea(db: Queryable, query: string): Promise<Buffer | u
  * undefined when it has no row.
  */
 export function binaryCopyOneField(data: Buffer): Buffer | undefined {
-  if (data.length < COPY_SIGNATURE.length + 2 || !data.subarray(0, 11).equals(COPY_SIGNATURE.subarray(0, 11))) throw new Error('COPY: not a binary COPY header');
+  if (data.length < COPY_SIGNATURE.length + 2 || !data.subarray(0, 11).equals(COPY_SIGNATURE.subarray(0, 11)))
+    throw new Error('COPY: not a binary COPY header');
   let at = COPY_SIGNATURE.length;
   at += data.readInt32BE(at - 4);
   const fields = data.readInt16BE(at);

@@ -116,7 +116,16 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
        changes_total = excluded.changes_total, changes_applied = 0, result = null, error = null,
        attempt = batch.attempt + 1, activity_attempts = null, submitted_at = now(), finished_at = null
      where batch.status = 'FAILED' and ($8 or batch.submitted_by = excluded.submitted_by)`,
-    [batch.id, batch.sha256, batch.apiVersion, batch.submittedBy, batch.force, batch.offeredForceKey ?? null, batch.changesTotal, batch.reviveOthers ?? false],
+    [
+      batch.id,
+      batch.sha256,
+      batch.apiVersion,
+      batch.submittedBy,
+      batch.force,
+      batch.offeredForceKey ?? null,
+      batch.changesTotal,
+      batch.reviveOthers ?? false,
+    ],
   );
   if (inserted.rowCount === 0) return false;
   await linkBatchBody(client, batch.id, batch.body);
@@ -125,6 +134,9 @@ export async function storeBatch(client: pg.PoolClient, batch: NewBatch): Promis
 
 /** Another batch with the same body that completed or is still running, as the caller's connection sees it. */
 export async function findLiveBatchWithBody(db: Queryable, sha256: string, exceptId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ id: string }>(`select id from batch where body_sha256 = $1 and id <> $2 and status <> 'FAILED' limit 1`, [sha256, exceptId]);
+  const { rows } = await db.query<{ id: string }>(
+    `select id from batch where body_sha256 = $1 and id <> $2 and status <> 'FAILED' limit 1`,
+    [sha256, exceptId],
+  );
   return rows[0]?.id;
 }

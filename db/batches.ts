@@ -9,9 +9,8 @@ import { asRow, type Columns } from './rows.ts';
 import type { Queryable } from './sql.ts';
 import { STAGED_SUCCESS_JSONB } from './apply/result-lines.ts';
 
-;
 export type { StoredBody } from './batch-bodies.ts';
-export {  storeBatch, type BatchUpload,  } from './batch-upload.ts';
+export { storeBatch, type BatchUpload } from './batch-upload.ts';
 
 /** A stored batch, its result document included: the entity's columns as plain data. */
 export type BatchRow = Columns<Batch>;
@@ -180,7 +179,13 @@ export class BatchRepository {
   }
 }
 
-async function findStranded(pool: pg.Pool, status: 'ACCEPTED' | 'PROCESSING', olderThanSeconds: number, limit: number, after?: StrandedCursor): Promise<StrandedBatch[]> {
+async function findStranded(
+  pool: pg.Pool,
+  status: 'ACCEPTED' | 'PROCESSING',
+  olderThanSeconds: number,
+  limit: number,
+  after?: StrandedCursor,
+): Promise<StrandedBatch[]> {
   const { rows } = await pool.query<Omit<StrandedBatch, 'cursor'> & { at: string }>(
     `select b.id as "batchId", b.submitted_by as submitter, b.api_version as "apiVersion", coalesce(b.changes_total, 0) as changes, coalesce(bb.bytes, 0) as bytes,
             b.submitted_at::text as at
@@ -207,12 +212,29 @@ export async function markProcessing(db: Queryable, batchId: string): Promise<vo
  * finished); false when it had ended already (an operator's stop recorded
  * first). finished_at is the clock's time, not the start of the transaction.
  */
-export async function finishBatch(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', result: BatchResult | null, error?: string): Promise<boolean> {
+export async function finishBatch(
+  db: Queryable,
+  batchId: string,
+  status: 'COMPLETED' | 'FAILED',
+  result: BatchResult | null,
+  error?: string,
+): Promise<boolean> {
   return endWithJson(db, batchId, status, result === null ? null : JSON.stringify(result), error ?? null);
 }
 
-async function endWithJson(db: Queryable, batchId: string, status: 'COMPLETED' | 'FAILED', resultJson: string | null, error: string | null): Promise<boolean> {
-  const updated = await db.query(`update batch set status = $2, result = $3, error = $4, ${ENDED} ${STILL_RUNNING_ROW}`, [batchId, status, resultJson, error]);
+async function endWithJson(
+  db: Queryable,
+  batchId: string,
+  status: 'COMPLETED' | 'FAILED',
+  resultJson: string | null,
+  error: string | null,
+): Promise<boolean> {
+  const updated = await db.query(`update batch set status = $2, result = $3, error = $4, ${ENDED} ${STILL_RUNNING_ROW}`, [
+    batchId,
+    status,
+    resultJson,
+    error,
+  ]);
   return updated.rowCount === 1;
 }
 
@@ -225,21 +247,26 @@ const STILL_RUNNING_ROW = `where id = $1 and status in ('ACCEPTED', 'PROCESSING'
  * success whose revision lines are staged in the transaction
  * (db/apply/result-lines.ts), its document built by PostgreSQL.
  */
-export type ResultJson = { resultJson(): Iterable<string>; revisions: number } | { stagedSuccess: { transactionUuid: string }; revisions: number };
+export type ResultJson =
+  { resultJson(): Iterable<string>; revisions: number } | { stagedSuccess: { transactionUuid: string }; revisions: number };
 
 /**
  * finishBatch for the apply's result, on the apply's connection. A large
  * success's document (60 MB for 300,000 entities) is built by PostgreSQL
  * from the lines staged in the transaction: the worker never holds it.
  */
-export async function finishBatchWithResult(client: pg.PoolClient, batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
+export async function finishBatchWithResult(
+  client: pg.PoolClient,
+  batchId: string,
+  status: 'COMPLETED' | 'FAILED',
+  result: ResultJson,
+): Promise<boolean> {
   if ('stagedSuccess' in result) {
     // The lines never come back to the worker: the document is built where they are.
-    const updated = await client.query(`update batch set status = $2, result = ${STAGED_SUCCESS_JSONB}, error = null, ${ENDED} ${STILL_RUNNING_ROW}`, [
-      batchId,
-      status,
-      result.stagedSuccess.transactionUuid,
-    ]);
+    const updated = await client.query(
+      `update batch set status = $2, result = ${STAGED_SUCCESS_JSONB}, error = null, ${ENDED} ${STILL_RUNNING_ROW}`,
+      [batchId, status, result.stagedSuccess.transactionUuid],
+    );
     return updated.rowCount === 1;
   }
   return endWithJson(client, batchId, status, [...result.resultJson()].join(''), null);

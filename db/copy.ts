@@ -16,7 +16,9 @@ function copyValue(value: unknown): string {
 
 /** Text in COPY's text format: each reserved character escaped on its own, so text may be escaped in pieces. */
 function copyText(text: string): string {
-  return /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t')) : text;
+  return /[\\\n\r\t]/.test(text)
+    ? text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'))
+    : text;
 }
 
 /** Bytes of a COPY chunk. */
@@ -106,7 +108,13 @@ export async function sendCopyLoad(client: pg.PoolClient, load: CopyLoad): Promi
  * Sends one row per value into one text column, `perPiece` rows a write: a
  * large list of keys is never one string, nor one query message.
  */
-export async function copyLinesInPieces(client: pg.PoolClient, table: string, column: string, values: readonly string[], perPiece = 1000): Promise<void> {
+export async function copyLinesInPieces(
+  client: pg.PoolClient,
+  table: string,
+  column: string,
+  values: readonly string[],
+  perPiece = 1000,
+): Promise<void> {
   const copy = new CopyIn(client, `copy ${table} (${column}) from stdin`);
   for (let start = 0; start < values.length; start += perPiece) {
     let piece = '';

@@ -13,7 +13,13 @@ const ROWS_PER_READ = 500;
  * `inSnapshot` runs first in the cursor's transaction: what it reads is of
  * the same snapshot as every row.
  */
-export async function* streamPages<T>(pool: pg.Pool, sql: string, params: unknown[], rowsPerRead = ROWS_PER_READ, inSnapshot?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<T[]> {
+export async function* streamPages<T>(
+  pool: pg.Pool,
+  sql: string,
+  params: unknown[],
+  rowsPerRead = ROWS_PER_READ,
+  inSnapshot?: (client: pg.PoolClient) => Promise<void>,
+): AsyncGenerator<T[]> {
   const client = await pool.connect();
   let cursor: Cursor<T> | undefined;
   let pending: Promise<T[]> | undefined;

@@ -33,7 +33,12 @@ export interface ExportRecords {
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
    * inside one transaction). An empty `refs` means every entity.
    */
-  revisionChangePages(fromCommitSeq: string, refs: readonly EntityRef[], rowsPerRead: number | undefined, onSnapshot: SnapshotListener): AsyncGenerator<RevisionChanges[]>;
+  revisionChangePages(
+    fromCommitSeq: string,
+    refs: readonly EntityRef[],
+    rowsPerRead: number | undefined,
+    onSnapshot: SnapshotListener,
+  ): AsyncGenerator<RevisionChanges[]>;
 }
 
 /**
@@ -89,7 +94,8 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
     currentSnapshotBytes(refs, onSnapshot) {
       const { ids, uuids } = splitRefs(refs);
       // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
-      const filter = refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
+      const filter =
+        refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
       // The stored document (its bytes one character a byte, db/document-bytes.ts) back to bytes, its opening the element's.
       const opening = entityOpenings('v2');
       const element = `case when starts_with(document_bytes, ${pg.escapeLiteral(opening.document)})
@@ -141,7 +147,11 @@ const COPY_CHUNKS_AHEAD = 16;
  * socket is not read): memory stays flat. Stopping early drops the
  * connection, which ends the COPY on the server.
  */
-async function* copyOutTexts(pool: pg.Pool, query: string, inSnapshot: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<RecordTexts> {
+async function* copyOutTexts(
+  pool: pg.Pool,
+  query: string,
+  inSnapshot: (client: pg.PoolClient) => Promise<void>,
+): AsyncGenerator<RecordTexts> {
   const client = await pool.connect();
   let stream: CopyToStreamQuery | undefined;
   let complete = false;

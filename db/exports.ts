@@ -54,7 +54,8 @@ export interface ExportBounds {
 }
 
 /** How a start was answered: a new export, one that stands (a replay or an identical recent export), or a refusal. */
-export type ExportAdmission = { id: string; outcome: 'started' | 'replayed' | 'reused' } | { refused: 'running'; running: number } | { refused: 'disk'; bytes: number };
+export type ExportAdmission =
+  { id: string; outcome: 'started' | 'replayed' | 'reused' } | { refused: 'running'; running: number } | { refused: 'disk'; bytes: number };
 
 const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0 };
 
@@ -145,7 +146,11 @@ export class ExportRepository {
 
   /** Records that Temporal started attempt `attempt` of the export activity; the highest number wins (see the batches'). */
   async recordActivityAttempt(id: string, attempt: number): Promise<void> {
-    await this.#em().nativeUpdate(ExportRequestSchema, { id, $or: [{ activityAttempts: null }, { activityAttempts: { $lt: attempt } }] }, { activityAttempts: attempt });
+    await this.#em().nativeUpdate(
+      ExportRequestSchema,
+      { id, $or: [{ activityAttempts: null }, { activityAttempts: { $lt: attempt } }] },
+      { activityAttempts: attempt },
+    );
   }
 
   /** What the file holds so far, while the export is RUNNING. */
@@ -155,7 +160,11 @@ export class ExportRepository {
 
   /** ACCEPTED or RUNNING → COMPLETED with its file; false when the export had ended already. */
   async complete(id: string, done: FinishedExport): Promise<boolean> {
-    const updated = await this.#em().nativeUpdate(ExportRequestSchema, { id, status: { $in: [...STILL_RUNNING] } }, { status: 'COMPLETED', ...done, error: null, requestedIds: null });
+    const updated = await this.#em().nativeUpdate(
+      ExportRequestSchema,
+      { id, status: { $in: [...STILL_RUNNING] } },
+      { status: 'COMPLETED', ...done, error: null, requestedIds: null },
+    );
     return updated === 1;
   }
 
@@ -190,7 +199,11 @@ export class ExportRepository {
   }
 
   /** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
-  async findStaleRunning(olderThanSeconds: number, limit: number, after?: { at: string; id: string }): Promise<{ id: string; cursor: { at: string; id: string } }[]> {
+  async findStaleRunning(
+    olderThanSeconds: number,
+    limit: number,
+    after?: { at: string; id: string },
+  ): Promise<{ id: string; cursor: { at: string; id: string } }[]> {
     const { rows } = await this.#pool.query<{ id: string; at: string }>(
       `select id, created_at::text as at from export_request
         where status = any($3) and created_at < now() - make_interval(secs => $1)
@@ -272,7 +285,10 @@ async function findReusable(db: Queryable, requestKey: string, withinSeconds: nu
 /** Throws Refused when the principal runs its limit of exports, or the export files fill their budget. */
 async function checkBounds(db: Queryable, principal: string, bounds: ExportBounds): Promise<void> {
   if (bounds.runningPerPrincipal > 0) {
-    const { rows } = await db.query<{ n: string }>(`select count(*) as n from export_request where requested_by = $1 and status in ('ACCEPTED', 'RUNNING')`, [principal]);
+    const { rows } = await db.query<{ n: string }>(
+      `select count(*) as n from export_request where requested_by = $1 and status in ('ACCEPTED', 'RUNNING')`,
+      [principal],
+    );
     const running = Number(rows[0]!.n);
     if (running >= bounds.runningPerPrincipal) throw new Refused({ refused: 'running', running });
   }

@@ -34,14 +34,19 @@ interface AddedRecord {
 }
 
 /** The layout of `range` extended from `prefix`; undefined when a fresh pass is the better way (too much added, too many gaps). */
-export async function extendLayout(db: Queryable, range: CommitRange, prefix: KeptPrefix, anchorEvery: number): Promise<RangeLayout | undefined> {
+export async function extendLayout(
+  db: Queryable,
+  range: CommitRange,
+  prefix: KeptPrefix,
+  anchorEvery: number,
+): Promise<RangeLayout | undefined> {
   const old = prefix.layout;
   if (old.gapSeqs === null || old.minSeq === null || old.maxSeq === null) return undefined;
   const added = { fromCommitSeq: prefix.toCommitSeq, toCommitSeq: range.toCommitSeq };
-  const { rows: seqRows } = await db.query<{ lo: string | null; hi: string | null }>('select min(seq) as lo, max(seq) as hi from transaction where commit_seq > $1 and commit_seq <= $2', [
-    added.fromCommitSeq,
-    added.toCommitSeq,
-  ]);
+  const { rows: seqRows } = await db.query<{ lo: string | null; hi: string | null }>(
+    'select min(seq) as lo, max(seq) as hi from transaction where commit_seq > $1 and commit_seq <= $2',
+    [added.fromCommitSeq, added.toCommitSeq],
+  );
   const { lo, hi } = seqRows[0]!;
   if (lo === null || hi === null) return old;
   const minSeq = BigInt(lo) < BigInt(old.minSeq) ? lo : old.minSeq;

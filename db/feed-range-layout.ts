@@ -24,4 +24,3 @@ export interface RangeLayout {
   anchorIds: string[];
   anchorPositions: number[];
 }
-

@@ -24,7 +24,6 @@ import { inTransaction, type Queryable } from './sql.ts';
 // (entity_id, seq) index without joining transaction. With more gaps than
 // GAPS_LISTED the pages join transaction instead.
 
-
 /** Where one page's rows lie: entity ids in (afterId, upToId], of which the first `skip` belong to the pages before. */
 export interface PageBounds {
   afterId: string;
@@ -45,11 +44,16 @@ export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: 
   if (kept) return kept;
   const made = await inTransaction(pool, async (client) => {
     // Two API processes asked for the same cold range: one makes it, the other waits and reads it.
-    await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [range.fromCommitSeq, range.toCommitSeq]);
+    await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [
+      range.fromCommitSeq,
+      range.toCommitSeq,
+    ]);
     const keptMeanwhile = await keptLayout(client, range);
     if (keptMeanwhile) return keptMeanwhile;
     const prefix = await keptPrefix(client, range);
-    const layout = (prefix && (await extendLayout(client, range, prefix, options.anchorEvery))) ?? (await makeLayout(client, range, options.anchorEvery));
+    const layout =
+      (prefix && (await extendLayout(client, range, prefix, options.anchorEvery))) ??
+      (await makeLayout(client, range, options.anchorEvery));
     if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
     return layout;
   });
@@ -112,7 +116,10 @@ interface LayoutRow {
 const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions';
 
 async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayout | undefined> {
-  const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [range.fromCommitSeq, range.toCommitSeq]);
+  const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [
+    range.fromCommitSeq,
+    range.toCommitSeq,
+  ]);
   return rows[0] && layoutOf(rows[0]);
 }
 
@@ -142,7 +149,17 @@ async function keepLayout(db: Queryable, range: CommitRange, layout: RangeLayout
   await db.query(
     `insert into feed_range (from_commit_seq, to_commit_seq, records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict do nothing`,
-    [range.fromCommitSeq, range.toCommitSeq, layout.records, layout.revisions, layout.minSeq, layout.maxSeq, layout.gapSeqs, layout.anchorIds, layout.anchorPositions],
+    [
+      range.fromCommitSeq,
+      range.toCommitSeq,
+      layout.records,
+      layout.revisions,
+      layout.minSeq,
+      layout.maxSeq,
+      layout.gapSeqs,
+      layout.anchorIds,
+      layout.anchorPositions,
+    ],
   );
 }
 
@@ -154,7 +171,8 @@ async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number
     [range.fromCommitSeq, range.toCommitSeq],
   );
   const { lo, hi, n } = seqRows[0]!;
-  if (lo === null || hi === null) return { records: 0, revisions: 0, minSeq: null, maxSeq: null, gapSeqs: [], anchorIds: [], anchorPositions: [] };
+  if (lo === null || hi === null)
+    return { records: 0, revisions: 0, minSeq: null, maxSeq: null, gapSeqs: [], anchorIds: [], anchorPositions: [] };
   const gapCount = BigInt(hi) - BigInt(lo) + 1n - BigInt(n);
   let gapSeqs: string[] | null = null;
   if (gapCount <= BigInt(GAPS_LISTED)) {

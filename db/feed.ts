@@ -66,12 +66,17 @@ interface PointerRow {
 export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepository {
   return {
     async findTransaction(uuid) {
-      const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null', [uuid]);
+      const { rows } = await pool.query<TransactionPoint>(
+        'select uuid, commit_seq as "commitSeq" from transaction where uuid = $1 and commit_seq is not null',
+        [uuid],
+      );
       return rows[0];
     },
 
     async latestTransaction() {
-      const { rows } = await pool.query<TransactionPoint>('select uuid, commit_seq as "commitSeq" from transaction where commit_seq is not null order by commit_seq desc limit 1');
+      const { rows } = await pool.query<TransactionPoint>(
+        'select uuid, commit_seq as "commitSeq" from transaction where commit_seq is not null order by commit_seq desc limit 1',
+      );
       return rows[0];
     },
 
@@ -85,7 +90,12 @@ export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepos
       if (!bounds) return;
       const query = pageQuery(commitRange(range.from, range.to), range.layout, bounds, limit);
       for await (const rows of streamPages<PointerRow>(pool, query.sql, query.params, ROWS_PER_READ, sortInMemory)) {
-        yield rows.map((row) => ({ entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev }));
+        yield rows.map((row) => ({
+          entityId: Number(row.entity_id),
+          entityUuid: row.entity_uuid,
+          rev: row.rev,
+          metadataRev: row.metadata_rev,
+        }));
       }
     },
   };

@@ -82,7 +82,10 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     orm,
     pool,
     records: recordRepository(pool),
-    feed: feedRepository(longReadPool, { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 }),
+    feed: feedRepository(longReadPool, {
+      retentionDays: options.feedRangeRetentionDays ?? 7,
+      anchorEvery: options.feedRangeAnchorEvery ?? 1000,
+    }),
     oai: oaiRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),

@@ -47,7 +47,10 @@ export class LongReadLeases {
   /** Extends the leases still held; one statement for all of a process's leases. */
   async renew(ids: readonly string[], leaseSeconds: number): Promise<void> {
     if (ids.length === 0) return;
-    await this.#pool.query('update long_read_lease set expires_at = now() + make_interval(secs => $2) where id = any($1::uuid[])', [ids, leaseSeconds]);
+    await this.#pool.query('update long_read_lease set expires_at = now() + make_interval(secs => $2) where id = any($1::uuid[])', [
+      ids,
+      leaseSeconds,
+    ]);
   }
 
   /** Frees the slot at once (its row stays, lapsed, for the next claim to take over). */

@@ -54,7 +54,13 @@ export interface OaiRepository {
   /** How many records the list has as of the commit point (one pass, on a list's first page). */
   countRecords(filter: HarvestFilter, commitSeq: string): Promise<number>;
   /** Up to `limit` records after entityId `after`, as of the commit point, in entityId order, a cursor read at a time. */
-  records(filter: HarvestFilter, commitSeq: string, after: string, limit: number, content: HarvestContent): AsyncGenerator<HarvestedRecord[]>;
+  records(
+    filter: HarvestFilter,
+    commitSeq: string,
+    after: string,
+    limit: number,
+    content: HarvestContent,
+  ): AsyncGenerator<HarvestedRecord[]>;
   /** The record's latest committed version; undefined when there is no such record. */
   currentRecord(entityUuid: string, content: HarvestContent): Promise<HarvestedRecord | undefined>;
   /** The entity types records have now (the sets). */
@@ -156,7 +162,9 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         // The lock the commit trigger holds from drawing its time until its commit is visible (Migration20261124000040CommitOrder).
         await client.query('select pg_advisory_xact_lock_shared(1, 0)');
         // A statement of its own: its snapshot is taken once the lock is held.
-        const { rows } = await client.query<{ commit_seq: string | null; now: string }>(`select (select max(commit_seq) from transaction) as commit_seq, ${DATESTAMP('clock_timestamp()')} as now`);
+        const { rows } = await client.query<{ commit_seq: string | null; now: string }>(
+          `select (select max(commit_seq) from transaction) as commit_seq, ${DATESTAMP('clock_timestamp()')} as now`,
+        );
         await client.query('commit');
         return { commitSeq: rows[0]!.commit_seq ?? '0', responseDate: rows[0]!.now };
       } catch (error) {
@@ -171,7 +179,10 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
 
     async countRecords(filter, commitSeq) {
       const { where, params } = filterOf(filter, 2);
-      const { rows } = await pool.query<{ n: string }>(`select count(*) as n from (${asOf('none', false)}) x where ${where}`, [commitSeq, ...params]);
+      const { rows } = await pool.query<{ n: string }>(`select count(*) as n from (${asOf('none', false)}) x where ${where}`, [
+        commitSeq,
+        ...params,
+      ]);
       return Number(rows[0]!.n);
     },
 
@@ -204,7 +215,9 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
     },
 
     async entityTypes() {
-      const { rows } = await pool.query<{ entity_type: string }>('select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type');
+      const { rows } = await pool.query<{ entity_type: string }>(
+        'select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type',
+      );
       return rows.map((row) => row.entity_type);
     },
 

@@ -108,14 +108,20 @@ interface CurrentRow {
 }
 
 /** A read: of the record (current()), or of the document where one is stored (currentDocument()). */
-type Waiter = ({ document: false; resolve: (record: EntityRecord | undefined) => void } | { document: true; resolve: (form: CurrentForm | undefined) => void }) & {
+type Waiter = (
+  | { document: false; resolve: (record: EntityRecord | undefined) => void }
+  | { document: true; resolve: (form: CurrentForm | undefined) => void }
+) & {
   reject: (error: unknown) => void;
 };
 
 /** What a waiter is answered with, from its row. */
 function answer(waiter: Waiter, row: CurrentRow): void {
   if (!waiter.document) waiter.resolve(row.record!);
-  else waiter.resolve(row.document_bytes !== null && row.document_bytes !== undefined ? { documentBytes: row.document_bytes } : { record: row.record! });
+  else
+    waiter.resolve(
+      row.document_bytes !== null && row.document_bytes !== undefined ? { documentBytes: row.document_bytes } : { record: row.record! },
+    );
 }
 
 /** The reads of this turn not yet sent, by entity number and by UUID (lower case). */
@@ -150,7 +156,10 @@ const CURRENT_READS = Object.fromEntries(
   (Object.keys(COLUMNS) as (keyof typeof COLUMNS)[]).flatMap((form) =>
     (Object.keys(FILTERS) as Filter[]).map((filter) => [
       `${form}-${filter}`,
-      { name: `current-${form}-by-${filter}`, text: `select ${FILTERS[filter].columns}, ${COLUMNS[form]} from entity where ${FILTERS[filter].where}` },
+      {
+        name: `current-${form}-by-${filter}`,
+        text: `select ${FILTERS[filter].columns}, ${COLUMNS[form]} from entity where ${FILTERS[filter].where}`,
+      },
     ]),
   ),
 ) as Record<`${keyof typeof COLUMNS}-${Filter}`, { name: string; text: string }>;
@@ -179,7 +188,10 @@ async function readSome(pool: pg.Pool, reads: PendingReads, ids: string[], uuids
     const { rows } = await pool.query<CurrentRow & { id?: string; uuid?: string }>({ ...statement, values });
     const found = new Set<Waiter[]>();
     for (const row of rows) {
-      for (const waiting of [row.id === undefined ? undefined : reads.byId.get(String(row.id)), row.uuid === undefined ? undefined : reads.byUuid.get(row.uuid)]) {
+      for (const waiting of [
+        row.id === undefined ? undefined : reads.byId.get(String(row.id)),
+        row.uuid === undefined ? undefined : reads.byUuid.get(row.uuid),
+      ]) {
         if (waiting === undefined || found.has(waiting)) continue;
         found.add(waiting);
         for (const waiter of waiting) answer(waiter, row);
@@ -230,13 +242,15 @@ async function revisionsOf(pool: pg.Pool, ref: EntityRef, page: { offset: number
   );
   const first = rows[0];
   if (first === undefined) return undefined;
-  const revisions = rows.filter((row) => row.uuid !== null).map((row) => ({
-    metadataRev: row.uuid!,
-    rev: row.rev!,
-    ...(row.prev_rev !== null ? { prevRev: row.prev_rev } : {}),
-    contentChanged: row.content_changed!,
-    createdAt: new Date(row.created_at!).toISOString(),
-    ...(row.user_name !== null ? { userName: row.user_name } : {}),
-  }));
+  const revisions = rows
+    .filter((row) => row.uuid !== null)
+    .map((row) => ({
+      metadataRev: row.uuid!,
+      rev: row.rev!,
+      ...(row.prev_rev !== null ? { prevRev: row.prev_rev } : {}),
+      contentChanged: row.content_changed!,
+      createdAt: new Date(row.created_at!).toISOString(),
+      ...(row.user_name !== null ? { userName: row.user_name } : {}),
+    }));
   return { entityId: Number(first.entity_id), total: Number(first.total), revisions };
 }

@@ -31,7 +31,8 @@ export async function resetDatabase(orm: Orm): Promise<ResetOutcome> {
   const outcome = await orm.em.fork().transactional(async (em) => {
     // A database created but never migrated has nothing to count.
     const [{ migrated }] = await em.execute<[{ migrated: boolean }]>(`select to_regclass('public.export_request') is not null as migrated`);
-    const count = async (table: string) => (migrated ? Number((await em.execute<{ n: string }[]>(`select count(*) as n from ${table}`))[0]!.n) : 0);
+    const count = async (table: string) =>
+      migrated ? Number((await em.execute<{ n: string }[]>(`select count(*) as n from ${table}`))[0]!.n) : 0;
     const removed: ResetOutcome = {
       entities: await count('entity'),
       batches: await count('batch'),

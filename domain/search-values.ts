@@ -92,7 +92,15 @@ export function searchValues(record: EntityRecord): SearchValue[] {
     const preferred = part.partUuid === preferredUuid;
     if (part.type === 'PT_NAME') {
       const name = displayName(part);
-      if (name) values.push({ partUuid: part.partUuid, partType: part.type, preferred, kind: 'name', value: name, valueNorm: normalizeForSearch(name) });
+      if (name)
+        values.push({
+          partUuid: part.partUuid,
+          partType: part.type,
+          preferred,
+          kind: 'name',
+          value: name,
+          valueNorm: normalizeForSearch(name),
+        });
     }
     for (const item of [...part.items, ...(part.extensionItems ?? [])]) {
       const value = itemSearchText(item);

@@ -14,13 +14,7 @@ export function normalizeForSearch(text: string): string {
   // ASCII has no marks and is its own NFD and NFC form: most item values (dates, numbers, UUIDs, codes) take this path.
   if (ASCII.test(text)) return text.toLowerCase().replace(/\s+/g, ' ').trim();
   // Lower-case first so that e.g. 'İ' loses its dot with the other marks.
-  return text
-    .toLowerCase()
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .normalize('NFC')
-    .replace(/\s+/gu, ' ')
-    .trim();
+  return text.toLowerCase().normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC').replace(/\s+/gu, ' ').trim();
 }
 
 const NM_MAIN = 'NM_MAIN';

@@ -35,7 +35,8 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
   // A scrape collects every metric at once: the outcome counters share the one read in flight.
   let reading: Promise<OutcomeCounts | undefined> | undefined;
   const outcomes = (): Promise<OutcomeCounts | undefined> => {
-    reading ??= deps.db.jobOutcomes.count()
+    reading ??= deps.db.jobOutcomes
+      .count()
       .catch((error: unknown) => {
         // The scrape still answers; the outcome counters keep their last values.
         deps.log.warn({ err: error }, 'metrics: cannot count outcomes');
@@ -99,7 +100,13 @@ type Outcomes = () => Promise<OutcomeCounts | undefined>;
  * gives one count per outcome, else one total. Every process of a cluster
  * reports the same totals, so the cluster's sum takes the first.
  */
-function countedFromDatabase(registry: Registry, name: string, help: string, outcomes: Outcomes, pick: (counts: OutcomeCounts) => Record<string, number> | number): void {
+function countedFromDatabase(
+  registry: Registry,
+  name: string,
+  help: string,
+  outcomes: Outcomes,
+  pick: (counts: OutcomeCounts) => Record<string, number> | number,
+): void {
   new Counter({
     name,
     help,

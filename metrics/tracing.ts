@@ -53,7 +53,10 @@ export function startTracing(endpoint: string | undefined, serviceName: string):
   return {
     tracer,
     clientInterceptor: new OpenTelemetryWorkflowClientInterceptor({ tracer }),
-    activityInterceptor: (context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context, { tracer }), outbound: new OpenTelemetryActivityOutboundInterceptor(context) }),
+    activityInterceptor: (context) => ({
+      inbound: new OpenTelemetryActivityInboundInterceptor(context, { tracer }),
+      outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+    }),
     workflowSinks: { exporter: makeWorkflowExporter(processor, resource) },
     shutdown: () => provider.shutdown(),
   };

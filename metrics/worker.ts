@@ -63,10 +63,12 @@ export async function serveMetrics(registry: Registry, port: number, host: strin
       response.writeHead(404).end();
       return;
     }
-    Promise.all([registry.metrics(), coreMetrics(coreMetricsUrl)]).then(([own, core]) => `${own}${own.endsWith('\n') ? '' : '\n'}${core}`).then(
-      (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-      () => response.writeHead(500).end(),
-    );
+    Promise.all([registry.metrics(), coreMetrics(coreMetricsUrl)])
+      .then(([own, core]) => `${own}${own.endsWith('\n') ? '' : '\n'}${core}`)
+      .then(
+        (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
   });
   server.listen(port, host);
   await once(server, 'listening');

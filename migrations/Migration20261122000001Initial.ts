@@ -58,7 +58,9 @@ export class Migration20261122000001Initial extends Migration {
         description text,
         record jsonb not null
       )`);
-    this.addSql(`create index entity_type_name_idx on entity (entity_type, preferred_name_norm) where state in ('ERS_NEW', 'ERS_APPROVED')`);
+    this.addSql(
+      `create index entity_type_name_idx on entity (entity_type, preferred_name_norm) where state in ('ERS_NEW', 'ERS_APPROVED')`,
+    );
 
     this.addSql(`
       create table revision (

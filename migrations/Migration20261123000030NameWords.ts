@@ -72,14 +72,25 @@ export class Migration20261123000030NameWords extends Migration {
         truncate name_word;
         return null;
       end $$`);
-    this.addSql(`create trigger search_value_name_words_added after insert on search_value referencing new table as added for each statement execute function name_words_added()`);
-    this.addSql(`create trigger search_value_name_words_removed after delete on search_value referencing old table as removed for each statement execute function name_words_removed()`);
-    this.addSql(`create trigger search_value_name_words_truncated after truncate on search_value for each statement execute function name_words_truncated()`);
-    for (const trigger of ['added', 'removed', 'truncated']) this.addSql(`alter table search_value enable always trigger search_value_name_words_${trigger}`);
+    this.addSql(
+      `create trigger search_value_name_words_added after insert on search_value referencing new table as added for each statement execute function name_words_added()`,
+    );
+    this.addSql(
+      `create trigger search_value_name_words_removed after delete on search_value referencing old table as removed for each statement execute function name_words_removed()`,
+    );
+    this.addSql(
+      `create trigger search_value_name_words_truncated after truncate on search_value for each statement execute function name_words_truncated()`,
+    );
+    for (const trigger of ['added', 'removed', 'truncated'])
+      this.addSql(`alter table search_value enable always trigger search_value_name_words_${trigger}`);
 
     // The names already stored.
-    this.addSql(`insert into name_vocabulary (word) select distinct w from search_value sv, name_words(sv.value_norm) w where sv.kind = 'name'`);
-    this.addSql(`insert into name_word (word, entity_id, preferred) select distinct w, sv.entity_id, sv.preferred from search_value sv, name_words(sv.value_norm) w where sv.kind = 'name'`);
+    this.addSql(
+      `insert into name_vocabulary (word) select distinct w from search_value sv, name_words(sv.value_norm) w where sv.kind = 'name'`,
+    );
+    this.addSql(
+      `insert into name_word (word, entity_id, preferred) select distinct w, sv.entity_id, sv.preferred from search_value sv, name_words(sv.value_norm) w where sv.kind = 'name'`,
+    );
   }
 
   override down(): void {

@@ -63,9 +63,15 @@ export class Migration20261124000070SearchRevisionUsers extends Migration {
         truncate search_user;
         return null;
       end $$`);
-    this.addSql(`create trigger revision_search_user_added after insert on revision referencing new table as added for each statement execute function search_user_senders_added()`);
-    this.addSql(`create trigger entity_participant_search_user_added after insert on entity_participant referencing new table as added for each statement execute function search_user_participants_added()`);
-    this.addSql(`create trigger revision_search_user_truncated after truncate on revision for each statement execute function search_user_truncated()`);
+    this.addSql(
+      `create trigger revision_search_user_added after insert on revision referencing new table as added for each statement execute function search_user_senders_added()`,
+    );
+    this.addSql(
+      `create trigger entity_participant_search_user_added after insert on entity_participant referencing new table as added for each statement execute function search_user_participants_added()`,
+    );
+    this.addSql(
+      `create trigger revision_search_user_truncated after truncate on revision for each statement execute function search_user_truncated()`,
+    );
     this.addSql(`alter table revision enable always trigger revision_search_user_added`);
     this.addSql(`alter table revision enable always trigger revision_search_user_truncated`);
     this.addSql(`alter table entity_participant enable always trigger entity_participant_search_user_added`);

@@ -44,7 +44,9 @@ export class Migration20261124000090SearchUserRoles extends Migration {
         truncate search_user_role;
         return null;
       end $$`);
-    this.addSql(`create trigger entity_search_user_role_truncated after truncate on entity for each statement execute function search_user_role_truncated()`);
+    this.addSql(
+      `create trigger entity_search_user_role_truncated after truncate on entity for each statement execute function search_user_role_truncated()`,
+    );
     this.addSql(`alter table entity enable always trigger entity_search_user_role_truncated`);
 
     // The records already stored, as searchUserRoles() derives them.

@@ -26,11 +26,15 @@ export class Migration20261127000100EntityDocumentBytes extends Migration {
         new.document_bytes := null;
         return new;
       end $$`);
-    this.addSql(`update entity set document_bytes = convert_from(convert_to(document_bytes, 'UTF8'), 'LATIN1') where document_bytes !~ '^[\\x01-\\x7f]*$'`);
+    this.addSql(
+      `update entity set document_bytes = convert_from(convert_to(document_bytes, 'UTF8'), 'LATIN1') where document_bytes !~ '^[\\x01-\\x7f]*$'`,
+    );
   }
 
   override down(): void {
-    this.addSql(`update entity set document_bytes = convert_from(convert_to(document_bytes, 'LATIN1'), 'UTF8') where document_bytes !~ '^[\\x01-\\x7f]*$'`);
+    this.addSql(
+      `update entity set document_bytes = convert_from(convert_to(document_bytes, 'LATIN1'), 'UTF8') where document_bytes !~ '^[\\x01-\\x7f]*$'`,
+    );
     this.addSql(`
       create or replace function entity_document_stale() returns trigger language plpgsql as $$
       begin

@@ -65,18 +65,31 @@ export class Migration20261127000200EntityCounts extends Migration {
         truncate entity_count;
         return null;
       end $$`);
-    this.addSql(`create trigger entity_count_inserted after insert on entity referencing new table as inserted_rows for each statement execute function entity_count_inserted()`);
-    this.addSql(`create trigger entity_count_updated after update on entity referencing old table as old_rows new table as new_rows for each statement execute function entity_count_updated()`);
-    this.addSql(`create trigger entity_count_deleted after delete on entity referencing old table as deleted_rows for each statement execute function entity_count_deleted()`);
-    this.addSql(`create trigger entity_count_truncated after truncate on entity for each statement execute function entity_count_truncated()`);
-    for (const trigger of ['inserted', 'updated', 'deleted', 'truncated']) this.addSql(`alter table entity enable always trigger entity_count_${trigger}`);
+    this.addSql(
+      `create trigger entity_count_inserted after insert on entity referencing new table as inserted_rows for each statement execute function entity_count_inserted()`,
+    );
+    this.addSql(
+      `create trigger entity_count_updated after update on entity referencing old table as old_rows new table as new_rows for each statement execute function entity_count_updated()`,
+    );
+    this.addSql(
+      `create trigger entity_count_deleted after delete on entity referencing old table as deleted_rows for each statement execute function entity_count_deleted()`,
+    );
+    this.addSql(
+      `create trigger entity_count_truncated after truncate on entity for each statement execute function entity_count_truncated()`,
+    );
+    for (const trigger of ['inserted', 'updated', 'deleted', 'truncated'])
+      this.addSql(`alter table entity enable always trigger entity_count_${trigger}`);
     // The entities already stored.
-    this.addSql(`insert into entity_count (entity_type, state, entities) select entity_type, state, count(*) from entity group by entity_type, state`);
+    this.addSql(
+      `insert into entity_count (entity_type, state, entities) select entity_type, state, count(*) from entity group by entity_type, state`,
+    );
   }
 
   override down(): void {
-    for (const trigger of ['inserted', 'updated', 'deleted', 'truncated']) this.addSql(`drop trigger if exists entity_count_${trigger} on entity`);
-    for (const name of ['inserted', 'updated', 'deleted', 'truncated', 'compact']) this.addSql(`drop function if exists entity_count_${name}()`);
+    for (const trigger of ['inserted', 'updated', 'deleted', 'truncated'])
+      this.addSql(`drop trigger if exists entity_count_${trigger} on entity`);
+    for (const name of ['inserted', 'updated', 'deleted', 'truncated', 'compact'])
+      this.addSql(`drop function if exists entity_count_${name}()`);
     this.addSql('drop table if exists entity_count');
   }
 }

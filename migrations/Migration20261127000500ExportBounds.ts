@@ -24,7 +24,9 @@ export class Migration20261127000500ExportBounds extends Migration {
       `create index export_request_live_idx on export_request (requested_by, status) include (bytes, request_key, created_at, expires_at)
         where status in ('ACCEPTED', 'RUNNING', 'COMPLETED')`,
     );
-    this.addSql(`create index export_request_key_idx on export_request (request_key, created_at) where status in ('ACCEPTED', 'RUNNING', 'COMPLETED')`);
+    this.addSql(
+      `create index export_request_key_idx on export_request (request_key, created_at) where status in ('ACCEPTED', 'RUNNING', 'COMPLETED')`,
+    );
   }
 
   override down(): void {

@@ -30,7 +30,9 @@ export class Migration20261127000600JobOutcomeCounts extends Migration {
   override name = 'Migration20261127000600JobOutcomeCounts';
 
   override up(): void {
-    this.addSql(`create table job_outcome_count (kind text not null, completed bigint not null, failed bigint not null, amount bigint not null)`);
+    this.addSql(
+      `create table job_outcome_count (kind text not null, completed bigint not null, failed bigint not null, amount bigint not null)`,
+    );
     this.addSql(`
       create function job_outcome_count_compact() returns void language plpgsql as $$
       begin
@@ -44,7 +46,8 @@ export class Migration20261127000600JobOutcomeCounts extends Migration {
       end $$`);
     for (const kind of Object.keys(TABLES) as Kind[]) {
       const table = TABLES[kind];
-      const delta = (from: string, sign: string) => `select completed * ${sign} as completed, failed * ${sign} as failed, amount * ${sign} as amount from (${CONTRIBUTION[kind]} from ${from}) c`;
+      const delta = (from: string, sign: string) =>
+        `select completed * ${sign} as completed, failed * ${sign} as failed, amount * ${sign} as amount from (${CONTRIBUTION[kind]} from ${from}) c`;
       const counting = (name: string, rows: string) => `
         create function job_outcome_count_${kind}_${name}() returns trigger language plpgsql as $$
         begin
@@ -63,13 +66,24 @@ export class Migration20261127000600JobOutcomeCounts extends Migration {
           delete from job_outcome_count where kind = '${kind}';
           return null;
         end $$`);
-      this.addSql(`create trigger job_outcome_count_inserted after insert on ${table} referencing new table as inserted_rows for each statement execute function job_outcome_count_${kind}_inserted()`);
-      this.addSql(`create trigger job_outcome_count_updated after update on ${table} referencing old table as old_rows new table as new_rows for each statement execute function job_outcome_count_${kind}_updated()`);
-      this.addSql(`create trigger job_outcome_count_deleted after delete on ${table} referencing old table as deleted_rows for each statement execute function job_outcome_count_${kind}_deleted()`);
-      this.addSql(`create trigger job_outcome_count_truncated after truncate on ${table} for each statement execute function job_outcome_count_${kind}_truncated()`);
-      for (const trigger of ['inserted', 'updated', 'deleted', 'truncated']) this.addSql(`alter table ${table} enable always trigger job_outcome_count_${trigger}`);
+      this.addSql(
+        `create trigger job_outcome_count_inserted after insert on ${table} referencing new table as inserted_rows for each statement execute function job_outcome_count_${kind}_inserted()`,
+      );
+      this.addSql(
+        `create trigger job_outcome_count_updated after update on ${table} referencing old table as old_rows new table as new_rows for each statement execute function job_outcome_count_${kind}_updated()`,
+      );
+      this.addSql(
+        `create trigger job_outcome_count_deleted after delete on ${table} referencing old table as deleted_rows for each statement execute function job_outcome_count_${kind}_deleted()`,
+      );
+      this.addSql(
+        `create trigger job_outcome_count_truncated after truncate on ${table} for each statement execute function job_outcome_count_${kind}_truncated()`,
+      );
+      for (const trigger of ['inserted', 'updated', 'deleted', 'truncated'])
+        this.addSql(`alter table ${table} enable always trigger job_outcome_count_${trigger}`);
       // The jobs already stored.
-      this.addSql(`insert into job_outcome_count (kind, completed, failed, amount) select '${kind}', coalesce(sum(completed), 0), coalesce(sum(failed), 0), coalesce(sum(amount), 0) from (${CONTRIBUTION[kind]} from ${table}) c`);
+      this.addSql(
+        `insert into job_outcome_count (kind, completed, failed, amount) select '${kind}', coalesce(sum(completed), 0), coalesce(sum(failed), 0), coalesce(sum(amount), 0) from (${CONTRIBUTION[kind]} from ${table}) c`,
+      );
     }
     this.addSql(`create index batch_unfinished_idx on batch (submitted_at) where status in ('ACCEPTED', 'PROCESSING')`);
   }

@@ -20,9 +20,13 @@ try {
   const removed = await resetDatabase(orm);
   const store = directoryExportStore(config.exportDir);
   for (const id of removed.exportIds) await store.remove(id);
-  process.stdout.write(`database ${database} is empty again: ${removed.entities} records, ${removed.batches} batches and ${removed.exportIds.length} exports (with their files) removed\n`);
+  process.stdout.write(
+    `database ${database} is empty again: ${removed.entities} records, ${removed.batches} batches and ${removed.exportIds.length} exports (with their files) removed\n`,
+  );
   // A development tool: a registry in service is restored (npm run db:restore), never reset, so that no number is given twice.
-  process.stdout.write('record numbers start at 1 again: a development tool, never for a registry whose numbers clients hold (see npm run db:restore)\n');
+  process.stdout.write(
+    'record numbers start at 1 again: a development tool, never for a registry whose numbers clients hold (see npm run db:restore)\n',
+  );
 } finally {
   await orm.close();
 }

@@ -11,7 +11,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { restoreDatabase } from '../db/backup.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { gap: { type: 'string' }, 'issued-up-to': { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { gap: { type: 'string' }, 'issued-up-to': { type: 'string' } },
+});
 const [file] = positionals;
 if (!file) {
   process.stderr.write('usage: npm run db:restore -- FILE [--gap N] [--issued-up-to N]\n');

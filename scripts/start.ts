@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     });
     temporalAddress = temporalServer.address;
     say(`Temporal dev server at ${temporalAddress}; Web UI at ${temporalServer.uiUrl}`);
-    if (temporalServer.uiUrl) say(`jobs that did not succeed: ${workflowListUiUrl(temporalServer.uiUrl, config.TEMPORAL_NAMESPACE, FAILED_JOBS_QUERY)}`);
+    if (temporalServer.uiUrl)
+      say(`jobs that did not succeed: ${workflowListUiUrl(temporalServer.uiUrl, config.TEMPORAL_NAMESPACE, FAILED_JOBS_QUERY)}`);
   } else {
     say(`using Temporal at ${temporalAddress}`);
   }
@@ -79,7 +80,10 @@ async function main(): Promise<void> {
   const workflowBundle = resolve(dataDir, 'workflow-bundle.js');
   execFileSync(process.execPath, [resolve(projectRoot(), 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
   const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
-  for (const { entry, name, extraEnv, flags } of [...workerProcesses(config), { entry: 'api/main.ts', name: 'api', extraEnv: {}, flags: [] }]) {
+  for (const { entry, name, extraEnv, flags } of [
+    ...workerProcesses(config),
+    { entry: 'api/main.ts', name: 'api', extraEnv: {}, flags: [] },
+  ]) {
     const child = spawn(process.execPath, [...flags, resolve(projectRoot(), entry)], { env: { ...env, ...extraEnv }, stdio: 'inherit' });
     child.once('exit', (code, signal) => {
       if (!stopping) {
@@ -89,7 +93,9 @@ async function main(): Promise<void> {
     });
     children.push(child);
   }
-  say(`API at http://${config.HOST}:${config.PORT} (${config.API_PROCESSES === 1 ? 'one process' : `${config.API_PROCESSES} processes, API_PROCESSES`}; health: /health). Ctrl-C stops everything.`);
+  say(
+    `API at http://${config.HOST}:${config.PORT} (${config.API_PROCESSES === 1 ? 'one process' : `${config.API_PROCESSES} processes, API_PROCESSES`}; health: /health). Ctrl-C stops everything.`,
+  );
 }
 
 /** Every port npm start's own processes bind, with the variable that moves it. */
@@ -103,7 +109,13 @@ function wantedPorts(config: Config): WantedPort[] {
   const metricsPort = config.WORKER_METRICS_PORT;
   if (metricsPort !== undefined) {
     ports.push({ port: metricsPort, host: config.HOST, what: 'the worker metrics', variable: 'WORKER_METRICS_PORT' });
-    if (!process.env.WORKER_LANES) ports.push({ port: metricsPort + 1, host: config.HOST, what: 'the interactive worker\'s metrics, WORKER_METRICS_PORT + 1', variable: 'WORKER_METRICS_PORT' });
+    if (!process.env.WORKER_LANES)
+      ports.push({
+        port: metricsPort + 1,
+        host: config.HOST,
+        what: "the interactive worker's metrics, WORKER_METRICS_PORT + 1",
+        variable: 'WORKER_METRICS_PORT',
+      });
   }
   return ports;
 }
@@ -136,7 +148,8 @@ function followParent(stop: () => void): void {
  * the next port.
  */
 function workerProcesses(config: Config): { entry: string; name: string; extraEnv: Record<string, string>; flags: readonly string[] }[] {
-  if (process.env.WORKER_LANES) return [{ entry: 'worker/main.ts', name: `worker (${config.WORKER_LANES.join(', ')})`, extraEnv: {}, flags: WORKER_NODE_FLAGS }];
+  if (process.env.WORKER_LANES)
+    return [{ entry: 'worker/main.ts', name: `worker (${config.WORKER_LANES.join(', ')})`, extraEnv: {}, flags: WORKER_NODE_FLAGS }];
   const metricsPort = config.WORKER_METRICS_PORT;
   return [
     { entry: 'worker/main.ts', name: 'worker (bulk)', extraEnv: { WORKER_LANES: 'bulk' }, flags: WORKER_NODE_FLAGS },

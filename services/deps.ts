@@ -11,7 +11,11 @@ export function openApiDb(config: Config): Promise<Db> {
 function apiDbOptions(config: Config): DbOptions {
   return {
     pool: { size: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS },
-    longReads: { connections: config.LONG_READ_CONNECTIONS, statementTimeoutMs: config.LONG_READ_STATEMENT_TIMEOUT_MS, idleInTransactionTimeoutMs: config.LONG_READ_IDLE_TIMEOUT_MS },
+    longReads: {
+      connections: config.LONG_READ_CONNECTIONS,
+      statementTimeoutMs: config.LONG_READ_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: config.LONG_READ_IDLE_TIMEOUT_MS,
+    },
     feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS,
     feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY,
   };

@@ -57,8 +57,7 @@ export interface BatchActivities {
 }
 
 export type ExportOutcome =
-  | { status: 'COMPLETED'; entitiesWritten: number; bytes: number; sha256: string; expiresAt: string }
-  | { status: 'FAILED' | 'EXPIRED' };
+  { status: 'COMPLETED'; entitiesWritten: number; bytes: number; sha256: string; expiresAt: string } | { status: 'FAILED' | 'EXPIRED' };
 
 /** What the export activity heartbeats: what the file holds so far. */
 export interface ExportHeartbeat {

@@ -15,7 +15,9 @@ const IMPORT = /(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 
 function relativeImports(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  return [...text.matchAll(IMPORT)].map((match) => normalize(join(dirname(file), match[1]!))).filter((path) => existsSync(join(ROOT, path)));
+  return [...text.matchAll(IMPORT)]
+    .map((match) => normalize(join(dirname(file), match[1]!)))
+    .filter((path) => existsSync(join(ROOT, path)));
 }
 
 /** `start` and everything it imports, following only imports inside `folder`. */
@@ -55,7 +57,13 @@ const PLANNING = 'test/support/batch-planning.ts';
 const barrelNames = readFileSync(join(ROOT, BARREL), 'utf8')
   .split('\n')
   .filter((line) => rules.some((rule) => line.includes(`'./${rule.slice('domain/batch/'.length)}'`)))
-  .flatMap((line) => /\{([^}]*)\}/.exec(line)?.[1]!.split(',').map((name) => name.replace(/^\s*type\s+/, '').trim()) ?? [])
+  .flatMap(
+    (line) =>
+      /\{([^}]*)\}/
+        .exec(line)?.[1]!
+        .split(',')
+        .map((name) => name.replace(/^\s*type\s+/, '').trim()) ?? [],
+  )
   .filter(Boolean);
 /** The rules the planner applies: their tests are the tests that plan batches. */
 const plannerRules = relativeImports('engine/batch/planner.ts');

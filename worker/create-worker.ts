@@ -83,7 +83,11 @@ export interface ActivitySlots {
  * each lane polled has at least one slot. A lane this process does not poll
  * gets none, and the others may use the whole pool.
  */
-export function activitySlots(total: number, wanted: { bulk?: number; interactive?: number; export?: number }, lanes: readonly Lane[] = ['bulk', 'interactive']): ActivitySlots {
+export function activitySlots(
+  total: number,
+  wanted: { bulk?: number; interactive?: number; export?: number },
+  lanes: readonly Lane[] = ['bulk', 'interactive'],
+): ActivitySlots {
   const polls = (lane: Lane) => lanes.includes(lane) || (lane === 'export' && lanes.includes('bulk'));
   const others = (polls('bulk') ? 1 : 0) + (polls('export') ? 1 : 0);
   const interactive = polls('interactive') ? Math.max(1, Math.min(wanted.interactive ?? 1, total - others)) : 0;
@@ -121,7 +125,14 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     { bulk: deps.maxConcurrentActivities, interactive: deps.interactiveActivities, export: deps.exportActivities },
     lanes,
   );
-  const batchActivities = createBatchActivities({ db: deps.db, log: deps.log, forceKeySecret: deps.forceKeySecret, checkAttempt, afterWriteStep: deps.afterWriteStep, bodyRetentionDays: deps.bodyRetentionDays });
+  const batchActivities = createBatchActivities({
+    db: deps.db,
+    log: deps.log,
+    forceKeySecret: deps.forceKeySecret,
+    checkAttempt,
+    afterWriteStep: deps.afterWriteStep,
+    bodyRetentionDays: deps.bodyRetentionDays,
+  });
   const shared = {
     connection: deps.connection,
     namespace: deps.namespace,
@@ -137,9 +148,14 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};
   /** One worker on `lane`'s task queue, with the lane's activity slots. */
-  const startLane = async (lane: Lane, options: Pick<WorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle' | 'interceptors' | 'sinks'>) => {
+  const startLane = async (
+    lane: Lane,
+    options: Pick<WorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle' | 'interceptors' | 'sinks'>,
+  ) => {
     taskQueues[lane] = laneTaskQueue(deps.taskQueue, lane);
-    workers.push(await Worker.create({ ...shared, taskQueue: taskQueues[lane], maxConcurrentActivityTaskExecutions: slots[lane], ...options }));
+    workers.push(
+      await Worker.create({ ...shared, taskQueue: taskQueues[lane], maxConcurrentActivityTaskExecutions: slots[lane], ...options }),
+    );
   };
   if (lanes.includes('bulk')) {
     const exportActivities = createExportActivities({

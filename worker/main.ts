@@ -17,7 +17,10 @@ const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
 const runtime = await installTemporalRuntime(config, log);
 const db = await openDb(config.DATABASE_URL);
 const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');
-const metrics = config.WORKER_METRICS_PORT === undefined ? undefined : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST, runtime.metricsUrl);
+const metrics =
+  config.WORKER_METRICS_PORT === undefined
+    ? undefined
+    : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST, runtime.metricsUrl);
 const connectionOptions = { address: config.temporalAddress, ...temporalConnectionOptions(config) };
 // The activities' own client (see WorkerDeps.client): lazy, so that it never stands in the way of a start.
 const clientConnection = Connection.lazy(connectionOptions);
@@ -62,7 +65,10 @@ async function runForever(): Promise<void> {
         workflowSinks: tracing?.workflowSinks,
       });
       if (stopping) return;
-      log.info({ taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url }, 'worker polling');
+      log.info(
+        { taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url },
+        'worker polling',
+      );
       await current.run();
     } catch (error) {
       if (stopping) return;
@@ -77,7 +83,10 @@ async function runForever(): Promise<void> {
 
 await runUntilSignalled(runForever, () => {
   stopping = true;
-  log.info({ activitiesInFlight: current?.activitiesInFlight() ?? 0, graceSeconds: config.WORKER_SHUTDOWN_GRACE_SECONDS }, 'worker stopping: no new tasks; running activities may finish');
+  log.info(
+    { activitiesInFlight: current?.activitiesInFlight() ?? 0, graceSeconds: config.WORKER_SHUTDOWN_GRACE_SECONDS },
+    'worker stopping: no new tasks; running activities may finish',
+  );
   current?.shutdown();
 });
 await metrics?.close();

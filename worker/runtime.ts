@@ -18,7 +18,10 @@ export interface InstalledRuntime {
 }
 
 /** Installs the runtime; before any connection to Temporal is made. */
-export async function installTemporalRuntime(config: Pick<Config, 'WORKER_METRICS_PORT' | 'LOG_LEVEL'>, log: Logger): Promise<InstalledRuntime> {
+export async function installTemporalRuntime(
+  config: Pick<Config, 'WORKER_METRICS_PORT' | 'LOG_LEVEL'>,
+  log: Logger,
+): Promise<InstalledRuntime> {
   const metricsPort = config.WORKER_METRICS_PORT === undefined ? undefined : await freePort();
   Runtime.install({
     logger: new DefaultLogger('INFO', ({ level, message, meta }) => {
@@ -31,7 +34,9 @@ export async function installTemporalRuntime(config: Pick<Config, 'WORKER_METRIC
     telemetryOptions: {
       // The core's own logs (polling, task failures, nondeterminism) forwarded to the logger above, not printed raw.
       logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
-      ...(metricsPort === undefined ? {} : { metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}`, useSecondsForDurations: true } } }),
+      ...(metricsPort === undefined
+        ? {}
+        : { metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}`, useSecondsForDurations: true } } }),
     },
   });
   return metricsPort === undefined ? {} : { metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };

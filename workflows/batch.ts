@@ -1,4 +1,11 @@
-import { ActivityCancellationType, defineQuery, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  defineQuery,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { BatchActivities, BatchWorkflowInput, BatchWorkflowOutcome } from '../temporal/contracts.ts';
 import { JOB_HEARTBEAT_TIMEOUT, laneTaskQueue, QUERIES } from '../temporal/names.ts';
 import { MARK_FAILED_OPTIONS, runJob } from './job-run.ts';

@@ -35,5 +35,9 @@ export async function exportWorkflow(input: ExportWorkflowInput): Promise<Export
     outcomeOf: (written) => written.status,
     markFailed: (reason) => markExportFailed(input.exportId, reason),
   });
-  return { exportId: input.exportId, status: outcome.status, ...(outcome.status === 'COMPLETED' ? { entitiesWritten: outcome.entitiesWritten } : {}) };
+  return {
+    exportId: input.exportId,
+    status: outcome.status,
+    ...(outcome.status === 'COMPLETED' ? { entitiesWritten: outcome.entitiesWritten } : {}),
+  };
 }

@@ -7,7 +7,12 @@
 // image, npm start); the choice is read from the workflow's own start, which
 // is in its history, so a replay chooses as the first run did
 // (docs/decisions/0184-workflow-tracing-chosen-by-its-start.md).
-import type { WorkflowInboundCallsInterceptor, WorkflowInterceptorsFactory, WorkflowInternalsInterceptor, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import type {
+  WorkflowInboundCallsInterceptor,
+  WorkflowInterceptorsFactory,
+  WorkflowInternalsInterceptor,
+  WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
 
 /** The header the OpenTelemetry interceptors carry a trace context in (their TRACE_HEADER). */
 const TRACE_HEADER = '_tracer-data';
@@ -22,7 +27,19 @@ const loadOpenTelemetry = () => import(/* webpackMode: "eager" */ '@temporalio/i
 
 interface Traced {
   inbound: Required<WorkflowInboundCallsInterceptor>;
-  outbound: Required<Pick<WorkflowOutboundCallsInterceptor, 'scheduleActivity' | 'scheduleLocalActivity' | 'startNexusOperation' | 'startChildWorkflowExecution' | 'continueAsNew' | 'signalWorkflow' | 'getLogAttributes' | 'getMetricTags'>>;
+  outbound: Required<
+    Pick<
+      WorkflowOutboundCallsInterceptor,
+      | 'scheduleActivity'
+      | 'scheduleLocalActivity'
+      | 'startNexusOperation'
+      | 'startChildWorkflowExecution'
+      | 'continueAsNew'
+      | 'signalWorkflow'
+      | 'getLogAttributes'
+      | 'getMetricTags'
+    >
+  >;
   internals: Required<Pick<WorkflowInternalsInterceptor, 'dispose'>>;
 }
 
@@ -34,7 +51,11 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
       // An untraced workflow starts as it would without this module: at once, no await between.
       if (input.headers[TRACE_HEADER] === undefined) return next(input);
       return loadOpenTelemetry().then((openTelemetry) => {
-        traced = { inbound: new openTelemetry.OpenTelemetryInboundInterceptor(), outbound: new openTelemetry.OpenTelemetryOutboundInterceptor(), internals: new openTelemetry.OpenTelemetryInternalsInterceptor() };
+        traced = {
+          inbound: new openTelemetry.OpenTelemetryInboundInterceptor(),
+          outbound: new openTelemetry.OpenTelemetryOutboundInterceptor(),
+          internals: new openTelemetry.OpenTelemetryInternalsInterceptor(),
+        };
         return traced.inbound.execute(input, next);
       });
     },

@@ -49,7 +49,8 @@ export function parseApiKeys(json: string, source: string): ApiKey[] {
   return value.map((entry: unknown, index) => {
     const label = `${source} entry ${index + 1}${identify(entry)}`;
     const parsed = apiKeyEntrySchema.safeParse(entry);
-    if (!parsed.success) throw new Error(`${label}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new Error(`${label}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')}`);
     const earlier = entryOfKeyId.get(parsed.data.keyId);
     if (earlier !== undefined) throw new Error(`${label}: keyId is already used by entry ${earlier}`);
     entryOfKeyId.set(parsed.data.keyId, index + 1);
@@ -68,7 +69,10 @@ export function parseApiKeys(json: string, source: string): ApiKey[] {
 function identify(entry: unknown): string {
   if (typeof entry !== 'object' || entry === null) return '';
   const { name, keyId } = entry as Record<string, unknown>;
-  const parts = [typeof name === 'string' ? `name ${JSON.stringify(name.slice(0, 80))}` : '', typeof keyId === 'string' ? `keyId ${JSON.stringify(keyId.slice(0, 80))}` : ''].filter(Boolean);
+  const parts = [
+    typeof name === 'string' ? `name ${JSON.stringify(name.slice(0, 80))}` : '',
+    typeof keyId === 'string' ? `keyId ${JSON.stringify(keyId.slice(0, 80))}` : '',
+  ].filter(Boolean);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
@@ -102,7 +106,8 @@ interface VerifiedSignature {
  * allow-list are all SignatureMismatch, so key ids cannot be enumerated; the
  * server's log says which (`why`).
  */
-export type SignatureRefusalReason = 'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'SignatureMismatch';
+export type SignatureRefusalReason =
+  'MalformedSignatureHeader' | 'DateMissing' | 'DateInvalid' | 'DateOutsideWindow' | 'HostMissing' | 'SignatureMismatch';
 
 interface SignatureRefusal {
   reason: SignatureRefusalReason;
@@ -166,11 +171,20 @@ export class ApiKeyVerifier {
 
   verify(request: SignedRequest, now = Date.now()): SignatureCheck {
     const header = AUTHORIZATION.exec(request.authorization);
-    if (!header) return refused('MalformedSignatureHeader', 'the Authorization header is not "NDA-HMAC-SHA256 KeyId=<key id>,Signature=<signature>", the signature being 43 base64 characters without padding');
-    if (request.date === '') return refused('DateMissing', 'a signed request needs an X-NDA-Date header: the time it was signed, yyyyMMddHHmmss in UTC');
+    if (!header)
+      return refused(
+        'MalformedSignatureHeader',
+        'the Authorization header is not "NDA-HMAC-SHA256 KeyId=<key id>,Signature=<signature>", the signature being 43 base64 characters without padding',
+      );
+    if (request.date === '')
+      return refused('DateMissing', 'a signed request needs an X-NDA-Date header: the time it was signed, yyyyMMddHHmmss in UTC');
     if (this.#lastDate.text !== request.date) this.#lastDate = { text: request.date, millis: parseNdaDate(request.date) };
     const signedAt = this.#lastDate.millis;
-    if (signedAt === undefined) return refused('DateInvalid', `X-NDA-Date ${JSON.stringify(request.date.slice(0, 40))} is not a time in the form yyyyMMddHHmmss (UTC)`);
+    if (signedAt === undefined)
+      return refused(
+        'DateInvalid',
+        `X-NDA-Date ${JSON.stringify(request.date.slice(0, 40))} is not a time in the form yyyyMMddHHmmss (UTC)`,
+      );
     const keyId = header[1]!;
     const presented = header[2]!;
     const key = this.#keys.get(keyId);
@@ -183,11 +197,23 @@ export class ApiKeyVerifier {
         `X-NDA-Date ${request.date} is ${seconds} s ${signedAt < now ? 'behind' : 'ahead of'} the server's clock (${formatNdaDate(new Date(now))}); a signature is accepted up to ${skewMs / 1000} s either way`,
       );
     }
-    if (request.host === undefined) return refused('HostMissing', 'the request names no host (Host header), and the signature covers the host name');
-    const canonical = canonicalParts({ host: request.host, method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, date: request.date });
+    if (request.host === undefined)
+      return refused('HostMissing', 'the request names no host (Host header), and the signature covers the host name');
+    const canonical = canonicalParts({
+      host: request.host,
+      method: request.method,
+      rawPath: request.rawPath,
+      rawQuery: request.rawQuery,
+      date: request.date,
+    });
     // The allow-list first: a request from elsewhere costs no HMAC.
     const allowed = key?.allowFrom === undefined || key.allowFrom.has(request.clientAddress);
-    const matches = allowed && timingSafeEqual(Buffer.from(ndaSignature(key?.hmacKey ?? this.#decoyKey, joinCanonical(canonical)), 'latin1'), Buffer.from(presented, 'latin1'));
+    const matches =
+      allowed &&
+      timingSafeEqual(
+        Buffer.from(ndaSignature(key?.hmacKey ?? this.#decoyKey, joinCanonical(canonical)), 'latin1'),
+        Buffer.from(presented, 'latin1'),
+      );
     if (!key || !matches) {
       const parts = `host ${JSON.stringify(canonical.host)} + method ${JSON.stringify(canonical.method)} + path ${JSON.stringify(canonical.path)} + query ${JSON.stringify(canonical.query)} + X-NDA-Date ${JSON.stringify(canonical.date)}`;
       return {
@@ -200,7 +226,16 @@ export class ApiKeyVerifier {
         },
       };
     }
-    return { ok: true, verified: { principal: key.principal, keyId: key.keyId, signature: presented, expiresAt: signedAt + skewMs, singleWriter: key.singleWriter } };
+    return {
+      ok: true,
+      verified: {
+        principal: key.principal,
+        keyId: key.keyId,
+        signature: presented,
+        expiresAt: signedAt + skewMs,
+        singleWriter: key.singleWriter,
+      },
+    };
   }
 }
 

@@ -119,7 +119,7 @@ export function hostnameOf(hostHeader: string): string | undefined {
 function percentDecode(text: string, plusIsSpace: boolean): string {
   if (!text.includes('%') && !(plusIsSpace && text.includes('+'))) return text;
   const bytes: number[] = [];
-  for (let index = 0; index < text.length; ) {
+  for (let index = 0; index < text.length;) {
     const char = text[index]!;
     if (char === '%' && index + 2 < text.length && isHex(text[index + 1]!) && isHex(text[index + 2]!)) {
       bytes.push(Number.parseInt(text.slice(index + 1, index + 3), 16));

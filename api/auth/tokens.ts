@@ -18,7 +18,10 @@ const tokenEntrySchema = z
   .object({
     // Hashed entries (tokenSha256) cannot be checked for length: whoever hashed them chose.
     token: z.string().min(MIN_TOKEN_LENGTH, `at least ${MIN_TOKEN_LENGTH} characters`).optional(),
-    tokenSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    tokenSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     name: z.string().min(1),
     permissions: z.array(z.enum(PERMISSIONS)).min(1),
   })
@@ -72,7 +75,8 @@ export class TokenRegistry {
       throw new Error(`${source} is not valid JSON`);
     }
     const parsed = tokenListSchema.safeParse(value);
-    if (!parsed.success) throw new Error(`${source}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new Error(`${source}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
     return new TokenRegistry(parsed.data);
   }
 }

@@ -39,8 +39,8 @@ ${stylesheets.map((href) => `<link rel="stylesheet" href="${href}">`).join('\n')
 }
 
 function bar(current?: ApiVersion): string {
-  const links = VERSIONS.map(({ version, label }) =>
-    `<a href="/docs/${version}"${version === current ? ' aria-current="page"' : ''}>${label}</a>`,
+  const links = VERSIONS.map(
+    ({ version, label }) => `<a href="/docs/${version}"${version === current ? ' aria-current="page"' : ''}>${label}</a>`,
   ).join('\n    ');
   const raw = current ? `\n  <a class="docs-raw" href="/api/${current}/openapi.json">openapi.json</a>` : '';
   return `<header class="docs-bar">
@@ -78,9 +78,11 @@ export function schemasPage(): string {
 
 /** A page of the docs' index style: a paragraph, then one list entry per interface version. */
 function listPage(title: string, intro: string, entry: (version: (typeof VERSIONS)[number]) => string): string {
-  const rows = VERSIONS.map((version) => `    <li>
+  const rows = VERSIONS.map(
+    (version) => `    <li>
       ${entry(version)}
-    </li>`).join('\n');
+    </li>`,
+  ).join('\n');
   return `${head(title, ['/docs/assets/docs.css'])}
 <body class="docs-index">
 ${bar()}

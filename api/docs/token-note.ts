@@ -20,7 +20,8 @@ export function tokenNote(config: Pick<Config, 'AUTH_DISABLED' | 'AUTH_TOKENS' |
 /** Appends the note to every bearer security scheme of a served OpenAPI document. */
 export function addTokenNote(document: Record<string, unknown>, note: string | undefined): void {
   if (note === undefined) return;
-  const components = document.components as { securitySchemes?: Record<string, { type?: string; scheme?: string; description?: string }> } | undefined;
+  const components = document.components as
+    { securitySchemes?: Record<string, { type?: string; scheme?: string; description?: string }> } | undefined;
   for (const scheme of Object.values(components?.securitySchemes ?? {})) {
     if (scheme.type !== 'http' || scheme.scheme?.toLowerCase() !== 'bearer') continue;
     scheme.description = scheme.description ? `${scheme.description.trimEnd()}\n\n${note}` : note;

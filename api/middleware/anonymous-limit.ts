@@ -21,6 +21,9 @@ export interface AnonymousReadVerdict {
 export async function countAnonymousRead(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Context): Promise<AnonymousReadVerdict> {
   const max = deps.config.ANONYMOUS_READ_RATE_LIMIT;
   if (max === 0 || ctx.state.principal !== undefined) return { allowed: true, retryAfter: 0 };
-  const counted = await deps.db.submissionRate.count(`anonymous-read:${clientAddress(ctx)}`, deps.config.ANONYMOUS_READ_RATE_WINDOW_SECONDS);
+  const counted = await deps.db.submissionRate.count(
+    `anonymous-read:${clientAddress(ctx)}`,
+    deps.config.ANONYMOUS_READ_RATE_WINDOW_SECONDS,
+  );
   return { allowed: counted.count <= max, retryAfter: Math.max(1, Math.ceil(counted.secondsLeft)) };
 }

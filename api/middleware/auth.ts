@@ -17,7 +17,8 @@ const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v
 const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
 
-type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'> & TokenSources;
+type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'> &
+  TokenSources;
 
 /** Why a request got no principal: the 401's `properties.reason` (stable) and its detail (for a person). */
 interface Refusal {
@@ -56,28 +57,81 @@ export function credentialChecker(tokens: TokenRegistry | 'disabled', config: Au
   const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
   const tokenFile = generatedTokenFile(config);
   // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
-  const tokenHint = tokenFile === undefined ? '' : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
+  const tokenHint =
+    tokenFile === undefined
+      ? ''
+      : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
   return (request) => {
     if (tokens === 'disabled') return { ok: true, principal: OPEN_PRINCIPAL };
     const header = request.authorization;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (header === '') {
-      return { ok: false, refusal: { reason: 'NoCredentials', detail: `no Authorization header: send "Authorization: Bearer <token>", or sign the request with an API key (${NDA_HMAC_SCHEME})${tokenHint}` } };
+      return {
+        ok: false,
+        refusal: {
+          reason: 'NoCredentials',
+          detail: `no Authorization header: send "Authorization: Bearer <token>", or sign the request with an API key (${NDA_HMAC_SCHEME})${tokenHint}`,
+        },
+      };
     } else if (bearer) {
       const principal = tokens.authenticate(bearer[1]!);
       if (principal) return { ok: true, principal };
-      return { ok: false, refusal: { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` } };
+      return {
+        ok: false,
+        refusal: { reason: 'UnknownToken', detail: `the bearer token matches no token configured on this server${tokenHint}` },
+      };
     } else if (NDA_HMAC_HEADER.test(header)) {
-      const check = apiKeys.verify({ authorization: header, date: request.date, host: signedHost(request, config), method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, clientAddress: request.clientAddress });
+      const check = apiKeys.verify({
+        authorization: header,
+        date: request.date,
+        host: signedHost(request, config),
+        method: request.method,
+        rawPath: request.rawPath,
+        rawQuery: request.rawQuery,
+        clientAddress: request.clientAddress,
+      });
       if (check.ok) {
         const { verified } = check;
         if (!config.API_KEY_REPLAY_GUARD) return { ok: true, principal: verified.principal };
-        return { ok: true, principal: verified.principal, signature: { keyId: verified.keyId, signature: verified.signature, expiresAt: new Date(verified.expiresAt), singleWriter: verified.singleWriter } };
+        return {
+          ok: true,
+          principal: verified.principal,
+          signature: {
+            keyId: verified.keyId,
+            signature: verified.signature,
+            expiresAt: new Date(verified.expiresAt),
+            singleWriter: verified.singleWriter,
+          },
+        };
       }
       const { reason, detail, canonical, why } = check.refusal;
-      return { ok: false, refusal: { reason, detail, ...(why ? { why } : {}), ...(canonical ? { properties: { canonicalHost: canonical.host, canonicalMethod: canonical.method, canonicalPath: canonical.path, canonicalQuery: canonical.query, canonicalDate: canonical.date } } : {}) } };
+      return {
+        ok: false,
+        refusal: {
+          reason,
+          detail,
+          ...(why ? { why } : {}),
+          ...(canonical
+            ? {
+                properties: {
+                  canonicalHost: canonical.host,
+                  canonicalMethod: canonical.method,
+                  canonicalPath: canonical.path,
+                  canonicalQuery: canonical.query,
+                  canonicalDate: canonical.date,
+                },
+              }
+            : {}),
+        },
+      };
     }
-    return { ok: false, refusal: { reason: 'UnsupportedScheme', detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature` } };
+    return {
+      ok: false,
+      refusal: {
+        reason: 'UnsupportedScheme',
+        detail: `the Authorization header is neither "Bearer <token>" nor an ${NDA_HMAC_SCHEME} signature`,
+      },
+    };
   };
 }
 
@@ -135,7 +189,8 @@ const hostnames = new Map<string, string | undefined>();
 function unauthorized(refusal: Refusal) {
   const error = problem(401, 'Unauthorized', refusal.detail, undefined, { reason: refusal.reason, ...refusal.properties });
   // RFC 6750: error="invalid_token" when a bearer token was sent and is not valid.
-  const bearer = refusal.reason === 'UnknownToken' ? 'Bearer realm="entity-records", error="invalid_token"' : 'Bearer realm="entity-records"';
+  const bearer =
+    refusal.reason === 'UnknownToken' ? 'Bearer realm="entity-records", error="invalid_token"' : 'Bearer realm="entity-records"';
   error.headers = { 'WWW-Authenticate': `${bearer}, ${NDA_HMAC_SCHEME} realm="entity-records"` };
   return error;
 }

@@ -2,7 +2,16 @@ import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 
 /** The response headers a browser client needs to read: where a batch went, versions, file names, request ids, back-off, where a feed page ends, a search's unknown types. */
-const EXPOSED_HEADERS = ['Location', 'ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'X-Content-SHA256', 'X-Up-To-Trans-Id', 'X-Unknown-Entity-Types'];
+const EXPOSED_HEADERS = [
+  'Location',
+  'ETag',
+  'Content-Disposition',
+  'X-Request-Id',
+  'Retry-After',
+  'X-Content-SHA256',
+  'X-Up-To-Trans-Id',
+  'X-Unknown-Entity-Types',
+];
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST'];
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'Accept', 'Accept-Encoding'];
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

@@ -16,7 +16,8 @@ export function errorHandler(): Middleware {
       if (ctx.body === undefined) {
         if (ctx.status === 404) throw problem(404, 'NotFound', `no route for ${ctx.method} ${ctx.path}`);
         // The router answered a known path with a method it does not serve (501: one no route serves) and set Allow.
-        if (ctx.status === 405 || ctx.status === 501) throw problem(405, 'MethodNotAllowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
+        if (ctx.status === 405 || ctx.status === 501)
+          throw problem(405, 'MethodNotAllowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('allow')}`);
       }
     } catch (error) {
       const mapped = toProblem(error);

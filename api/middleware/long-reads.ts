@@ -19,12 +19,24 @@ const limiters = new WeakMap<object, LongReadLimiter>();
 export function limitLongReads(deps: Pick<AppDeps, 'config' | 'db' | 'log'>): Middleware {
   const { config } = deps;
   let limiter = limiters.get(deps.db);
-  if (!limiter) limiters.set(deps.db, (limiter = new LongReadLimiter(deps.db, { perPrincipal: config.LONG_READS_PER_PRINCIPAL, leaseSeconds: config.LONG_READ_LEASE_SECONDS }, deps.log)));
+  if (!limiter)
+    limiters.set(
+      deps.db,
+      (limiter = new LongReadLimiter(
+        deps.db,
+        { perPrincipal: config.LONG_READS_PER_PRINCIPAL, leaseSeconds: config.LONG_READ_LEASE_SECONDS },
+        deps.log,
+      )),
+    );
   const slots = limiter;
   return async function limitLongReadsMiddleware(ctx, next) {
     const lease = await slots.take(String(ctx.state.principal.name));
     if (!lease) {
-      const error = problem(429, 'TooManyRequests', `this principal already holds ${config.LONG_READS_PER_PRINCIPAL} long reads (feed pages, exports) at once; retry when one has ended`);
+      const error = problem(
+        429,
+        'TooManyRequests',
+        `this principal already holds ${config.LONG_READS_PER_PRINCIPAL} long reads (feed pages, exports) at once; retry when one has ended`,
+      );
       error.headers = { ...error.headers, 'retry-after': String(RETRY_AFTER_SECONDS) };
       throw error;
     }

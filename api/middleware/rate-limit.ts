@@ -26,12 +26,22 @@ interface Budget {
  * that 429 TooManyRequests with Retry-After. A limit of 0 turns it off.
  */
 export function limitSubmissions(deps: Pick<AppDeps, 'config' | 'db'>): Middleware {
-  return limitBy(deps, { key: (principal) => principal, max: deps.config.SUBMISSION_RATE_LIMIT, windowSeconds: deps.config.SUBMISSION_RATE_WINDOW_SECONDS, what: 'batch submissions' });
+  return limitBy(deps, {
+    key: (principal) => principal,
+    max: deps.config.SUBMISSION_RATE_LIMIT,
+    windowSeconds: deps.config.SUBMISSION_RATE_WINDOW_SECONDS,
+    what: 'batch submissions',
+  });
 }
 
 /** Route guard for export requests: EXPORT_RATE_LIMIT per principal in EXPORT_RATE_WINDOW_SECONDS, apart from the batches' budget. */
 export function limitExportRequests(deps: Pick<AppDeps, 'config' | 'db'>): Middleware {
-  return limitBy(deps, { key: (principal) => `export:${principal}`, max: deps.config.EXPORT_RATE_LIMIT, windowSeconds: deps.config.EXPORT_RATE_WINDOW_SECONDS, what: 'export requests' });
+  return limitBy(deps, {
+    key: (principal) => `export:${principal}`,
+    max: deps.config.EXPORT_RATE_LIMIT,
+    windowSeconds: deps.config.EXPORT_RATE_WINDOW_SECONDS,
+    what: 'export requests',
+  });
 }
 
 function limitBy(deps: Pick<AppDeps, 'db'>, budget: Budget): Middleware {
@@ -47,7 +57,11 @@ function limitBy(deps: Pick<AppDeps, 'db'>, budget: Budget): Middleware {
     });
     if (counted.count <= max) return next();
     const retryAfter = Math.max(1, Math.ceil(counted.secondsLeft));
-    const error = problem(429, 'TooManyRequests', `more than ${max} ${budget.what} in ${windowSeconds} s for this principal; retry in ${retryAfter} s`);
+    const error = problem(
+      429,
+      'TooManyRequests',
+      `more than ${max} ${budget.what} in ${windowSeconds} s for this principal; retry in ${retryAfter} s`,
+    );
     error.headers = { ...error.headers, 'retry-after': String(retryAfter) };
     throw error;
   };

@@ -26,7 +26,12 @@ export function requestContext(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      logRequest(log, { requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name }, started, ctx.state.routineRead === true);
+      logRequest(
+        log,
+        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, principal: ctx.state.principal?.name },
+        started,
+        ctx.state.routineRead === true,
+      );
     }
   };
 }
@@ -37,7 +42,12 @@ export function requestIdOf(offered: string | undefined): string {
 }
 
 /** The request's line, once answered: at debug for a routine read that succeeded within SLOW_MS, else at info. */
-export function logRequest(log: Logger, request: { requestId: string; method: string; path: string; status: number; principal: unknown }, started: number, routineRead: boolean): void {
+export function logRequest(
+  log: Logger,
+  request: { requestId: string; method: string; path: string; status: number; principal: unknown },
+  started: number,
+  routineRead: boolean,
+): void {
   const ms = Math.round(performance.now() - started);
   const routine = routineRead && request.status < 400 && ms < SLOW_MS;
   if (!routine || log.isLevelEnabled('debug')) {

@@ -26,7 +26,10 @@ export function watchSignedWrites(registry: Registry): Middleware {
       const { keyId, singleWriter } = signature;
       const onOtherBody = () => {
         reused.inc({ outcome: singleWriter ? 'refused' : 'accepted' });
-        ctx.state.log?.warn({ keyId, principal: ctx.state.principal?.name, method: ctx.method, path: ctx.path, refused: singleWriter }, 'signed write reuses the signature of an earlier write with another body');
+        ctx.state.log?.warn(
+          { keyId, principal: ctx.state.principal?.name, method: ctx.method, path: ctx.path, refused: singleWriter },
+          'signed write reuses the signature of an earlier write with another body',
+        );
         if (singleWriter) throw signatureReused();
       };
       ctx.state.signature = { ...signature, onOtherBody } satisfies RequestSignature;

@@ -18,18 +18,28 @@ interface Operation {
 type Parameter = { in?: string; name?: string; $ref?: string };
 
 /** The operations of both documents with the query parameters each defines. */
-function documentedOperations(documents: Record<string, OpenApiDocument> = Object.fromEntries(API_VERSIONS.map((version) => [version, readOpenApiDocument(version)]))): Operation[] {
+function documentedOperations(
+  documents: Record<string, OpenApiDocument> = Object.fromEntries(API_VERSIONS.map((version) => [version, readOpenApiDocument(version)])),
+): Operation[] {
   const operations: Operation[] = [];
   for (const [version, document] of Object.entries(documents)) {
-    const components = ((document.components as { parameters?: Record<string, Parameter> } | undefined)?.parameters ?? {}) as Record<string, Parameter>;
-    const resolve = (parameter: Parameter): Parameter => (parameter.$ref ? (components[parameter.$ref.replace('#/components/parameters/', '')] ?? {}) : parameter);
+    const components = ((document.components as { parameters?: Record<string, Parameter> } | undefined)?.parameters ?? {}) as Record<
+      string,
+      Parameter
+    >;
+    const resolve = (parameter: Parameter): Parameter =>
+      parameter.$ref ? (components[parameter.$ref.replace('#/components/parameters/', '')] ?? {}) : parameter;
     for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, Record<string, unknown>>)) {
       const shared = (item.parameters as Parameter[] | undefined) ?? [];
       const pattern = new RegExp(`^/api/${version}${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
       for (const [method, operation] of Object.entries(item)) {
         if (method === 'parameters' || typeof operation !== 'object' || operation === null) continue;
         const parameters = [...shared, ...(((operation as { parameters?: Parameter[] }).parameters ?? []) as Parameter[])].map(resolve);
-        operations.push({ pattern, method: method.toUpperCase(), allowed: new Set(parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name!)) });
+        operations.push({
+          pattern,
+          method: method.toUpperCase(),
+          allowed: new Set(parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name!)),
+        });
       }
     }
   }

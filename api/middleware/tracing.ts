@@ -12,7 +12,11 @@ import { routeOf } from './metrics.ts';
 
 /** A request's server span; a child of the caller's trace when it sent a traceparent header. */
 export function startServerSpan(tracer: Tracer, method: string, headers: IncomingHttpHeaders, startTime?: number): Span {
-  return tracer.startSpan(method, { kind: SpanKind.SERVER, startTime, attributes: { 'http.request.method': method } }, propagation.extract(ROOT_CONTEXT, headers));
+  return tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, startTime, attributes: { 'http.request.method': method } },
+    propagation.extract(ROOT_CONTEXT, headers),
+  );
 }
 
 /** Ends the span as answered: named `METHOD route`, with the status; a 5xx is an error. */

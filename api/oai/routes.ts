@@ -34,11 +34,16 @@ function oaiAccess(deps: AppDeps): Middleware {
   return async function oaiAccessMiddleware(ctx, next) {
     const principal = ctx.state.principal;
     if (deps.config.OAI_PMH === 'bearer' && principal === undefined) {
-      const refused = problem(401, 'Unauthorized', 'this repository is harvested with a token: send "Authorization: Bearer <token>" (or sign the request with an API key)');
+      const refused = problem(
+        401,
+        'Unauthorized',
+        'this repository is harvested with a token: send "Authorization: Bearer <token>" (or sign the request with an API key)',
+      );
       refused.headers = { 'WWW-Authenticate': 'Bearer realm="entity-records"' };
       throw refused;
     }
-    if (principal !== undefined && !hasPermission(principal, 'read')) throw problem(403, 'Forbidden', "harvesting needs the 'read' permission");
+    if (principal !== undefined && !hasPermission(principal, 'read'))
+      throw problem(403, 'Forbidden', "harvesting needs the 'read' permission");
     const verdict = await countAnonymousRead(deps, ctx);
     if (!verdict.allowed) {
       // OAI-PMH's flow control: harvesters wait Retry-After seconds and ask again.
@@ -53,7 +58,10 @@ function oaiAccess(deps: AppDeps): Middleware {
 /** The arguments of a POST: a form body; any other body is a badArgument (the protocol defines no other). */
 async function formArguments(ctx: Context): Promise<ParsedRequest> {
   if (!ctx.request.is('application/x-www-form-urlencoded')) {
-    return { ok: false, error: { code: 'badArgument', message: 'a POST to /oai carries its arguments as application/x-www-form-urlencoded' } };
+    return {
+      ok: false,
+      error: { code: 'badArgument', message: 'a POST to /oai carries its arguments as application/x-www-form-urlencoded' },
+    };
   }
   const text = await getRawBody(ctx.req, { limit: FORM_MAX_BYTES, encoding: 'utf8' });
   return parseOaiRequest([...new URLSearchParams(text)]);

@@ -20,13 +20,19 @@ export interface Viewer {
 }
 
 /** Resolves the request's viewer, or refuses it: 429 past the anonymous limit, a redirect to sign in, 403 without `read`. */
-export async function admitReader(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Context, sessions: () => SessionSigner | undefined): Promise<Viewer | undefined> {
+export async function admitReader(
+  deps: Pick<AppDeps, 'config' | 'db'>,
+  ctx: Context,
+  sessions: () => SessionSigner | undefined,
+): Promise<Viewer | undefined> {
   const viewer = viewerOf(ctx, deps.config.RECORD_PAGES === 'signed-in' ? sessions : () => undefined);
   if (viewer === undefined) await limitAnonymous(deps, ctx);
   if (deps.config.RECORD_PAGES === 'public') return viewer;
   if (viewer === undefined) throw new SignInNeeded(ctx.originalUrl);
   if (!hasPermission(ctx.state.principal as Principal, 'read')) {
-    throw new PageError(403, 'Not allowed', `${viewer.name} may not read records: sign in with a token that has the read permission.`, { links: html`<p><a href="/global/sign-in">Sign in with another token</a></p>` });
+    throw new PageError(403, 'Not allowed', `${viewer.name} may not read records: sign in with a token that has the read permission.`, {
+      links: html`<p><a href="/global/sign-in">Sign in with another token</a></p>`,
+    });
   }
   return viewer;
 }
@@ -45,9 +51,14 @@ export function viewerOf(ctx: Context, sessions: () => SessionSigner | undefined
 export async function limitAnonymous(deps: Pick<AppDeps, 'config' | 'db'>, ctx: Context): Promise<void> {
   const verdict = await countAnonymousRead(deps, ctx);
   if (!verdict.allowed) {
-    throw new PageError(429, 'Too many requests', `Too many pages were asked for from your address; try again in ${verdict.retryAfter} seconds.`, {
-      headers: { 'Retry-After': String(verdict.retryAfter) },
-    });
+    throw new PageError(
+      429,
+      'Too many requests',
+      `Too many pages were asked for from your address; try again in ${verdict.retryAfter} seconds.`,
+      {
+        headers: { 'Retry-After': String(verdict.retryAfter) },
+      },
+    );
   }
 }
 

@@ -47,7 +47,8 @@ function list(ctx: Context, name: string): string[] {
 export function pageParam(ctx: Context): number {
   const value = single(ctx, 'page');
   if (value === undefined || value === '') return 1;
-  if (!/^[1-9][0-9]{0,5}$/.test(value) || Number(value) > MAX_PAGE) throw badRequest(`The page must be a whole number from 1 to ${MAX_PAGE}; narrow the search to see records past that.`);
+  if (!/^[1-9][0-9]{0,5}$/.test(value) || Number(value) > MAX_PAGE)
+    throw badRequest(`The page must be a whole number from 1 to ${MAX_PAGE}; narrow the search to see records past that.`);
   return Number(value);
 }
 
@@ -55,7 +56,8 @@ export function searchFormParams(ctx: Context): SearchForm {
   const name = single(ctx, 'name') ?? '';
   if (name.length > MAX_NAME_LENGTH) throw badRequest(`The name may have at most ${MAX_NAME_LENGTH} characters.`);
   const types = [...new Set(list(ctx, 'type'))];
-  if (types.length > MAX_TYPES || types.some((type) => !TYPE_PATTERN.test(type))) throw badRequest(`The type must be an entity type's code, at most ${MAX_TYPES} of them.`);
+  if (types.length > MAX_TYPES || types.some((type) => !TYPE_PATTERN.test(type)))
+    throw badRequest(`The type must be an entity type's code, at most ${MAX_TYPES} of them.`);
   const states = [...new Set(list(ctx, 'state'))];
   const unknown = states.find((state) => !(ENTITY_STATES as readonly string[]).includes(state));
   if (unknown !== undefined) throw badRequest(`"${unknown}" is not a state; the states are ${ENTITY_STATES.join(', ')}.`);

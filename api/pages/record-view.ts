@@ -33,23 +33,24 @@ export function recordMain(view: RecordView): Html {
   const title = recordTitle(record);
   const description = briefDescription(record);
   return html`<article class="record">
-<h1>${title}</h1>
-<p class="lead">${record.entityType} · ${STATE_LABELS[record.state]}${description && html` · ${description}`}</p>
-${revision && revisionNotice(record, revision)}
-${record.replacedBy && html`<p class="notice" role="note">This record was replaced by ${referenceLink(record.replacedBy, view.refs)}.</p>`}
-${facts(view)}
-${otherNames(record)}
-${parts(view)}
-${issues(record)}
-${view.history && historySection(record.entityId, view.history)}
-</article>`;
+    <h1>${title}</h1>
+    <p class="lead">${record.entityType} · ${STATE_LABELS[record.state]}${description && html` · ${description}`}</p>
+    ${revision && revisionNotice(record, revision)}
+    ${record.replacedBy && html`<p class="notice" role="note">This record was replaced by ${referenceLink(record.replacedBy, view.refs)}.</p>`}
+    ${facts(view)} ${otherNames(record)} ${parts(view)} ${issues(record)} ${view.history && historySection(record.entityId, view.history)}
+  </article>`;
 }
 
 function revisionNotice(record: EntityRecord, revision: { id: string; current: boolean }): Html {
   const when = readableInstant(record.revision.createdAt);
-  return html`<p class="notice" role="note">${
-    revision.current ? html`This is the current revision, of ${when}.` : html`This is the record as it was in its revision of ${when}, not as it is now.`
-  } <a href="${recordPath({ entityId: record.entityId })}">The record as it is now</a> · <a href="${historyPath(record.entityId)}">All revisions</a></p>`;
+  return html`<p class="notice" role="note">
+    ${
+      revision.current
+        ? html`This is the current revision, of ${when}.`
+        : html`This is the record as it was in its revision of ${when}, not as it is now.`
+    } <a href="${recordPath({ entityId: record.entityId })}">The record as it is now</a> ·
+    <a href="${historyPath(record.entityId)}">All revisions</a>
+  </p>`;
 }
 
 function facts(view: RecordView): Html {
@@ -57,29 +58,49 @@ function facts(view: RecordView): Html {
   const { revision: info } = record;
   const api = revision ? apiRevisionPath(record.entityId, revision.id) : apiRecordPath(record.entityId);
   return html`<section aria-labelledby="facts">
-<h2 id="facts">About this record</h2>
-<dl class="facts">
-  <dt>Number</dt><dd>${record.entityId}</dd>
-  <dt>UUID</dt><dd class="id">${record.entityUuid}</dd>
-  <dt>Type</dt><dd>${record.entityType}</dd>
-  <dt>State</dt><dd>${STATE_LABELS[record.state]}</dd>
-  ${record.replacedBy && html`<dt>Replaced by</dt><dd>${referenceLink(record.replacedBy, view.refs)}</dd>`}
-  <dt>Changed</dt><dd><time datetime="${info.createdAt}">${readableInstant(info.createdAt)}</time>${info.user && html` by ${info.user.name}`}</dd>
-  <dt>Revision</dt><dd class="id">${info.metadataRev}</dd>
-  ${info.prevRev && html`<dt>Previous revision</dt><dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`}
-  <dt>In the API (XML)</dt><dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
-</dl>
-</section>`;
+    <h2 id="facts">About this record</h2>
+    <dl class="facts">
+      <dt>Number</dt>
+      <dd>${record.entityId}</dd>
+      <dt>UUID</dt>
+      <dd class="id">${record.entityUuid}</dd>
+      <dt>Type</dt>
+      <dd>${record.entityType}</dd>
+      <dt>State</dt>
+      <dd>${STATE_LABELS[record.state]}</dd>
+      ${
+        record.replacedBy &&
+        html`<dt>Replaced by</dt>
+          <dd>${referenceLink(record.replacedBy, view.refs)}</dd>`
+      }
+      <dt>Changed</dt>
+      <dd><time datetime="${info.createdAt}">${readableInstant(info.createdAt)}</time>${info.user && html` by ${info.user.name}`}</dd>
+      <dt>Revision</dt>
+      <dd class="id">${info.metadataRev}</dd>
+      ${
+        info.prevRev &&
+        html`<dt>Previous revision</dt>
+          <dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`
+      }
+      <dt>In the API (XML)</dt>
+      <dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
+    </dl>
+  </section>`;
 }
 
 function otherNames(record: EntityRecord): Html | undefined {
   const preferred = preferredNamePart(record);
-  const names = record.parts.filter((part) => part.type === 'PT_NAME' && part !== preferred).map(displayName).filter((name) => name !== '');
+  const names = record.parts
+    .filter((part) => part.type === 'PT_NAME' && part !== preferred)
+    .map(displayName)
+    .filter((name) => name !== '');
   if (names.length === 0) return undefined;
   return html`<section aria-labelledby="names">
-<h2 id="names">Other names</h2>
-<ul>${names.map((name) => html`<li>${name}</li>`)}</ul>
-</section>`;
+    <h2 id="names">Other names</h2>
+    <ul>
+      ${names.map((name) => html`<li>${name}</li>`)}
+    </ul>
+  </section>`;
 }
 
 function parts(view: RecordView): Html | undefined {
@@ -99,23 +120,39 @@ function parts(view: RecordView): Html | undefined {
   const shown = new Set<string>();
   const renderPart = (part: Part): Html => {
     shown.add(part.partUuid);
-    const label = part.type === 'PT_NAME' ? html`${PART_LABELS[part.type]}: ${displayName(part) || '(no name)'}${part === preferred && ' (preferred)'}` : html`${PART_LABELS[part.type]}`;
+    const label =
+      part.type === 'PT_NAME'
+        ? html`${PART_LABELS[part.type]}: ${displayName(part) || '(no name)'}${part === preferred && ' (preferred)'}`
+        : html`${PART_LABELS[part.type]}`;
     const nested = (children.get(part.partUuid) ?? []).filter((child) => !shown.has(child.partUuid));
     return html`<li class="part">
-<h3>${label}</h3>
-${items([...part.items, ...(part.extensionItems ?? [])], view)}
-${nested.length > 0 && html`<ul class="parts">${nested.map(renderPart)}</ul>`}
-</li>`;
+      <h3>${label}</h3>
+      ${items([...part.items, ...(part.extensionItems ?? [])], view)}
+      ${
+        nested.length > 0 &&
+        html`<ul class="parts">
+          ${nested.map(renderPart)}
+        </ul>`
+      }
+    </li>`;
   };
   return html`<section aria-labelledby="parts">
-<h2 id="parts">Parts</h2>
-<ul class="parts">${top.map(renderPart)}</ul>
-</section>`;
+    <h2 id="parts">Parts</h2>
+    <ul class="parts">
+      ${top.map(renderPart)}
+    </ul>
+  </section>`;
 }
 
 function items(list: readonly Item[], view: RecordView): Html {
   if (list.length === 0) return html`<p class="empty">No items.</p>`;
-  return html`<dl class="items">${list.map((item) => html`<dt>${itemLabel(item)}</dt><dd>${itemValue(item, view)}</dd>`)}</dl>`;
+  return html`<dl class="items">
+    ${list.map(
+      (item) =>
+        html`<dt>${itemLabel(item)}</dt>
+          <dd>${itemValue(item, view)}</dd>`,
+    )}
+  </dl>`;
 }
 
 function itemLabel(item: Item): string {
@@ -140,10 +177,14 @@ function itemValue(item: Item, view: RecordView): Html {
     case 'link': {
       const target = safeLinkTarget(item.url);
       const text = item.name ?? item.url;
-      return target === undefined ? html`<span class="text">${text}</span>` : html`<a class="id" href="${target}" rel="nofollow noopener noreferrer">${text}</a>`;
+      return target === undefined
+        ? html`<span class="text">${text}</span>`
+        : html`<a class="id" href="${target}" rel="nofollow noopener noreferrer">${text}</a>`;
     }
     case 'entityRef':
-      return item.target.kind === 'stored' ? referenceLink(item.target.ref, view.refs) : html`a record of the same batch (${item.target.localId})`;
+      return item.target.kind === 'stored'
+        ? referenceLink(item.target.ref, view.refs)
+        : html`a record of the same batch (${item.target.localId})`;
     case 'binary':
       return html`binary data of ${Math.floor((item.base64.replace(/=+$/, '').length * 3) / 4)} bytes`;
   }
@@ -159,17 +200,19 @@ function referenceLink(ref: EntityRef, refs: ResolvedRefs): Html {
 function issues(record: EntityRecord): Html | undefined {
   if (record.issues.length === 0) return undefined;
   return html`<section aria-labelledby="issues">
-<h2 id="issues">Issues</h2>
-<ul>${record.issues.map((issue) => html`<li><strong>${issue.severity === 'ERROR' ? 'Error' : 'Warning'}:</strong> <span class="text">${issue.message}</span></li>`)}</ul>
-</section>`;
+    <h2 id="issues">Issues</h2>
+    <ul>
+      ${record.issues.map((issue) => html`<li><strong>${issue.severity === 'ERROR' ? 'Error' : 'Warning'}:</strong> <span class="text">${issue.message}</span></li>`)}
+    </ul>
+  </section>`;
 }
 
 function historySection(entityId: number, history: RevisionList): Html {
   return html`<section aria-labelledby="history">
-<h2 id="history">History</h2>
-${historyList(entityId, history.revisions)}
-${history.total > history.revisions.length && html`<p><a href="${historyPath(entityId)}">All ${history.total} revisions</a></p>`}
-</section>`;
+    <h2 id="history">History</h2>
+    ${historyList(entityId, history.revisions)}
+    ${history.total > history.revisions.length && html`<p><a href="${historyPath(entityId)}">All ${history.total} revisions</a></p>`}
+  </section>`;
 }
 
 /** The references of a record the page shows by name: its items' targets and its replacement. */

@@ -36,7 +36,12 @@ const STYLESHEET = new URL('./assets/pages.css', import.meta.url);
 export function recordPagesRouter(deps: AppDeps): Router {
   const router = new Router();
   const { config } = deps;
-  const limits: SearchLimits = { statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS, maxCountCost: config.SEARCH_MAX_COUNT_COST, maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES, refusalProbeMs: config.SEARCH_REFUSAL_PROBE_MS };
+  const limits: SearchLimits = {
+    statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS,
+    maxCountCost: config.SEARCH_MAX_COUNT_COST,
+    maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES,
+    refusalProbeMs: config.SEARCH_REFUSAL_PROBE_MS,
+  };
   // Made on first use, from the configured tokens.
   let signer: SessionSigner | undefined;
   // None when AUTH_DISABLED opened the service: every request then has a principal, and there is nothing to sign in with.
@@ -91,8 +96,10 @@ export function recordPagesRouter(deps: AppDeps): Router {
     const token = form.get('token')?.trim() ?? '';
     const signer = sessions();
     const principal = deps.tokens === 'disabled' ? undefined : deps.tokens.authenticate(token);
-    if (signer === undefined || principal === undefined) return refuseSignIn(ctx, 401, next, 'That is not one of this service\u2019s access tokens.');
-    if (!hasPermission(principal, 'read')) return refuseSignIn(ctx, 403, next, `The token of ${principal.name} does not have the read permission.`);
+    if (signer === undefined || principal === undefined)
+      return refuseSignIn(ctx, 401, next, 'That is not one of this service\u2019s access tokens.');
+    if (!hasPermission(principal, 'read'))
+      return refuseSignIn(ctx, 403, next, `The token of ${principal.name} does not have the read permission.`);
     const session = signer.issue(token);
     ctx.set('Set-Cookie', sessionCookie(session.value, session.maxAgeSeconds, https));
     seeOther(ctx, next);
@@ -109,21 +116,36 @@ export function recordPagesRouter(deps: AppDeps): Router {
     const page = pageParam(ctx);
     const [outcome, typesInUse] = await Promise.all([search(deps, form, page, limits), entityTypesInUse(deps.db.search)]);
     const types = [...new Set([...typesInUse, ...form.types])].sort();
-    sendPage(ctx, { title: 'Search', main: searchMain({ form, types, outcome, page, pageSize: SEARCH_PAGE_SIZE }), viewer: ctx.state.viewer });
+    sendPage(ctx, {
+      title: 'Search',
+      main: searchMain({ form, types, outcome, page, pageSize: SEARCH_PAGE_SIZE }),
+      viewer: ctx.state.viewer,
+    });
   });
 
   router.get('/global/:id', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
-    const [record, history] = await Promise.all([findCurrentRecord(deps.db.records, ref), listRevisions(deps.db.records, ref, 1, HISTORY_ON_RECORD_PAGE)]);
+    const [record, history] = await Promise.all([
+      findCurrentRecord(deps.db.records, ref),
+      listRevisions(deps.db.records, ref, 1, HISTORY_ON_RECORD_PAGE),
+    ]);
     if (record === undefined) throw recordNotFound(ctx.params.id!);
     const refs = await resolveReferences(deps, record);
-    sendPage(ctx, { title: recordTitle(record), main: recordMain({ record, refs, history }), viewer: ctx.state.viewer, canonical: recordPath({ entityId: record.entityId }) });
+    sendPage(ctx, {
+      title: recordTitle(record),
+      main: recordMain({ record, refs, history }),
+      viewer: ctx.state.viewer,
+      canonical: recordPath({ entityId: record.entityId }),
+    });
   });
 
   router.get('/global/:id/revisions', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
     const page = pageParam(ctx);
-    const [record, history] = await Promise.all([findCurrentRecord(deps.db.records, ref), listRevisions(deps.db.records, ref, page, HISTORY_PAGE_SIZE)]);
+    const [record, history] = await Promise.all([
+      findCurrentRecord(deps.db.records, ref),
+      listRevisions(deps.db.records, ref, page, HISTORY_PAGE_SIZE),
+    ]);
     if (record === undefined || history === undefined) throw recordNotFound(ctx.params.id!);
     const title = recordTitle(record);
     sendPage(ctx, { title: `History of ${title}`, main: historyMain(title, history, page, HISTORY_PAGE_SIZE), viewer: ctx.state.viewer });
@@ -132,9 +154,15 @@ export function recordPagesRouter(deps: AppDeps): Router {
   router.get('/global/:id/revision/:rev', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
     const revisionId = revisionParam(ctx.params.rev);
-    const [record, current] = await Promise.all([findRecordAtRevision(deps.db.records, ref, revisionId), findCurrentRecord(deps.db.records, ref)]);
+    const [record, current] = await Promise.all([
+      findRecordAtRevision(deps.db.records, ref, revisionId),
+      findCurrentRecord(deps.db.records, ref),
+    ]);
     if (current === undefined) throw recordNotFound(ctx.params.id!);
-    if (record === undefined) throw new PageError(404, 'No such revision', `Record ${ctx.params.id} has no revision ${revisionId}.`, { links: html`<p><a href="${historyPath(current.entityId)}">All revisions of this record</a></p>` });
+    if (record === undefined)
+      throw new PageError(404, 'No such revision', `Record ${ctx.params.id} has no revision ${revisionId}.`, {
+        links: html`<p><a href="${historyPath(current.entityId)}">All revisions of this record</a></p>`,
+      });
     const refs = await resolveReferences(deps, record);
     const isCurrent = record.revision.metadataRev === current.revision.metadataRev;
     sendPage(ctx, {
@@ -147,19 +175,26 @@ export function recordPagesRouter(deps: AppDeps): Router {
   // Any other path or method under /global: a page that says so, not the API's problem+json.
   router.all('/global/*rest', frame, async (ctx) => {
     const served = router.match(ctx.path, 'GET').pathAndMethod.some((layer) => layer.path !== '/global/*rest');
-    if (served && ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new PageError(405, 'Method not allowed', `${ctx.method} is not allowed here.`, { headers: { Allow: 'GET, HEAD' } });
+    if (served && ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw new PageError(405, 'Method not allowed', `${ctx.method} is not allowed here.`, { headers: { Allow: 'GET, HEAD' } });
     throw notFound();
   });
 
   return router;
 }
 
-async function search(deps: AppDeps, form: ReturnType<typeof searchFormParams>, page: number, limits: SearchLimits): Promise<SearchOutcome> {
+async function search(
+  deps: AppDeps,
+  form: ReturnType<typeof searchFormParams>,
+  page: number,
+  limits: SearchLimits,
+): Promise<SearchOutcome> {
   try {
     return { result: await searchByName(deps.db.search, form, { page, pageSize: SEARCH_PAGE_SIZE }, limits) };
   } catch (error) {
     // The search's own refusals (too broad, too slow) are answers for the person, not failures of the page.
-    if (error instanceof ServiceError && (error.code === 'BadRequest' || error.code === 'ServiceUnavailable')) return { refusal: readableRefusal(error) };
+    if (error instanceof ServiceError && (error.code === 'BadRequest' || error.code === 'ServiceUnavailable'))
+      return { refusal: readableRefusal(error) };
     throw error;
   }
 }
@@ -167,9 +202,12 @@ async function search(deps: AppDeps, form: ReturnType<typeof searchFormParams>, 
 /** A refusal of the search in a person's words: what to change, not the API's condition names. */
 function readableRefusal(error: ServiceError): string {
   const properties = error.properties ?? {};
-  if (properties.reason === 'SearchTimeout') return 'The search took too long and was stopped. Try again in a moment, or narrow it: a longer part of the name, a type or a state.';
-  if (properties.minLength !== undefined) return `Give at least ${properties.minLength} characters of the name, or choose a type: a shorter text is in too many records to look up.`;
-  if (properties.reason === 'SearchTooBroad') return 'The search matches too many records to count them. Narrow it: a longer part of the name, a type or a state.';
+  if (properties.reason === 'SearchTimeout')
+    return 'The search took too long and was stopped. Try again in a moment, or narrow it: a longer part of the name, a type or a state.';
+  if (properties.minLength !== undefined)
+    return `Give at least ${properties.minLength} characters of the name, or choose a type: a shorter text is in too many records to look up.`;
+  if (properties.reason === 'SearchTooBroad')
+    return 'The search matches too many records to count them. Narrow it: a longer part of the name, a type or a state.';
   return `The search cannot be answered: ${error.message}.`;
 }
 
@@ -202,7 +240,11 @@ function checkSameOrigin(ctx: Context, config: AppDeps['config']): { https: bool
   const own = host !== '' && origin === `${https ? 'https' : 'http'}://${host}`;
   const named = config.PUBLIC_HOST !== undefined && URL.canParse(origin) && new URL(origin).hostname === config.PUBLIC_HOST.toLowerCase();
   if (!own && !named) {
-    throw new PageError(403, 'Form refused', 'This form was not sent from this service\u2019s own page. Open the page again and send the form from there.');
+    throw new PageError(
+      403,
+      'Form refused',
+      'This form was not sent from this service\u2019s own page. Open the page again and send the form from there.',
+    );
   }
   return { https: https || origin.startsWith('https:') };
 }
@@ -229,5 +271,9 @@ function asPageError(ctx: Context, error: unknown): PageError {
     return new PageError(503, 'Busy', 'The registry is busy; try again in a moment.', { headers: { 'Retry-After': '5' } });
   }
   ctx.state.log?.error({ err: error }, 'record page failed');
-  return new PageError(500, 'Something went wrong', `The page could not be made. The service has logged it under the request id ${String(ctx.state.requestId ?? '')}.`);
+  return new PageError(
+    500,
+    'Something went wrong',
+    `The page could not be made. The service has logged it under the request id ${String(ctx.state.requestId ?? '')}.`,
+  );
 }

@@ -27,7 +27,9 @@ export interface SessionSigner {
 
 /** RECORD_PAGES_SESSION_SECRET, else a key of its own derived from the force keys' secret (FORCE_KEY_SECRET or DATA_DIR's). */
 export function sessionSecret(config: Pick<Config, 'RECORD_PAGES_SESSION_SECRET' | 'forceKeySecret'>): string {
-  return config.RECORD_PAGES_SESSION_SECRET ?? createHmac('sha256', config.forceKeySecret).update('record-pages-session').digest('base64url');
+  return (
+    config.RECORD_PAGES_SESSION_SECRET ?? createHmac('sha256', config.forceKeySecret).update('record-pages-session').digest('base64url')
+  );
 }
 
 export function sessionSigner(tokens: TokenRegistry, secret: string, hours: number): SessionSigner {

@@ -62,7 +62,8 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
     if (match === null) return koa(req, res);
     const { headers } = req;
     const version = match[1] as XmlVersion;
-    if (headers.origin !== undefined || (version === 'v1' && headers.accept !== undefined && headers.accept !== '*/*')) return koa(req, res);
+    if (headers.origin !== undefined || (version === 'v1' && headers.accept !== undefined && headers.accept !== '*/*'))
+      return koa(req, res);
     const ref = parseEntityRef(match[2]);
     if (ref === undefined) return koa(req, res);
     const path = match[0];
@@ -79,7 +80,8 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
     });
     if (!credentials.ok || !hasPermission(credentials.principal, 'read')) return koa(req, res);
     // v2 takes the document stored beside the record where there is one (the bytes the writer would write).
-    const found: Promise<CurrentForm | undefined> = version === 'v2' ? findCurrentDocument(deps.db.records, ref) : findCurrentRecord(deps.db.records, ref).then(asForm);
+    const found: Promise<CurrentForm | undefined> =
+      version === 'v2' ? findCurrentDocument(deps.db.records, ref) : findCurrentRecord(deps.db.records, ref).then(asForm);
     return found.then(
       (form) => {
         if (form === undefined) return koa(req, res);
@@ -89,7 +91,8 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
         if (form.documentBytes !== undefined) {
           const revision = v2DocumentRevision(form.documentBytes);
           // Not a document this writer wrote (or revisions beyond ASCII, read here as bytes): Koa's chain builds it from the record.
-          if (revision === undefined || !PRINTABLE_ASCII.test(revision.rev) || !PRINTABLE_ASCII.test(revision.metadataRev)) return koa(req, res);
+          if (revision === undefined || !PRINTABLE_ASCII.test(revision.rev) || !PRINTABLE_ASCII.test(revision.metadataRev))
+            return koa(req, res);
           etag = `"${recordEtag({ revision })}"`;
           if (!ifNoneMatchNames(headers['if-none-match'], etag)) body = form.documentBytes;
         } else {
@@ -123,7 +126,14 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
           res.end();
         } else {
           // Either form's length is its length in bytes.
-          res.writeHead(200, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag, 'Content-Type': types[version], 'Content-Length': String(body.length) });
+          res.writeHead(200, {
+            'X-Request-Id': requestId,
+            Vary: 'Origin',
+            'Cache-Control': 'no-cache',
+            ETag: etag,
+            'Content-Type': types[version],
+            'Content-Length': String(body.length),
+          });
           res.end(body, 'latin1');
         }
       },

@@ -19,7 +19,12 @@ const comparator = (version: ApiVersion, name: 'STARTS_WITH' | 'ENDS_WITH' | 'CO
   if (version === 'v2' || name === 'EQ' || name === 'GT') return `CT_${name}`;
   return { STARTS_WITH: 'CT_START_WITH', ENDS_WITH: 'CT_END_WITH', CONTAINS: 'CT_CONTAIN' }[name];
 };
-const nameIndex = (version: ApiVersion, how: Parameters<typeof comparator>[1], value: string) => ({ condType: cond(version, 'index'), name: 'DISPLAY_NAME', comparator: comparator(version, how), value });
+const nameIndex = (version: ApiVersion, how: Parameters<typeof comparator>[1], value: string) => ({
+  condType: cond(version, 'index'),
+  name: 'DISPLAY_NAME',
+  comparator: comparator(version, how),
+  value,
+});
 
 /** Twenty two-letter beginnings of names, the issue's "OR of 20 prefixes". */
 const PREFIXES = ['No', 'Sv', 'Dv', 'Če', 'Pr', 'Ku', 'Ve', 'Ho', 'Ně', 'Po', 'Ja', 'Pe', 'Ma', 'To', 'Ev', 'Ka', 'Lu', 'Vá', 'Ha', 'Be'];
@@ -31,12 +36,23 @@ export const BROAD_SEARCHES: readonly BroadSearch[] = [
   { name: 'bare part PT_NAME', body: (v) => ({ cond: { condType: cond(v, 'part'), partType: 'PT_NAME' } }) },
   { name: 'bare part PT_BODY', body: (v) => ({ cond: { condType: cond(v, 'part'), partType: 'PT_BODY' } }) },
   { name: 'value without a value (NM_MAIN)', body: (v) => ({ cond: { condType: cond(v, 'value'), itemTypes: ['NM_MAIN'] } }) },
-  { name: 'part PT_BODY, value without a value (GENDER)', body: (v) => ({ cond: { condType: cond(v, 'part'), partType: 'PT_BODY', cond: { condType: cond(v, 'value'), itemTypes: ['GENDER'] } } }) },
-  { name: 'order comparator on a common item (GENDER > "A")', body: (v) => ({ cond: { condType: cond(v, 'value'), itemTypes: ['GENDER'], comparator: 'CT_GT', value: 'A' } }) },
+  {
+    name: 'part PT_BODY, value without a value (GENDER)',
+    body: (v) => ({
+      cond: { condType: cond(v, 'part'), partType: 'PT_BODY', cond: { condType: cond(v, 'value'), itemTypes: ['GENDER'] } },
+    }),
+  },
+  {
+    name: 'order comparator on a common item (GENDER > "A")',
+    body: (v) => ({ cond: { condType: cond(v, 'value'), itemTypes: ['GENDER'], comparator: 'CT_GT', value: 'A' } }),
+  },
   { name: 'one-letter contains', body: (v) => ({ cond: nameIndex(v, 'CONTAINS', 'a') }) },
   { name: 'two-letter ends with', body: (v) => ({ cond: nameIndex(v, 'ENDS_WITH', 'ák') }) },
   { name: 'one-letter prefix', body: (v) => ({ cond: nameIndex(v, 'STARTS_WITH', 'N') }) },
-  { name: 'OR of 20 prefixes', body: (v) => ({ cond: { condType: cond(v, 'or'), conds: PREFIXES.map((prefix) => nameIndex(v, 'STARTS_WITH', prefix)) } }) },
+  {
+    name: 'OR of 20 prefixes',
+    body: (v) => ({ cond: { condType: cond(v, 'or'), conds: PREFIXES.map((prefix) => nameIndex(v, 'STARTS_WITH', prefix)) } }),
+  },
   { name: 'NOT of a name', body: (v) => ({ cond: { condType: cond(v, 'not'), cond: nameIndex(v, 'EQ', 'Novák') } }) },
   { name: 'state only', body: () => ({ state: ['ERS_NEW'] }) },
   { name: 'every state', body: () => ({ state: ['ERS_NEW', 'ERS_APPROVED', 'ERS_INVALID', 'ERS_REPLACED'] }) },
@@ -55,7 +71,12 @@ export interface SearchOutcome {
 }
 
 /** Sends one search (page 1 of 20, as the real client's first page) and reads its whole answer. */
-export async function sendSearch(apiUrl: string, version: ApiVersion, search: BroadSearch, headers: Record<string, string>): Promise<SearchOutcome> {
+export async function sendSearch(
+  apiUrl: string,
+  version: ApiVersion,
+  search: BroadSearch,
+  headers: Record<string, string>,
+): Promise<SearchOutcome> {
   const started = performance.now();
   const response = await fetch(`${apiUrl}/api/${version}/search?page=1&pageSize=20`, {
     method: 'POST',

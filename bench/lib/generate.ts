@@ -7,10 +7,100 @@ import { finished } from 'node:stream/promises';
 import type { CreateEntityCommand, Item, Part } from '../../domain/model.ts';
 import { writeBatch } from '../../domain/xml/index.ts';
 
-const FIRST_NAMES = ['Jan', 'Petr', 'Josef', 'Pavel', 'Jiří', 'Martin', 'Tomáš', 'Jaroslav', 'Miroslav', 'Zdeněk', 'Marie', 'Jana', 'Eva', 'Hana', 'Anna', 'Lenka', 'Kateřina', 'Věra', 'Lucie', 'Alena', 'Božena', 'Ludmila', 'Václav', 'Karel', 'František'];
-const SURNAMES = ['Novák', 'Svoboda', 'Novotný', 'Dvořák', 'Černý', 'Procházka', 'Kučera', 'Veselý', 'Horák', 'Němec', 'Marek', 'Pospíšil', 'Pokorný', 'Hájek', 'Král', 'Jelínek', 'Růžička', 'Beneš', 'Fiala', 'Sedláček', 'Doležal', 'Zeman', 'Kolář', 'Navrátil', 'Čermák', 'Šťastný', 'Říha', 'Vaněk', 'Urban', 'Kříž'];
-const PLACES = ['Praha', 'Brno', 'Ostrava', 'Plzeň', 'Liberec', 'Olomouc', 'České Budějovice', 'Hradec Králové', 'Ústí nad Labem', 'Pardubice', 'Zlín', 'Jihlava', 'Kutná Hora', 'Tábor', 'Třebíč', 'Kroměříž'];
-const OCCUPATIONS = ['učitel', 'lékař', 'kovář', 'malíř', 'spisovatel', 'hudební skladatel', 'architekt', 'kněz', 'advokát', 'úředník', 'statkář', 'inženýr', 'archivář', 'sochař', 'historik'];
+const FIRST_NAMES = [
+  'Jan',
+  'Petr',
+  'Josef',
+  'Pavel',
+  'Jiří',
+  'Martin',
+  'Tomáš',
+  'Jaroslav',
+  'Miroslav',
+  'Zdeněk',
+  'Marie',
+  'Jana',
+  'Eva',
+  'Hana',
+  'Anna',
+  'Lenka',
+  'Kateřina',
+  'Věra',
+  'Lucie',
+  'Alena',
+  'Božena',
+  'Ludmila',
+  'Václav',
+  'Karel',
+  'František',
+];
+const SURNAMES = [
+  'Novák',
+  'Svoboda',
+  'Novotný',
+  'Dvořák',
+  'Černý',
+  'Procházka',
+  'Kučera',
+  'Veselý',
+  'Horák',
+  'Němec',
+  'Marek',
+  'Pospíšil',
+  'Pokorný',
+  'Hájek',
+  'Král',
+  'Jelínek',
+  'Růžička',
+  'Beneš',
+  'Fiala',
+  'Sedláček',
+  'Doležal',
+  'Zeman',
+  'Kolář',
+  'Navrátil',
+  'Čermák',
+  'Šťastný',
+  'Říha',
+  'Vaněk',
+  'Urban',
+  'Kříž',
+];
+const PLACES = [
+  'Praha',
+  'Brno',
+  'Ostrava',
+  'Plzeň',
+  'Liberec',
+  'Olomouc',
+  'České Budějovice',
+  'Hradec Králové',
+  'Ústí nad Labem',
+  'Pardubice',
+  'Zlín',
+  'Jihlava',
+  'Kutná Hora',
+  'Tábor',
+  'Třebíč',
+  'Kroměříž',
+];
+const OCCUPATIONS = [
+  'učitel',
+  'lékař',
+  'kovář',
+  'malíř',
+  'spisovatel',
+  'hudební skladatel',
+  'architekt',
+  'kněz',
+  'advokát',
+  'úředník',
+  'statkář',
+  'inženýr',
+  'archivář',
+  'sochař',
+  'historik',
+];
 
 /** mulberry32: small, fast and good enough to make the same data for the same seed. */
 export function seededRandom(seed: number): () => number {
@@ -89,7 +179,15 @@ export function* generateCreates(count: number, options: GeneratorOptions = {}):
       { kind: 'string', type: 'NOTE', value: `Záznam ${index + 1}` },
     ];
     const eventItems: Item[] = [
-      { kind: 'unitDate', type: 'CRE_DATE', from: `${born}-01-01`, to: `${born}-12-31`, format: 'Y', fromEstimate: false, toEstimate: false },
+      {
+        kind: 'unitDate',
+        type: 'CRE_DATE',
+        from: `${born}-01-01`,
+        to: `${born}-12-31`,
+        format: 'Y',
+        fromEstimate: false,
+        toEstimate: false,
+      },
       { kind: 'enum', type: 'CRE_CLASS', spec: 'CRC_BIRTH' },
       { kind: 'string', type: 'PLACE_NAME', value: place },
       { kind: 'unitDate', type: 'EXT_DATE', from: `${died}-01-01`, to: `${died}-12-31`, format: 'Y' },
@@ -106,12 +204,22 @@ export function* generateCreates(count: number, options: GeneratorOptions = {}):
       { partUuid: seededUuid(random), type: 'PT_BODY', items: bodyItems },
       { partUuid: seededUuid(random), type: 'PT_CRE', items: eventItems },
     ];
-    yield { kind: 'create', localId: `${prefix}${index}`, entityType: options.entityType ?? 'PERSON', entityUuid: seededUuid(random), parts };
+    yield {
+      kind: 'create',
+      localId: `${prefix}${index}`,
+      entityType: options.entityType ?? 'PERSON',
+      entityUuid: seededUuid(random),
+      parts,
+    };
   }
 }
 
 /** Writes a v2 batch of `count` creates to `path`, streamed; returns its size in bytes. */
-export async function writeGeneratedBatch(path: string, count: number, options: GeneratorOptions & { batchUuid?: string } = {}): Promise<number> {
+export async function writeGeneratedBatch(
+  path: string,
+  count: number,
+  options: GeneratorOptions & { batchUuid?: string } = {},
+): Promise<number> {
   const out = createWriteStream(path);
   let bytes = 0;
   const header = { version: 'v2' as const, batchUuid: options.batchUuid, sender: { id: 'bench', name: 'Benchmark' } };

@@ -115,5 +115,11 @@ export async function runLoad(run: LoadRun): Promise<LoadResult> {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   const sorted = Float64Array.from(latencies).sort();
-  return { requests: sorted.length, seconds, latencies: sorted, errors, clientCpuMicros: (cpu.user + cpu.system) / Math.max(1, sorted.length) };
+  return {
+    requests: sorted.length,
+    seconds,
+    latencies: sorted,
+    errors,
+    clientCpuMicros: (cpu.user + cpu.system) / Math.max(1, sorted.length),
+  };
 }

@@ -73,7 +73,11 @@ const ROUND_TRIP_SAMPLE = 200;
  * reader and must equal what the generator made: the rest is then what the
  * worker would have read too.
  */
-async function chunkCommands(index: number, size: number, options: Pick<LoadOptions, 'seed' | 'entityTypes'> = {}): Promise<{ commands: ChangeCommand[]; header: BatchHeader }> {
+async function chunkCommands(
+  index: number,
+  size: number,
+  options: Pick<LoadOptions, 'seed' | 'entityTypes'> = {},
+): Promise<{ commands: ChangeCommand[]; header: BatchHeader }> {
   const types = options.entityTypes ?? DEFAULT_ENTITY_TYPES;
   const commands = [
     ...generateCreates(size, {
@@ -92,7 +96,9 @@ async function chunkCommands(index: number, size: number, options: Pick<LoadOpti
     (command) => read.push(command),
   );
   if (!isDeepStrictEqual(read, sample) || !isDeepStrictEqual(summary.header, header)) {
-    throw new Error(`chunk ${index}: the commands read back from the batch XML differ from the generated ones; load through the XML reader instead`);
+    throw new Error(
+      `chunk ${index}: the commands read back from the batch XML differ from the generated ones; load through the XML reader instead`,
+    );
   }
   return { commands, header };
 }
@@ -103,7 +109,15 @@ async function applyChunk(pool: pg.Pool, index: number, size: number, options: L
   // The body is not kept (nor serialised: see chunkCommands); a stand-in digest, unique per batch.
   const sha256 = createHash('sha256').update(`bench chunk ${index} of ${batchId}`).digest('hex');
   await inTransaction(pool, async (client) => {
-    await storeBatch(client, { id: batchId, sha256, apiVersion: 'v2', submittedBy: BENCH_PRINCIPAL, force: false, changesTotal: commands.length, body: Buffer.alloc(0) });
+    await storeBatch(client, {
+      id: batchId,
+      sha256,
+      apiVersion: 'v2',
+      submittedBy: BENCH_PRINCIPAL,
+      force: false,
+      changesTotal: commands.length,
+      body: Buffer.alloc(0),
+    });
     await markProcessing(client, batchId);
     const outcome = await applyBatchCommands(applyTransaction(client, pool), commands, {
       batchId,
@@ -136,7 +150,11 @@ export async function loadGeneratedEntities(url: string, count: number, options:
   const chunkSize = options.chunkSize ?? 10_000;
   const concurrency = options.concurrency ?? 2;
   // Each chunk's transaction, and beside it a connection for the name words it adds outside the transaction.
-  const pool = new pg.Pool({ connectionString: url, max: 2 * concurrency, options: (await canSkipTriggers(url)) ? '-c session_replication_role=replica' : undefined });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 2 * concurrency,
+    options: (await canSkipTriggers(url)) ? '-c session_replication_role=replica' : undefined,
+  });
   const started = performance.now();
   try {
     const { rows: indexes } = await pool.query<{ name: string; definition: string }>(
@@ -170,7 +188,9 @@ export async function loadGeneratedEntities(url: string, count: number, options:
       for (const index of indexes) await client.query(index.definition);
       // Every table a read uses: without autovacuum (off on this machine's server) name_word would have no
       // visibility map (no index-only scans) and no statistics (estimates that make the planner JIT-compile).
-      await client.query('vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role, name_word, name_vocabulary');
+      await client.query(
+        'vacuum (analyze) entity, revision, transaction, batch, search_value, entity_participant, search_user_role, name_word, name_vocabulary',
+      );
     } finally {
       client.release();
     }

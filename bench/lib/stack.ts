@@ -118,7 +118,12 @@ export function peakRss(pid: number): number {
 export async function startStack(databaseName: string, extraEnv: Record<string, string> = {}, options: StackOptions = {}): Promise<Stack> {
   const scratch = mkdtempSync(join(tmpdir(), 'entity-records-bench-'));
   const root = projectRoot();
-  const temporalOptions = { binary: ensureTemporalBinary(), dbFile: join(scratch, 'temporal.db'), port: await freePort(), logFile: join(scratch, 'temporal.log') };
+  const temporalOptions = {
+    binary: ensureTemporalBinary(),
+    dbFile: join(scratch, 'temporal.db'),
+    port: await freePort(),
+    logFile: join(scratch, 'temporal.log'),
+  };
   const children: { worker?: ChildProcess; interactiveWorker?: ChildProcess; api?: ChildProcess; temporal?: DevServer } = {};
   const unexpectedExits: string[] = [];
   const expected = new WeakSet<ChildProcess>();
@@ -251,7 +256,8 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
 async function waitForHealth(apiUrl: string, api: ChildProcess, timeoutMs = 60_000): Promise<void> {
   await pollUntil(
     async () => {
-      if (api.exitCode !== null || api.signalCode !== null) throw new GiveUp(`API exited during start-up (${api.signalCode ?? `code ${api.exitCode}`})`);
+      if (api.exitCode !== null || api.signalCode !== null)
+        throw new GiveUp(`API exited during start-up (${api.signalCode ?? `code ${api.exitCode}`})`);
       // An error here is "not listening yet", retried.
       return (await fetch(`${apiUrl}/health`, { signal: AbortSignal.timeout(5000) })).ok ? true : undefined;
     },

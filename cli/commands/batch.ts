@@ -86,7 +86,9 @@ async function waitForBatch(client: ApiClient, id: string): Promise<BatchDetailV
       () => client.json<BatchDetailView>(`/api/v2/batches/${id}/detail`),
       jobSettled(),
       (status) => {
-        progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, { status: status.status });
+        progress ??= startProgress('batch |{bar}| {percentage}% | {value}/{total} changes | {status}', status.changesTotal ?? 0, {
+          status: status.status,
+        });
         if (status.changesTotal !== null) progress.setTotal(status.changesTotal);
         progress.update(status.changesApplied, { status: status.status });
       },
@@ -110,6 +112,8 @@ function reportResult(what: string, xml: string, { test = false } = {}): void {
     say(`${what} ${test ? 'passed' : 'COMPLETED'}: ${text}`);
     return;
   }
-  const hint = summary.forceKey ? `\nto write it despite its warnings, submit it ${test ? '' : 'again '}with --force-key ${summary.forceKey}` : '';
+  const hint = summary.forceKey
+    ? `\nto write it despite its warnings, submit it ${test ? '' : 'again '}with --force-key ${summary.forceKey}`
+    : '';
   throw new CliError(EXIT.failed, `${what} FAILED: ${text}${hint}`);
 }

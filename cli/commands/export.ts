@@ -81,18 +81,25 @@ async function runExport(command: Command, kind: 'snapshots' | 'revisions', ids:
   ).trim();
   say(`export ${id} started`);
   const status = await waitForExport(client, id, ids.length);
-  if (status.status !== 'COMPLETED') throw new CliError(EXIT.failed, `export ${id} ${status.status}${status.error ? `: ${status.error}` : ''}`);
-  if (status.missing.length > 0) say(`${status.missing.length} requested records do not exist: ${status.missing.slice(0, 10).join(', ')}${status.missing.length > 10 ? ', ...' : ''}`);
+  if (status.status !== 'COMPLETED')
+    throw new CliError(EXIT.failed, `export ${id} ${status.status}${status.error ? `: ${status.error}` : ''}`);
+  if (status.missing.length > 0)
+    say(
+      `${status.missing.length} requested records do not exist: ${status.missing.slice(0, 10).join(', ')}${status.missing.length > 10 ? ', ...' : ''}`,
+    );
   const sha256 = await download(client, status, target);
-  say(`export ${id}: ${status.entitiesWritten} records, ${formatBytes(status.bytes)} written to ${out}${sha256 ? ' (SHA-256 verified)' : ''}`);
+  say(
+    `export ${id}: ${status.entitiesWritten} records, ${formatBytes(status.bytes)} written to ${out}${sha256 ? ' (SHA-256 verified)' : ''}`,
+  );
   await printJson({ ...status, file: target });
 }
 
 /** Polls the status; the bar counts records written, against the number requested when there is one. */
 async function waitForExport(client: ApiClient, id: string, requested: number): Promise<ExportDetail> {
-  const progress = requested > 0
-    ? startProgress('export |{bar}| {value}/{total} records | {status}', requested, { status: 'PENDING' })
-    : startProgress('export {value} records | {status}', 0, { status: 'PENDING' });
+  const progress =
+    requested > 0
+      ? startProgress('export |{bar}| {value}/{total} records | {status}', requested, { status: 'PENDING' })
+      : startProgress('export {value} records | {status}', 0, { status: 'PENDING' });
   try {
     return await pollUntil(
       () => client.json<ExportDetail>(`/api/v2/export/${id}/detail`),
@@ -110,12 +117,18 @@ async function waitForExport(client: ApiClient, id: string, requested: number): 
  * Returns the verified hash, or undefined when the server gave none.
  */
 async function download(client: ApiClient, status: ExportStatusView, target: string): Promise<string | undefined> {
-  const response = await client.request(`/api/v2/export/download/${status.id}`, { headers: { 'accept-encoding': 'identity' }, failures: EXPORT_FAILURES });
+  const response = await client.request(`/api/v2/export/download/${status.id}`, {
+    headers: { 'accept-encoding': 'identity' },
+    failures: EXPORT_FAILURES,
+  });
   const expected = (response.headers.get('x-content-sha256') ?? status.sha256 ?? undefined)?.toLowerCase();
   const size = Number(response.headers.get('content-length') ?? status.bytes);
   const partial = `${target}.part`;
   const hash = createHash('sha256');
-  const progress = startProgress('download |{bar}| {percentage}% | {done} of {size}', size, { done: formatBytes(0), size: formatBytes(size) });
+  const progress = startProgress('download |{bar}| {percentage}% | {done} of {size}', size, {
+    done: formatBytes(0),
+    size: formatBytes(size),
+  });
   let received = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -129,14 +142,20 @@ async function download(client: ApiClient, status: ExportStatusView, target: str
     await pipeline(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), meter, createWriteStream(partial));
   } catch (error) {
     await rm(partial, { force: true });
-    throw new CliError(EXIT.server, `download of export ${status.id} broke off after ${formatBytes(received)}: ${(error as Error).message}`);
+    throw new CliError(
+      EXIT.server,
+      `download of export ${status.id} broke off after ${formatBytes(received)}: ${(error as Error).message}`,
+    );
   } finally {
     progress.stop();
   }
   const actual = hash.digest('hex');
   if (expected !== undefined && actual !== expected) {
     await rm(partial, { force: true });
-    throw new CliError(EXIT.failed, `export ${status.id}: the downloaded file's SHA-256 is ${actual}, the server announced ${expected}; nothing was written`);
+    throw new CliError(
+      EXIT.failed,
+      `export ${status.id}: the downloaded file's SHA-256 is ${actual}, the server announced ${expected}; nothing was written`,
+    );
   }
   await rename(partial, target);
   return expected;

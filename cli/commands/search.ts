@@ -40,7 +40,9 @@ export function registerSearchCommand(program: Command): void {
       const unknown = response.headers.get('x-unknown-entity-types');
       if (unknown) {
         const types = unknownTypes(unknown);
-        say(`warning: no record has the entity type${types.length > 1 ? 's' : ''} ${types.join(', ')}; a typo? (types are codes such as PERSON)`);
+        say(
+          `warning: no record has the entity type${types.length > 1 ? 's' : ''} ${types.join(', ')}; a typo? (types are codes such as PERSON)`,
+        );
       }
       await copyToStdout(response);
     });

@@ -32,7 +32,9 @@ async function updatesFrom(client: ApiClient, from: string): Promise<void> {
   if (!/<updates[\s>/]/.test(xml)) {
     const to = /<to>([^<]+)<\/to>/.exec(xml)?.[1];
     const count = /<count>([^<]+)<\/count>/.exec(xml)?.[1];
-    say(`too many updates to list at once (${count ?? 'many'}); run again with --from ${from} --to ${to ?? '<transaction>'} to page through them`);
+    say(
+      `too many updates to list at once (${count ?? 'many'}); run again with --from ${from} --to ${to ?? '<transaction>'} to page through them`,
+    );
   }
 }
 

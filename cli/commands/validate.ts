@@ -12,6 +12,10 @@ export function registerValidateCommand(program: Command): void {
     .action(async (file: string) => {
       const report = await checkBatchXml(await readInputFile(file));
       await printResult(JSON.stringify(report));
-      if (!report.valid) throw new CliError(EXIT.failed, `${file} is not a valid batch (${report.errors.length} ${report.errors.length === 1 ? 'problem' : 'problems'})`);
+      if (!report.valid)
+        throw new CliError(
+          EXIT.failed,
+          `${file} is not a valid batch (${report.errors.length} ${report.errors.length === 1 ? 'problem' : 'problems'})`,
+        );
     });
 }

@@ -3,7 +3,7 @@ import { inTransaction } from '../sql.ts';
 import { ApplyTransaction } from './transaction.ts';
 
 export { ApplyTransaction, applyTransaction } from './transaction.ts';
-export {  type StepLoad,  } from './write-plan.ts';
+export { type StepLoad } from './write-plan.ts';
 export { encodeNameEntries } from './names.ts';
 export { encodeResultLines } from './result-lines.ts';
 

@@ -26,7 +26,17 @@ export function encodeNameEntries(entries: readonly NameEntry[], firstSeq: numbe
   return encodeCopyLoad(
     STAGED_NAMES,
     COLUMNS,
-    entries.map((entry, index) => [firstSeq + index, entry.key, entry.localId, entry.entityId, entry.isNew, entry.checked, entry.displayName, entry.partType ?? null, entry.partUuid ?? null]),
+    entries.map((entry, index) => [
+      firstSeq + index,
+      entry.key,
+      entry.localId,
+      entry.entityId,
+      entry.isNew,
+      entry.checked,
+      entry.displayName,
+      entry.partType ?? null,
+      entry.partUuid ?? null,
+    ]),
   );
 }
 
@@ -68,7 +78,14 @@ export async function findNameConflicts(client: pg.PoolClient, writtenAs: string
   const holders = new Map<string, number[]>();
   const entries = rows.map((row): NameEntry => {
     if (row.ids !== null && !holders.has(row.key)) holders.set(row.key, row.ids.map(Number));
-    const entry: NameEntry = { key: row.key, localId: row.local_id, entityId: Number(row.entity_id), isNew: row.is_new, displayName: row.display_name, checked: row.checked };
+    const entry: NameEntry = {
+      key: row.key,
+      localId: row.local_id,
+      entityId: Number(row.entity_id),
+      isNew: row.is_new,
+      displayName: row.display_name,
+      checked: row.checked,
+    };
     if (row.part_type !== null) entry.partType = row.part_type as PartRef['type'];
     if (row.part_uuid !== null) entry.partUuid = row.part_uuid;
     return entry;

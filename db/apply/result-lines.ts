@@ -25,7 +25,14 @@ export function encodeResultLines(records: readonly PlannedRecord[], firstSeq: n
   return encodeCopyLoad(
     STAGED_LINES,
     COLUMNS,
-    records.map((record, index) => [firstSeq + index, record.localId, record.after.entityId, record.after.entityUuid, record.after.revision.rev, record.after.revision.metadataRev]),
+    records.map((record, index) => [
+      firstSeq + index,
+      record.localId,
+      record.after.entityId,
+      record.after.entityUuid,
+      record.after.revision.rev,
+      record.after.revision.metadataRev,
+    ]),
   );
 }
 
@@ -34,7 +41,13 @@ export async function readResultLines(client: pg.PoolClient): Promise<BatchRevis
   const { rows } = await client.query<{ local_id: string; entity_id: string; entity_uuid: string; rev: string; metadata_rev: string }>(
     `select local_id, entity_id::text, entity_uuid, rev, metadata_rev from ${STAGED_LINES} order by seq`,
   );
-  return rows.map((row) => ({ localId: row.local_id, entityId: Number(row.entity_id), entityUuid: row.entity_uuid, rev: row.rev, metadataRev: row.metadata_rev }));
+  return rows.map((row) => ({
+    localId: row.local_id,
+    entityId: Number(row.entity_id),
+    entityUuid: row.entity_uuid,
+    rev: row.rev,
+    metadataRev: row.metadata_rev,
+  }));
 }
 
 /**

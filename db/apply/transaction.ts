@@ -47,10 +47,10 @@ export class ApplyTransaction {
   async loadSummaries(refs: readonly EntityRef[]): Promise<EntitySummary[]> {
     if (refs.length === 0) return [];
     const { ids, uuids } = splitRefs(refs);
-    const { rows } = await this.#client.query<SummaryRow>(`select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
-      ids,
-      uuids,
-    ]);
+    const { rows } = await this.#client.query<SummaryRow>(
+      `select id, uuid, state from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`,
+      [ids, uuids],
+    );
     return rows.map(summaryOf);
   }
 
@@ -58,10 +58,10 @@ export class ApplyTransaction {
   async loadRecords(refs: readonly EntityRef[]): Promise<EntityRecord[]> {
     if (refs.length === 0) return [];
     const { ids, uuids } = splitRefs(refs);
-    const { rows } = await this.#client.query<{ record: EntityRecord }>(`select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`, [
-      ids,
-      uuids,
-    ]);
+    const { rows } = await this.#client.query<{ record: EntityRecord }>(
+      `select record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[])`,
+      [ids, uuids],
+    );
     return rows.map((row) => row.record);
   }
 
@@ -70,9 +70,10 @@ export class ApplyTransaction {
     if (uuids.length === 0) return [];
     // The uuid type reads any case: the batch's UUIDs go as given, and only the taken ones (usually none) are matched back.
     // One JSON text, not pg's array parameter (a string per UUID).
-    const { rows } = await this.#client.query<{ uuid: string }>(`select uuid from entity where uuid = any(array(select json_array_elements_text($1::json))::uuid[])`, [
-      JSON.stringify(uuids),
-    ]);
+    const { rows } = await this.#client.query<{ uuid: string }>(
+      `select uuid from entity where uuid = any(array(select json_array_elements_text($1::json))::uuid[])`,
+      [JSON.stringify(uuids)],
+    );
     if (rows.length === 0) return [];
     const taken = new Set(rows.map((row) => row.uuid));
     return uuids.filter((uuid) => taken.has(uuid.toLowerCase()));
@@ -105,7 +106,11 @@ export class ApplyTransaction {
 
   /** Claims the client-given UUIDs the batch creates until the transaction ends (db/write-claims.ts). */
   async claimEntityUuids(uuids: readonly string[]): Promise<void> {
-    await claimKeys(this.#client, CLAIM_KINDS.entityUuid, uuids.map((uuid) => uuid.toLowerCase()));
+    await claimKeys(
+      this.#client,
+      CLAIM_KINDS.entityUuid,
+      uuids.map((uuid) => uuid.toLowerCase()),
+    );
   }
 
   /**

@@ -45,24 +45,9 @@ const REVISION_COLUMNS = [
   'changes',
 ];
 
-const SEARCH_COLUMNS = [
-  'entity_id',
-  'part_uuid',
-  'part_type',
-  'preferred',
-  'kind',
-  'item_type',
-  'item_spec',
-  'value',
-  'value_norm',
-];
+const SEARCH_COLUMNS = ['entity_id', 'part_uuid', 'part_type', 'preferred', 'kind', 'item_type', 'item_spec', 'value', 'value_norm'];
 
-const PARTICIPANT_COLUMNS = [
-  'entity_id',
-  'user_id',
-  'role',
-  'last_change',
-];
+const PARTICIPANT_COLUMNS = ['entity_id', 'user_id', 'role', 'last_change'];
 
 const USER_ROLE_COLUMNS = ['user_key', 'role', 'entity_id'];
 
@@ -115,10 +100,10 @@ export class PlanWriter {
   /** Inserts the batch's transaction row (once, before the first group). */
   async start(): Promise<void> {
     if (this.#seq !== undefined) return;
-    const { rows } = await this.#client.query<{ seq: string }>(
-      'insert into transaction (uuid, batch_id) values ($1, $2) returning seq',
-      [this.transactionUuid, this.#context.batchId],
-    );
+    const { rows } = await this.#client.query<{ seq: string }>('insert into transaction (uuid, batch_id) values ($1, $2) returning seq', [
+      this.transactionUuid,
+      this.#context.batchId,
+    ]);
     this.#seq = rows[0]!.seq;
   }
 
@@ -148,7 +133,17 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
       (record.isNew ? createdRows : updatedRows).push(entityRow(record.after, seq));
       revisionRows.push(revisionRow(record, seq, context));
       for (const value of searchValues(record.after)) {
-        searchRows.push([record.after.entityId, value.partUuid, value.partType, value.preferred, value.kind, value.itemType, value.itemSpec, value.value, value.valueNorm]);
+        searchRows.push([
+          record.after.entityId,
+          value.partUuid,
+          value.partType,
+          value.preferred,
+          value.kind,
+          value.itemType,
+          value.itemSpec,
+          value.value,
+          value.valueNorm,
+        ]);
         if (value.kind === 'name') namesNorm.push(value.valueNorm);
       }
       participantRows.push(...participantRowsOf(record.after));
@@ -169,7 +164,8 @@ async function encodeStep(step: readonly PlannedRecord[], seq: string, context: 
 
 async function writeStep(client: pg.PoolClient, load: StepLoad, extra: readonly CopyLoad[]): Promise<void> {
   // A group of creates alone: its COPYs as one round trip (sendCopyLoads), PostgreSQL never waiting for the worker between tables.
-  if (load.existingIds.length === 0) return sendCopyLoads(client, [load.created, load.revisions, load.searchValues, load.participants, load.userRoles, ...extra]);
+  if (load.existingIds.length === 0)
+    return sendCopyLoads(client, [load.created, load.revisions, load.searchValues, load.participants, load.userRoles, ...extra]);
   await keepSupersededSnapshots(client, load.existingIds);
   await sendCopyLoad(client, load.created);
   await updateEntities(client, load.updatedRows);
@@ -203,7 +199,9 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
 async function updateEntities(client: pg.PoolClient, updated: readonly unknown[][]): Promise<void> {
   if (updated.length === 0) return;
   const arrays = ENTITY_COLUMNS.map((column, index) => `$${index + 1}::${ENTITY_COLUMN_TYPES[column]}[]`).join(', ');
-  const assignments = ENTITY_COLUMNS.filter((name) => name !== 'id' && name !== 'uuid').map((name) => `${name} = u.${name}`).join(', ');
+  const assignments = ENTITY_COLUMNS.filter((name) => name !== 'id' && name !== 'uuid')
+    .map((name) => `${name} = u.${name}`)
+    .join(', ');
   await client.query(
     `update entity e set ${assignments} from unnest(${arrays}) as u(${ENTITY_COLUMNS.join(', ')}) where e.id = u.id`,
     ENTITY_COLUMNS.map((_, index) => updated.map((row) => row[index])),

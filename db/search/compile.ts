@@ -2,7 +2,17 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord, needleWords, type NeedleWord } from './name-words.ts';
-import { ENTITY_ID_PATTERN, SEARCH_USER_ROLES, UUID_PATTERN, type Comparator, type Condition, type Paging, type SearchPartType, type SearchQuery, type SearchType } from '../../domain/search-query.ts';
+import {
+  ENTITY_ID_PATTERN,
+  SEARCH_USER_ROLES,
+  UUID_PATTERN,
+  type Comparator,
+  type Condition,
+  type Paging,
+  type SearchPartType,
+  type SearchQuery,
+  type SearchType,
+} from '../../domain/search-query.ts';
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
 // search_value, name_word, search_user and search_user_role. Every user value travels
@@ -150,7 +160,8 @@ const PLAIN_DATE_TIME = /^[0-9]{4}-/;
  */
 function containsDates(column: string, dates: NonNullable<RowTest['dates']>, params: Params): string {
   const keys = `${dateKeySql(`split_part(${column}, '/', 1)`)} <= ${params.add(dates.fromKey, 'bigint')} and ${dateKeySql(`coalesce(nullif(split_part(${column}, '/', 2), ''), ${column})`)} >= ${params.add(dates.toKey, 'bigint')}`;
-  if (!PLAIN_DATE_TIME.test(dates.from) || !PLAIN_DATE_TIME.test(dates.to)) return `case when ${column} ~ '${SEARCH_DATE_PATTERN}' then ${keys} else false end`;
+  if (!PLAIN_DATE_TIME.test(dates.from) || !PLAIN_DATE_TIME.test(dates.to))
+    return `case when ${column} ~ '${SEARCH_DATE_PATTERN}' then ${keys} else false end`;
   const plain = `octet_length(${column}) in (19, 39) and substr(${column}, 5, 1) = '-' and substr(${column}, 11, 1) = 't'`;
   const text = `left(${column}, 19) ~<=~ ${params.add(dates.from, 'text')} and right(${column}, 19) ~>=~ ${params.add(dates.to, 'text')}`;
   return `case when ${plain} then ${text} when octet_length(${column}) between 20 and 49 and ${column} ~ '${SEARCH_DATE_PATTERN}' then ${keys} else false end`;
@@ -235,7 +246,10 @@ class ConditionCompiler {
   private nameWords(test: RowTest, scope: Scope, positive: boolean): string | undefined {
     const alias = this.alias('nw');
     const predicates = nameWordPredicates(alias, test, scope, this.params);
-    return predicates && `exists (select 1 from name_word ${alias} where ${alias}.entity_id = e.id and ${predicates.join(' and ')}${perRow(positive)})`;
+    return (
+      predicates &&
+      `exists (select 1 from name_word ${alias} where ${alias}.entity_id = e.id and ${predicates.join(' and ')}${perRow(positive)})`
+    );
   }
 
   /**
@@ -311,8 +325,11 @@ type EntityIndexCondition = Extract<Condition, { condType: 'index' }> & { name: 
 
 /** The predicates of a name_word row `alias` for `test` within `scope`; undefined when the word index cannot answer the test. */
 function nameWordPredicates(alias: string, test: RowTest, scope: Scope, params: Params): string[] | undefined {
-  if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || !isInsideOneWord(test.needle) || !isPlainNameTest(test, scope)) return undefined;
-  const predicates = [`${alias}.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(`%${escapeLike(test.needle)}%`, 'text')}))`];
+  if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || !isInsideOneWord(test.needle) || !isPlainNameTest(test, scope))
+    return undefined;
+  const predicates = [
+    `${alias}.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(`%${escapeLike(test.needle)}%`, 'text')}))`,
+  ];
   if (test.preferred || scope.partTypes.includes('PT_PREF_NAME')) predicates.push(`${alias}.preferred`);
   return predicates;
 }
@@ -341,7 +358,8 @@ function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
  * another form.
  */
 function nameWordCandidates(test: RowTest, scope: Scope, params: Params): string | undefined {
-  if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || isInsideOneWord(test.needle) || !isPlainNameTest(test, scope)) return undefined;
+  if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || isInsideOneWord(test.needle) || !isPlainNameTest(test, scope))
+    return undefined;
   const words = needleWords(test.needle).sort(narrowingOrder).slice(0, MAX_NARROWING_WORDS);
   if (words.length === 0) return undefined;
   const preferred = test.preferred || scope.partTypes.includes('PT_PREF_NAME') ? ' and nw.preferred' : '';
@@ -349,7 +367,10 @@ function nameWordCandidates(test: RowTest, scope: Scope, params: Params): string
     const escaped = escapeLike(word);
     const pattern = { whole: escaped, prefix: `${escaped}%`, suffix: `%${escaped}`, inside: `%${escaped}%` }[match];
     // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
-    const wordTest = match === 'whole' ? `nw.word = ${params.add(word, 'text')}` : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(pattern, 'text')}))`;
+    const wordTest =
+      match === 'whole'
+        ? `nw.word = ${params.add(word, 'text')}`
+        : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(pattern, 'text')}))`;
     return `select nw.entity_id from name_word nw where ${wordTest}${preferred}`;
   });
   return selects.join(' intersect ');
@@ -369,7 +390,12 @@ function soleNameWordsCount(query: SearchQuery, filters: readonly string[]): Sql
   if (test === undefined) return undefined;
   const params = new Params();
   const predicates = nameWordPredicates('nw', test, { partTypes: [] }, params);
-  return predicates && { text: `select count(distinct nw.entity_id) as total from name_word nw where ${predicates.join(' and ')}`, values: params.values };
+  return (
+    predicates && {
+      text: `select count(distinct nw.entity_id) as total from name_word nw where ${predicates.join(' and ')}`,
+      values: params.values,
+    }
+  );
 }
 
 /**
@@ -380,7 +406,14 @@ function soleNameWordsCount(query: SearchQuery, filters: readonly string[]): Sql
  * entry (a quarter of 1,000,000 entities: 35 ms).
  */
 function soleTypesStateCount(query: SearchQuery): SqlQuery | undefined {
-  if (query.cond !== undefined || query.codes !== undefined || query.user !== undefined || query.userUuid !== undefined || query.userName !== undefined || query.userRole !== undefined) {
+  if (
+    query.cond !== undefined ||
+    query.codes !== undefined ||
+    query.user !== undefined ||
+    query.userUuid !== undefined ||
+    query.userName !== undefined ||
+    query.userRole !== undefined
+  ) {
     return undefined;
   }
   const params = new Params();
@@ -401,7 +434,10 @@ function soleUserCount(query: SearchQuery, filters: readonly string[]): SqlQuery
   if (filters.length !== 1 || query.userRole === undefined) return undefined;
   const keys = userKeys(query);
   if (keys.length !== 1) return undefined;
-  return { text: 'select count(*) as total from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text', values: [keys[0], query.userRole] };
+  return {
+    text: 'select count(*) as total from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text',
+    values: [keys[0], query.userRole],
+  };
 }
 
 /**
@@ -423,7 +459,14 @@ function perRow(positive: boolean): string {
 }
 
 function isNameWordsSearch(query: SearchQuery): boolean {
-  if (query.cond === undefined || query.user !== undefined || query.userUuid !== undefined || query.userName !== undefined || query.userRole !== undefined) return false;
+  if (
+    query.cond === undefined ||
+    query.user !== undefined ||
+    query.userUuid !== undefined ||
+    query.userName !== undefined ||
+    query.userRole !== undefined
+  )
+    return false;
   const test = rowTest(query.cond);
   return test !== undefined && nameWordPredicates('nw', test, { partTypes: [] }, new Params()) !== undefined;
 }
@@ -438,7 +481,8 @@ function rowTest(cond: Condition): RowTest | undefined {
       const dates = parseDateInterval(cond.value);
       // A date interval in the client's form `from-to` equals the stored `from/to`; CT_CONTAINS also means containment.
       if (dates && test.comparator === 'CT_EQ') test.needle = normalizeForSearch(unitDateSearchText(dates.from, dates.to));
-      if (dates && test.comparator === 'CT_CONTAINS') test.dates = { ...dates, from: normalizeForSearch(dates.from), to: normalizeForSearch(dates.to) };
+      if (dates && test.comparator === 'CT_CONTAINS')
+        test.dates = { ...dates, from: normalizeForSearch(dates.from), to: normalizeForSearch(dates.to) };
     }
     return test;
   }
@@ -480,11 +524,14 @@ function userFilter(query: SearchQuery, params: Params): string | undefined {
     return `exists (select 1 from search_user su where su.entity_id = e.id and su.user_key = ${params.add(user, 'text')})`;
   }
   const keys = userKeys(query);
-  const role = userRole === undefined ? `ur.role = any(${params.add(SEARCH_USER_ROLES, 'text[]')})` : `ur.role = ${params.add(userRole, 'text')}`;
+  const role =
+    userRole === undefined ? `ur.role = any(${params.add(SEARCH_USER_ROLES, 'text[]')})` : `ur.role = ${params.add(userRole, 'text')}`;
   // The user's entities as one array: entity is then read by its primary key in id order, and a page stops after
   // pageSize, however the user's records lie among the others (a semi-join walked entity in id order, expecting them
   // spread evenly: 0.4 s on 100,000 entities for a user whose records came late).
-  const [first, ...others] = keys.map((key) => `select ur.entity_id from search_user_role ur where ur.user_key = ${params.add(key, 'text')} and ${role}`);
+  const [first, ...others] = keys.map(
+    (key) => `select ur.entity_id from search_user_role ur where ur.user_key = ${params.add(key, 'text')} and ${role}`,
+  );
   // A role alone is held by most records: a page finds them walking entity (an array of them all took 0.5-1 s on 300,000).
   if (keys[0] === '') return `exists (${first} and ur.entity_id = e.id)`;
   // Two fields (a UUID and a name) each name a user in the role: checking that both name one user would read every
@@ -555,7 +602,10 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const filters = entityFilters(query, compiler);
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
   const countValues = [...params.values];
-  const soleCount = searchType === 'EXACT' ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters) ?? soleTypesStateCount(query)) : undefined;
+  const soleCount =
+    searchType === 'EXACT'
+      ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters) ?? soleTypesStateCount(query))
+      : undefined;
   const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
   const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
@@ -603,7 +653,9 @@ export function compileFulltextProbe(text: string, cap: number): SqlQuery {
 export function compileLookups(entityIds: readonly number[], matchers: readonly LookupMatcher[]): SqlQuery {
   const params = new Params();
   const ids = params.add(entityIds.map(String), 'bigint[]');
-  const cases = matchers.map((matcher, index) => `when ${rowPredicates('sv', matcher.test, matcher.partTypes, params).join(' and ')} then ${index}`);
+  const cases = matchers.map(
+    (matcher, index) => `when ${rowPredicates('sv', matcher.test, matcher.partTypes, params).join(' and ')} then ${index}`,
+  );
   return {
     text: `select distinct on (m.entity_id) m.entity_id, m.value, m.part_type, m.matcher from (
         select sv.entity_id, sv.value, sv.part_type, sv.preferred, case ${cases.join(' ')} end as matcher

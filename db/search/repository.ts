@@ -86,7 +86,9 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
   return {
     compile: compileSearch,
     async entityTypes() {
-      const { rows } = await pool.query<{ entity_type: string }>('select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type');
+      const { rows } = await pool.query<{ entity_type: string }>(
+        'select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type',
+      );
       return rows.map((row) => row.entity_type);
     },
     async inSnapshot(statementTimeoutMs, read) {
@@ -99,7 +101,8 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
           return read(snapshotOn(client, statementTimeoutMs));
         });
       } catch (error) {
-        if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
+        if ((error as { code?: unknown }).code === QUERY_CANCELED)
+          throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
         throw error;
       }
     },
@@ -130,7 +133,10 @@ function snapshotOn(client: pg.PoolClient, statementTimeoutMs: number): SearchSn
     let chosen = answered.get(search);
     if (chosen === undefined) {
       const plainCost = search.plain && (await explainedCost(client, search.plain.count));
-      chosen = search.plain && plainCost !== undefined && plainCost > NARROWING_MAX_PLAIN_COST ? { search: search.plain, plainCost } : { search, plainCost };
+      chosen =
+        search.plain && plainCost !== undefined && plainCost > NARROWING_MAX_PLAIN_COST
+          ? { search: search.plain, plainCost }
+          : { search, plainCost };
       answered.set(search, chosen);
     }
     return chosen;
@@ -199,12 +205,20 @@ function snapshotOn(client: pg.PoolClient, statementTimeoutMs: number): SearchSn
 }
 
 async function explainedCost(client: pg.PoolClient, query: SqlQuery): Promise<number> {
-  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Total Cost': number } }> }>({ text: `explain (format json) ${query.text}`, values: query.values });
+  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Total Cost': number } }> }>({
+    text: `explain (format json) ${query.text}`,
+    values: query.values,
+  });
   return rows[0]?.['QUERY PLAN'][0]?.Plan['Total Cost'] ?? 0;
 }
 
 function searchHit(row: ResultRow): SearchHit {
-  const entity: FoundEntity = { entityId: Number(row.id), entityUuid: row.uuid, entityType: row.entity_type, name: row.preferred_name ?? '' };
+  const entity: FoundEntity = {
+    entityId: Number(row.id),
+    entityUuid: row.uuid,
+    entityType: row.entity_type,
+    name: row.preferred_name ?? '',
+  };
   if (row.description !== null) entity.description = row.description;
   return row.lookup_value ? { entity, bestName: { value: row.lookup_value, partType: row.lookup_part_type } } : { entity };
 }

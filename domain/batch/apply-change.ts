@@ -12,7 +12,17 @@ import {
   type UserInfo,
 } from '../model.ts';
 import { itemRefOf, partRefOf, type Problem } from './issues.ts';
-import { checkNewItems, checkNewParts, findItem, findPart, itemUuids, partSubtree, withItemUuids, withUuids, type ItemSlot } from './parts.ts';
+import {
+  checkNewItems,
+  checkNewParts,
+  findItem,
+  findPart,
+  itemUuids,
+  partSubtree,
+  withItemUuids,
+  withUuids,
+  type ItemSlot,
+} from './parts.ts';
 import { checkStateChange } from './state-rules.ts';
 import type { ResolvedRef } from './types.ts';
 

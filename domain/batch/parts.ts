@@ -51,7 +51,9 @@ export function findItem(part: Part, ref: ItemRef): Found<ItemSlot> {
   }
   const [match] = matches;
   if (matches.length === 1 && match !== undefined) return { ok: true, value: match };
-  const what = ref.uuid ? `item ${ref.uuid} of type ${ref.type}` : `item of type ${ref.type}${ref.spec === undefined ? '' : ` and spec ${ref.spec}`}`;
+  const what = ref.uuid
+    ? `item ${ref.uuid} of type ${ref.type}`
+    : `item of type ${ref.type}${ref.spec === undefined ? '' : ` and spec ${ref.spec}`}`;
   return {
     ok: false,
     problem: {

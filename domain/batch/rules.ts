@@ -61,7 +61,10 @@ function duplicateUuid(entityUuid: string, reason: string): Problem {
 
 /** An update of a local entity that no create or stored reference before it declared. */
 export function unknownLocalSubject(localId: string): Problem {
-  return { code: BATCH_ISSUE_CODES.unknownLocalReference, message: `No entity with localId ${localId} is created or referenced earlier in the batch.` };
+  return {
+    code: BATCH_ISSUE_CODES.unknownLocalReference,
+    message: `No entity with localId ${localId} is created or referenced earlier in the batch.`,
+  };
 }
 
 /** A reference to a localId the batch does not declare. */
@@ -116,7 +119,11 @@ export interface AddedReference {
  * changes: warning about every old reference of a record would make any later
  * edit of it need force.
  */
-export function forEachAddedReference(record: EntityRecord, before: EntityRecord | undefined, visit: (reference: AddedReference) => void): void {
+export function forEachAddedReference(
+  record: EntityRecord,
+  before: EntityRecord | undefined,
+  visit: (reference: AddedReference) => void,
+): void {
   const existing = new Set<string>();
   for (const part of before?.parts ?? []) {
     for (const item of partItems(part)) if (item.kind === 'entityRef') existing.add(referenceKey(part, item));
@@ -124,14 +131,21 @@ export function forEachAddedReference(record: EntityRecord, before: EntityRecord
   for (const part of record.parts) {
     for (const item of partItems(part)) {
       if (item.kind !== 'entityRef' || item.target.kind !== 'stored' || existing.has(referenceKey(part, item))) continue;
-      visit({ ref: item.target.ref, subject: { kind: 'item', itemType: item.type }, partRef: partRefOf(part.type, part.partUuid), itemRef: itemRefOf(item) });
+      visit({
+        ref: item.target.ref,
+        subject: { kind: 'item', itemType: item.type },
+        partRef: partRefOf(part.type, part.partUuid),
+        itemRef: itemRefOf(item),
+      });
     }
   }
-  if (record.replacedBy !== undefined && before?.state !== 'ERS_REPLACED') visit({ ref: record.replacedBy, subject: { kind: 'replacement' } });
+  if (record.replacedBy !== undefined && before?.state !== 'ERS_REPLACED')
+    visit({ ref: record.replacedBy, subject: { kind: 'replacement' } });
 }
 
 function referenceKey(part: Part, item: { uuid?: string; type: string; spec?: string; target: EntityTarget }): string {
-  const target = item.target.kind === 'stored' ? `${item.target.ref.entityId ?? ''}/${item.target.ref.entityUuid ?? ''}` : item.target.localId;
+  const target =
+    item.target.kind === 'stored' ? `${item.target.ref.entityId ?? ''}/${item.target.ref.entityUuid ?? ''}` : item.target.localId;
   return [part.partUuid, item.uuid ?? '', item.type, item.spec ?? '', target].join('|');
 }
 
@@ -142,11 +156,16 @@ function referenceKey(part: Part, item: { uuid?: string; type: string; spec?: st
  * localId (`createdAs`, asked only for a warning), not by the ids allocated
  * for this attempt.
  */
-export function inactiveReference(reference: AddedReference, targetState: EntityState, createdAs: () => string | undefined): Problem | undefined {
+export function inactiveReference(
+  reference: AddedReference,
+  targetState: EntityState,
+  createdAs: () => string | undefined,
+): Problem | undefined {
   if (isActive(targetState)) return undefined;
   const createdLocalId = createdAs();
   const about = reference.subject;
-  const subject = (target: string) => (about.kind === 'item' ? `Item ${about.itemType} refers to ${target}, which` : `The replacement, ${target},`);
+  const subject = (target: string) =>
+    about.kind === 'item' ? `Item ${about.itemType} refers to ${target}, which` : `The replacement, ${target},`;
   const code = BATCH_ISSUE_CODES.referenceToInactiveEntity;
   const problem: Problem =
     createdLocalId === undefined
@@ -158,9 +177,20 @@ export function inactiveReference(reference: AddedReference, targetState: Entity
 }
 
 /** A content change starts a new rev (and metadataRev); a metadata-only change keeps rev, its time and user. */
-export function nextRevision(previous: RevisionInfo | undefined, contentChanged: boolean, participants: RevisionInfo['participants'], env: PlanEnv): RevisionInfo {
+export function nextRevision(
+  previous: RevisionInfo | undefined,
+  contentChanged: boolean,
+  participants: RevisionInfo['participants'],
+  env: PlanEnv,
+): RevisionInfo {
   if (previous !== undefined && !contentChanged) return { ...previous, metadataRev: env.newUuid(), participants };
-  const revision: RevisionInfo = { rev: env.newUuid(), metadataRev: env.newUuid(), user: structuredClone(env.user), createdAt: env.now, participants };
+  const revision: RevisionInfo = {
+    rev: env.newUuid(),
+    metadataRev: env.newUuid(),
+    user: structuredClone(env.user),
+    createdAt: env.now,
+    participants,
+  };
   if (previous !== undefined) revision.prevRev = previous.rev;
   return revision;
 }

@@ -41,7 +41,9 @@ export function checkStateChange(
       : { code: BATCH_ISSUE_CODES.invalidStateChange, message, entityRef };
 
   if (!STATE_TRANSITIONS[from].includes(to)) {
-    return invalid(`The state cannot change from ${from} to ${to}: ${from === 'ERS_REPLACED' ? 'ERS_REPLACED is final' : 'not an allowed move'}.`);
+    return invalid(
+      `The state cannot change from ${from} to ${to}: ${from === 'ERS_REPLACED' ? 'ERS_REPLACED is final' : 'not an allowed move'}.`,
+    );
   }
   if (to === 'ERS_REPLACED' && replacement === undefined) {
     return invalid('Setting ERS_REPLACED requires a replacement entity.');

@@ -17,7 +17,10 @@ const OPENING =
   '<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/" ' +
   'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd">';
 
-export const OAI_DC = { namespace: 'http://www.openarchives.org/OAI/2.0/oai_dc/', schema: 'http://www.openarchives.org/OAI/2.0/oai_dc.xsd' } as const;
+export const OAI_DC = {
+  namespace: 'http://www.openarchives.org/OAI/2.0/oai_dc/',
+  schema: 'http://www.openarchives.org/OAI/2.0/oai_dc.xsd',
+} as const;
 
 /** The record's oai_dc element. */
 export function dublinCore(record: EntityRecord): string {

@@ -33,7 +33,8 @@ export type OaiRequest =
   | { verb: 'GetRecord'; identifier: string; metadataPrefix: MetadataPrefix }
   | { verb: 'ListIdentifiers' | 'ListRecords'; query: HarvestQuery; token?: ResumptionToken };
 
-export type ParsedRequest = { ok: true; request: OaiRequest; arguments: Record<string, string> } | { ok: false; error: OaiError; arguments?: Record<string, string> };
+export type ParsedRequest =
+  { ok: true; request: OaiRequest; arguments: Record<string, string> } | { ok: false; error: OaiError; arguments?: Record<string, string> };
 
 const ALLOWED: Record<OaiVerb, { required: string[]; optional: string[]; exclusive?: string }> = {
   Identify: { required: [], optional: [] },
@@ -59,7 +60,8 @@ export function parseOaiRequest(sent: ReadonlyArray<readonly [string, string]>):
   if (verbs.length === 0) return { ok: false, error: { code: 'badVerb', message: 'the verb argument is missing' } };
   if (verbs.length > 1) return { ok: false, error: { code: 'badVerb', message: 'the verb argument is repeated' } };
   const verb = verbs[0]!;
-  if (!(OAI_VERBS as readonly string[]).includes(verb)) return { ok: false, error: { code: 'badVerb', message: `${JSON.stringify(verb)} is not an OAI-PMH verb` } };
+  if (!(OAI_VERBS as readonly string[]).includes(verb))
+    return { ok: false, error: { code: 'badVerb', message: `${JSON.stringify(verb)} is not an OAI-PMH verb` } };
   const allowed = ALLOWED[verb as OaiVerb];
   const args: Record<string, string> = {};
   for (const [name, list] of values) {
@@ -72,13 +74,16 @@ export function parseOaiRequest(sent: ReadonlyArray<readonly [string, string]>):
   }
   const echoed = { verb, ...args };
   const checked = checkArguments(verb as OaiVerb, args);
-  return 'error' in checked ? { ok: false, error: checked.error, ...(checked.error.code === 'badArgument' ? {} : { arguments: echoed }) } : { ok: true, request: checked.request, arguments: echoed };
+  return 'error' in checked
+    ? { ok: false, error: checked.error, ...(checked.error.code === 'badArgument' ? {} : { arguments: echoed }) }
+    : { ok: true, request: checked.request, arguments: echoed };
 }
 
 function checkArguments(verb: OaiVerb, args: Record<string, string>): { request: OaiRequest } | { error: OaiError } {
   const allowed = ALLOWED[verb];
   const exclusive = allowed.exclusive !== undefined && args[allowed.exclusive] !== undefined;
-  if (exclusive && Object.keys(args).length > 1) return { error: badArgument(`${allowed.exclusive} is an exclusive argument: send it alone with the verb`) };
+  if (exclusive && Object.keys(args).length > 1)
+    return { error: badArgument(`${allowed.exclusive} is an exclusive argument: send it alone with the verb`) };
   if (!exclusive) {
     for (const name of allowed.required) if (args[name] === undefined) return { error: badArgument(`${verb} needs the argument ${name}`) };
   }
@@ -91,7 +96,10 @@ function checkArguments(verb: OaiVerb, args: Record<string, string>): { request:
       return { request: args.identifier === undefined ? { verb } : { verb, identifier: args.identifier } };
     case 'ListSets':
       // The sets fit one response: no token of this repository continues them.
-      if (exclusive) return { error: { code: 'badResumptionToken', message: 'ListSets answers in one response: this repository issued no token for it' } };
+      if (exclusive)
+        return {
+          error: { code: 'badResumptionToken', message: 'ListSets answers in one response: this repository issued no token for it' },
+        };
       return { request: { verb } };
     case 'GetRecord': {
       const prefix = metadataPrefixOf(args.metadataPrefix!);
@@ -106,15 +114,21 @@ function checkArguments(verb: OaiVerb, args: Record<string, string>): { request:
 
 function listFromToken(verb: 'ListIdentifiers' | 'ListRecords', text: string): { request: OaiRequest } | { error: OaiError } {
   const token = decodeResumptionToken(text);
-  if (token === undefined || token.verb !== verb) return { error: { code: 'badResumptionToken', message: `the resumptionToken is not one this repository issued for ${verb}` } };
+  if (token === undefined || token.verb !== verb)
+    return { error: { code: 'badResumptionToken', message: `the resumptionToken is not one this repository issued for ${verb}` } };
   return { request: { verb, query: token.query, token } };
 }
 
-function listFromArguments(verb: 'ListIdentifiers' | 'ListRecords', args: Record<string, string>): { request: OaiRequest } | { error: OaiError } {
+function listFromArguments(
+  verb: 'ListIdentifiers' | 'ListRecords',
+  args: Record<string, string>,
+): { request: OaiRequest } | { error: OaiError } {
   const from = args.from === undefined ? undefined : utcDatestamp(args.from, 'from');
   const until = args.until === undefined ? undefined : utcDatestamp(args.until, 'until');
-  if (from === null) return { error: badArgument(`from ${JSON.stringify(args.from)} is not a UTC datestamp (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)`) };
-  if (until === null) return { error: badArgument(`until ${JSON.stringify(args.until)} is not a UTC datestamp (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)`) };
+  if (from === null)
+    return { error: badArgument(`from ${JSON.stringify(args.from)} is not a UTC datestamp (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)`) };
+  if (until === null)
+    return { error: badArgument(`until ${JSON.stringify(args.until)} is not a UTC datestamp (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)`) };
   if (from !== undefined && until !== undefined) {
     if (args.from!.length !== args.until!.length) return { error: badArgument('from and until have different granularities') };
     if (from.getTime() > until.getTime()) return { error: badArgument('from is later than until') };
@@ -124,7 +138,8 @@ function listFromArguments(verb: 'ListIdentifiers' | 'ListRecords', args: Record
   let entityType: string | undefined;
   if (args.set !== undefined) {
     entityType = entityTypeOfSet(args.set);
-    if (entityType === undefined) return { error: { code: 'noRecordsMatch', message: `no set ${JSON.stringify(args.set)}: the sets are type:<entity type>` } };
+    if (entityType === undefined)
+      return { error: { code: 'noRecordsMatch', message: `no set ${JSON.stringify(args.set)}: the sets are type:<entity type>` } };
   }
   const query: HarvestQuery = { metadataPrefix: prefix };
   if (entityType !== undefined) query.entityType = entityType;
@@ -134,7 +149,10 @@ function listFromArguments(verb: 'ListIdentifiers' | 'ListRecords', args: Record
 }
 
 function cannotDisseminate(prefix: string): OaiError {
-  return { code: 'cannotDisseminateFormat', message: `${JSON.stringify(prefix)} is not a format of this repository: ${METADATA_PREFIXES.join(', ')}` };
+  return {
+    code: 'cannotDisseminateFormat',
+    message: `${JSON.stringify(prefix)} is not a format of this repository: ${METADATA_PREFIXES.join(', ')}`,
+  };
 }
 
 function metadataPrefixOf(value: string): MetadataPrefix | undefined {
@@ -157,7 +175,15 @@ export function utcDatestamp(value: string, bound: 'from' | 'until'): Date | nul
   const [year, month, date, hours = 0, minutes = 0, seconds = 0] = parts as [number, number, number, number?, number?, number?];
   const instant = new Date(Date.UTC(year, month - 1, date, hours, minutes, seconds));
   // Date.UTC rolls over (Feb 30 is Mar 2): a value that does not come back unchanged is no date.
-  if (instant.getUTCFullYear() !== year || instant.getUTCMonth() !== month - 1 || instant.getUTCDate() !== date || hours > 23 || minutes > 59 || seconds > 59) return null;
+  if (
+    instant.getUTCFullYear() !== year ||
+    instant.getUTCMonth() !== month - 1 ||
+    instant.getUTCDate() !== date ||
+    hours > 23 ||
+    minutes > 59 ||
+    seconds > 59
+  )
+    return null;
   if (day && bound === 'until') return new Date(instant.getTime() + 86_399_000);
   return instant;
 }

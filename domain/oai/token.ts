@@ -33,7 +33,18 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/;
 
 export function encodeResumptionToken(token: ResumptionToken): string {
   const { query } = token;
-  const fields = [FORMAT, token.verb, query.metadataPrefix, query.entityType ?? null, query.from ?? null, query.until ?? null, token.commitSeq, token.after, token.completeListSize, token.cursor];
+  const fields = [
+    FORMAT,
+    token.verb,
+    query.metadataPrefix,
+    query.entityType ?? null,
+    query.from ?? null,
+    query.until ?? null,
+    token.commitSeq,
+    token.after,
+    token.completeListSize,
+    token.cursor,
+  ];
   return Buffer.from(JSON.stringify(fields), 'utf8').toString('base64url');
 }
 
@@ -51,7 +62,8 @@ export function decodeResumptionToken(text: string): ResumptionToken | undefined
   if (verb !== 'ListIdentifiers' && verb !== 'ListRecords') return undefined;
   if (prefix !== 'oai_dc' && prefix !== 'cam-2025') return undefined;
   if (entityType !== null && (typeof entityType !== 'string' || !/^[A-Za-z0-9\-_.!~*'()]+$/.test(entityType))) return undefined;
-  for (const bound of [from, until]) if (bound !== null && (typeof bound !== 'string' || !INSTANT.test(bound) || Number.isNaN(Date.parse(bound)))) return undefined;
+  for (const bound of [from, until])
+    if (bound !== null && (typeof bound !== 'string' || !INSTANT.test(bound) || Number.isNaN(Date.parse(bound)))) return undefined;
   if (typeof commitSeq !== 'string' || !DIGITS.test(commitSeq) || typeof after !== 'string' || !DIGITS.test(after)) return undefined;
   if (!Number.isSafeInteger(size) || !Number.isSafeInteger(cursor) || (size as number) < 0 || (cursor as number) < 0) return undefined;
   const query: HarvestQuery = { metadataPrefix: prefix };

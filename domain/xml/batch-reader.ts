@@ -78,7 +78,10 @@ export async function readBatch(
  * command goes to onCommand as it closes, and the header is known once its
  * element has closed. The document need not be fed to its end.
  */
-export function batchPushReader(onCommand: (command: ChangeCommand) => void): { write(text: string): void; header(): BatchHeader | undefined } {
+export function batchPushReader(onCommand: (command: ChangeCommand) => void): {
+  write(text: string): void;
+  header(): BatchHeader | undefined;
+} {
   const { handler, summary } = batchHandler(onCommand);
   const reader = new XmlElementReader(handler);
   let header: BatchHeader | undefined;

@@ -24,7 +24,8 @@ import { writeIssue } from './write-metadata.ts';
 function needsTextEscape(value: string): boolean {
   for (let index = 0; index < value.length; index += 1) {
     const code = value.charCodeAt(index);
-    if (code < 0x20 || code === 0x26 || code === 0x3c || code === 0x3e || (code >= 0xd800 && (code <= 0xdfff || code >= 0xfffe))) return true;
+    if (code < 0x20 || code === 0x26 || code === 0x3c || code === 0x3e || (code >= 0xd800 && (code <= 0xdfff || code >= 0xfffe)))
+      return true;
   }
   return false;
 }
@@ -33,7 +34,15 @@ function needsTextEscape(value: string): boolean {
 function needsAttributeEscape(value: string): boolean {
   for (let index = 0; index < value.length; index += 1) {
     const code = value.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x26 || code === 0x27 || code === 0x3c || code === 0x3e || (code >= 0xd800 && (code <= 0xdfff || code >= 0xfffe))) {
+    if (
+      code < 0x20 ||
+      code === 0x22 ||
+      code === 0x26 ||
+      code === 0x27 ||
+      code === 0x3c ||
+      code === 0x3e ||
+      (code >= 0xd800 && (code <= 0xdfff || code >= 0xfffe))
+    ) {
       return true;
     }
   }
@@ -165,7 +174,8 @@ function compile(vocab: Vocabulary, dateTime: typeof xmlDateTime): EntityElement
         for (const issue of record.issues) writeIssue(out, V2_META.issue, issue, issue);
         xml += issuesOpen + out.take() + issuesClose;
       }
-      if (record.replacedBy !== undefined) xml += `${replacedByOpen}${entityId(record.replacedBy.entityId)}${entityUuid(record.replacedBy.entityUuid)}/>`;
+      if (record.replacedBy !== undefined)
+        xml += `${replacedByOpen}${entityId(record.replacedBy.entityId)}${entityUuid(record.replacedBy.entityUuid)}/>`;
     }
     return xml + rootClose;
   };
@@ -184,7 +194,8 @@ function revisionInfoV2(vocab: Vocabulary, dateTime: typeof xmlDateTime): (recor
   const participantClose = `</${V2_META.participant}>`;
   const role = leafWriter('role');
   const lastChange = leafWriter('lastChange');
-  const participant = (value: Participant) => participantOpen + role(value.role) + lastChange(dateTime(value.lastChange)) + user(value.user) + participantClose;
+  const participant = (value: Participant) =>
+    participantOpen + role(value.role) + lastChange(dateTime(value.lastChange)) + user(value.user) + participantClose;
 
   return ({ revision }) => {
     let xml = open + rev(revision.rev) + metadataRev(revision.metadataRev) + prevRev(revision.prevRev);
@@ -214,7 +225,8 @@ function userWriter(name: string): (user: UserInfo) => string {
   const userName = leafWriter('name');
   const entityId = leafWriter('entityId');
   const institution = leafWriter('institution');
-  return (user) => open + id(user.id) + uuid(user.uuid) + userName(user.name) + entityId(user.entityId) + institution(user.institution) + close;
+  return (user) =>
+    open + id(user.id) + uuid(user.uuid) + userName(user.name) + entityId(user.entityId) + institution(user.institution) + close;
 }
 
 function partsWriter(vocab: Vocabulary): (record: EntityRecord) => string {
@@ -280,7 +292,8 @@ function itemWriter(vocab: Vocabulary): (item: Item) => string {
   const leaf = (name: string) => {
     const open = `<${name}`;
     const close = `</${name}>`;
-    return (item: Item, value: unknown) => (value === undefined ? '' : `${open}${type(item.type)}${spec(item.spec)}${uuid(item.uuid)}>${text(value)}${close}`);
+    return (item: Item, value: unknown) =>
+      value === undefined ? '' : `${open}${type(item.type)}${spec(item.spec)}${uuid(item.uuid)}>${text(value)}${close}`;
   };
   const string = leaf(names.string);
   const int = leaf(names.int);
@@ -293,7 +306,9 @@ function itemWriter(vocab: Vocabulary): (item: Item) => string {
   const entityRefOpen = `<${names.entityRef}`;
   const entityRefClose = `</${names.entityRef}>`;
   const target = (value: EntityTarget) =>
-    value.kind === 'stored' ? `${storedTargetOpen}${entityId(value.ref.entityId)}${entityUuid(value.ref.entityUuid)}/>` : localTarget(value.localId);
+    value.kind === 'stored'
+      ? `${storedTargetOpen}${entityId(value.ref.entityId)}${entityUuid(value.ref.entityUuid)}/>`
+      : localTarget(value.localId);
 
   return (item) => {
     switch (item.kind) {

@@ -19,7 +19,16 @@ import {
 } from './read-support.ts';
 import type { Vocabulary } from './vocabulary.ts';
 
-const ITEM_ELEMENT_KEYS = ['binary', 'boolean', 'entityRef', 'enum', 'int', 'link', 'string', 'unitDate'] as const satisfies readonly ItemKind[];
+const ITEM_ELEMENT_KEYS = [
+  'binary',
+  'boolean',
+  'entityRef',
+  'enum',
+  'int',
+  'link',
+  'string',
+  'unitDate',
+] as const satisfies readonly ItemKind[];
 
 const itemKindsByElement = new WeakMap<Vocabulary, ReadonlyMap<string, ItemKind>>();
 

@@ -4,7 +4,19 @@ import type { Issue, IssueStatus, Participant, RecordIssue, UserInfo } from '../
 import { ISSUE_RESOLUTIONS, ISSUE_SEVERITIES, PARTICIPANT_ROLES } from '../model.ts';
 import type { XmlElement } from './element-stream.ts';
 import { readItemRef, readPartRef } from './read-items.ts';
-import { attribute, invalid, optional, parseEnum, parseLong, readEntityRef, text, token, unexpected, withoutChildren, type ReadContext } from './read-support.ts';
+import {
+  attribute,
+  invalid,
+  optional,
+  parseEnum,
+  parseLong,
+  readEntityRef,
+  text,
+  token,
+  unexpected,
+  withoutChildren,
+  type ReadContext,
+} from './read-support.ts';
 import { V2_META } from './vocabulary-v2.ts';
 
 /** A UserInfo element; one with localId can be named by later userRef elements. */

@@ -130,7 +130,11 @@ export class UuidColumn {
     if (uuid === undefined) {
       this.#kinds.set(index, 0);
     } else if (CANONICAL_UUID.test(uuid)) {
-      writeUuid(uuid, chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES * UUID_BYTES)), (index & CHUNK_MASK) * UUID_BYTES);
+      writeUuid(
+        uuid,
+        chunkFor(this.#chunks, index, () => new Uint8Array(CHUNK_ENTRIES * UUID_BYTES)),
+        (index & CHUNK_MASK) * UUID_BYTES,
+      );
       this.#kinds.set(index, 1);
     } else {
       this.#verbatim.set(index, uuid);
@@ -140,7 +144,11 @@ export class UuidColumn {
 
   get(index: number): string | undefined {
     const kind = this.#kinds.get(index);
-    return kind === 1 ? readUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES) : kind === 2 ? this.#verbatim.get(index) : undefined;
+    return kind === 1
+      ? readUuid(this.#chunks[index >>> CHUNK_SHIFT]!, (index & CHUNK_MASK) * UUID_BYTES)
+      : kind === 2
+        ? this.#verbatim.get(index)
+        : undefined;
   }
 
   /** Whether slot `index` holds a canonical UUID of these 16 bytes. */

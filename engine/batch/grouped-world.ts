@@ -15,11 +15,18 @@ export interface LoadedWorld {
 type Index<T> = { byId: Map<number, T>; byUuid: Map<string, T> };
 
 function index<T extends { entityId: number; entityUuid: string }>(values: readonly T[]): Index<T> {
-  return { byId: new Map(values.map((value) => [value.entityId, value])), byUuid: new Map(values.map((value) => [value.entityUuid, value])) };
+  return {
+    byId: new Map(values.map((value) => [value.entityId, value])),
+    byUuid: new Map(values.map((value) => [value.entityUuid, value])),
+  };
 }
 
 function find<T>(maps: Index<T>, ref: EntityRef): T | undefined {
-  return ref.entityId !== undefined ? maps.byId.get(ref.entityId) : ref.entityUuid !== undefined ? maps.byUuid.get(ref.entityUuid) : undefined;
+  return ref.entityId !== undefined
+    ? maps.byId.get(ref.entityId)
+    : ref.entityUuid !== undefined
+      ? maps.byUuid.get(ref.entityUuid)
+      : undefined;
 }
 
 /**
@@ -27,7 +34,9 @@ function find<T>(maps: Index<T>, ref: EntityRef): T | undefined {
  * entity the batch names are indexed once; the full records of the entities a
  * group updates are set before that group is planned, and dropped after.
  */
-export function createGroupedWorld(loaded: Omit<LoadedWorld, 'records'>): BatchWorld & { setRecords(records: readonly EntityRecord[]): void } {
+export function createGroupedWorld(
+  loaded: Omit<LoadedWorld, 'records'>,
+): BatchWorld & { setRecords(records: readonly EntityRecord[]): void } {
   let records = index<EntityRecord>([]);
   const entities = index(loaded.entities ?? []);
   const taken = new Set(loaded.takenUuids ?? []);

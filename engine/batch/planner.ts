@@ -266,7 +266,10 @@ export class BatchPlanner {
     }
 
     const parts = command.parts.map((part) => {
-      const resolved = resolvePartTargets(withUuids(part, () => this.#env.newUuid()), (target) => this.#resolve(target));
+      const resolved = resolvePartTargets(
+        withUuids(part, () => this.#env.newUuid()),
+        (target) => this.#resolve(target),
+      );
       problems.push(...resolved.problems);
       return resolved.value;
     });
@@ -343,8 +346,17 @@ export class BatchPlanner {
     if (stale !== undefined) this.#error(entity.localId, stale);
     let slot = this.#slotsById.get(record.entityId);
     if (slot === undefined) {
-      if (this.#finalStates.has(record.entityId)) throw new Error(`internal: entity ${record.entityId} was drained before its last command`);
-      slot = { localId: entity.localId, order: this.#slotCount++, isNew: false, before: record, record: structuredClone(record), changes: [], contentChanged: false };
+      if (this.#finalStates.has(record.entityId))
+        throw new Error(`internal: entity ${record.entityId} was drained before its last command`);
+      slot = {
+        localId: entity.localId,
+        order: this.#slotCount++,
+        isNew: false,
+        before: record,
+        record: structuredClone(record),
+        changes: [],
+        contentChanged: false,
+      };
       this.#register(slot);
     }
     this.#setSubject(declaration, record.entityId);
@@ -379,7 +391,9 @@ export class BatchPlanner {
   #lookup(ref: EntityRef): ResolvedRef | undefined {
     const createIds = (declaration: number | undefined) => (declaration === undefined ? undefined : this.#createIdsAt(declaration));
     const candidates: (ResolvedRef | undefined)[] = [
-      ref.entityId === undefined ? undefined : (this.#slotsById.get(ref.entityId)?.record ?? createIds(this.#createsById.get(ref.entityId))),
+      ref.entityId === undefined
+        ? undefined
+        : (this.#slotsById.get(ref.entityId)?.record ?? createIds(this.#createsById.get(ref.entityId))),
       ref.entityUuid === undefined ? undefined : this.#slotsByUuid.get(ref.entityUuid)?.record,
       ref.entityUuid === undefined ? undefined : createIds(this.#survey.createIndexOf(ref.entityUuid)),
     ];
@@ -421,7 +435,10 @@ export class BatchPlanner {
       const warning = this.#inactiveReference(reference);
       if (warning !== undefined) warnings.push(warning);
     });
-    this.#log.add(slot.localId, warnings.map((problem) => this.#issue(problem, 'WARNING')));
+    this.#log.add(
+      slot.localId,
+      warnings.map((problem) => this.#issue(problem, 'WARNING')),
+    );
   }
 
   /** The rule with what it needs: the target's state at the end of the batch, and the localId of a target the batch creates. */
@@ -470,7 +487,10 @@ export class BatchPlanner {
   }
 
   #errors(localId: string, problems: readonly Problem[]): void {
-    this.#log.add(localId, problems.map((problem) => this.#issue(problem, 'ERROR')));
+    this.#log.add(
+      localId,
+      problems.map((problem) => this.#issue(problem, 'ERROR')),
+    );
   }
 }
 

@@ -147,7 +147,8 @@ class SurveyWalker implements TagVisitor {
       if (this.#header !== undefined && localName(qname) === vocab.batch.create) {
         const localId = plainAttribute(attributes, vocab.batch.localId);
         const entityUuid = plainAttribute(attributes, vocab.batch.entityUuid);
-        if (localId !== undefined && localId !== 'unsure' && entityUuid !== 'unsure') this.#command.create = { localId, entityUuid, targets: [] };
+        if (localId !== undefined && localId !== 'unsure' && entityUuid !== 'unsure')
+          this.#command.create = { localId, entityUuid, targets: [] };
       }
       if (selfClosing) return this.#endCommand(gt + 1);
       this.#open.push(false);

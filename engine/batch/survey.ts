@@ -214,7 +214,8 @@ export class BatchSurvey {
     if (command.entity.kind === 'stored') this.#records.add(command.entity);
     for (const change of command.changes) {
       if (change.op === 'newPart') for (const ref of storedTargetsOf([change.part])) targets.add(ref);
-      else if (change.op === 'newItems' || change.op === 'updateItems') for (const ref of storedTargetsOf([{ items: change.items }])) targets.add(ref);
+      else if (change.op === 'newItems' || change.op === 'updateItems')
+        for (const ref of storedTargetsOf([{ items: change.items }])) targets.add(ref);
       else if (change.op === 'setState') addTarget(change.replacement);
     }
   }

@@ -82,16 +82,17 @@ export class Libxml2Engine {
     let doc: number;
     try {
       lib._xmlCtxtSetErrorHandler(ctxt, this.handler, 0);
-      doc = this.collecting(errors, Number.POSITIVE_INFINITY, () =>
-        lib._xmlCtxtReadMemory(ctxt, buffer, length, 0, 0, PARSE_OPTIONS),
-      );
+      doc = this.collecting(errors, Number.POSITIVE_INFINITY, () => lib._xmlCtxtReadMemory(ctxt, buffer, length, 0, 0, PARSE_OPTIONS));
     } finally {
       lib._xmlFreeParserCtxt(ctxt);
       lib._free(buffer);
     }
     if (doc !== 0 && errors.length === 0) return { ok: true, doc };
     if (doc !== 0) lib._xmlFreeDoc(doc);
-    return { ok: false, errors: errors.length > 0 ? errors : [{ message: 'Document is empty or unreadable', line: 1, column: 1, element: 0 }] };
+    return {
+      ok: false,
+      errors: errors.length > 0 ? errors : [{ message: 'Document is empty or unreadable', line: 1, column: 1, element: 0 }],
+    };
   }
 
   /** Compiles a schema document; the schema keeps a reference to it, so neither is freed. */
@@ -123,7 +124,12 @@ export class Libxml2Engine {
     let total = 0;
     try {
       lib._xmlSchemaSetValidStructuredErrors(ctxt, this.handler, 0);
-      const result = this.collecting(errors, limit, () => lib._xmlSchemaValidateDoc(ctxt, doc), () => total++);
+      const result = this.collecting(
+        errors,
+        limit,
+        () => lib._xmlSchemaValidateDoc(ctxt, doc),
+        () => total++,
+      );
       if (result < 0) throw new Error('libxml2: internal error during schema validation');
     } finally {
       lib._xmlSchemaFreeValidCtxt(ctxt);

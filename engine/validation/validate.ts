@@ -41,7 +41,13 @@ export interface ValidateOptions {
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
-const DEFAULTS: Required<ValidateOptions> = { maxDepth: 256, maxProblems: 1000, sliceBytes: 2 * MIB, maxElementBytes: 16 * MIB, maxRootTagBytes: 64 * KIB };
+const DEFAULTS: Required<ValidateOptions> = {
+  maxDepth: 256,
+  maxProblems: 1000,
+  sliceBytes: 2 * MIB,
+  maxElementBytes: 16 * MIB,
+  maxRootTagBytes: 64 * KIB,
+};
 
 /** A wasm heap never shrinks; past this size the instance is dropped after use and a fresh one loaded. */
 const RECYCLE_HEAP_BYTES = 256 * 1024 * 1024;
@@ -282,7 +288,10 @@ export class DocumentValidator {
     const largest = this.#largest;
     if (largest !== undefined && largest.end - largest.start > this.#options.maxElementBytes) {
       const size = `${((largest.end - largest.start) / MIB).toFixed(1)} MiB`;
-      throw this.#invalidAt(largest.start, `A top-level element of ${size} is larger than the ${(this.#options.maxElementBytes / MIB).toFixed(1)} MiB accepted`);
+      throw this.#invalidAt(
+        largest.start,
+        `A top-level element of ${size} is larger than the ${(this.#options.maxElementBytes / MIB).toFixed(1)} MiB accepted`,
+      );
     }
     this.#guard();
     // A cut at the very end is no cut: the document may end there (then the last slice ends it).
@@ -325,7 +334,10 @@ export class DocumentValidator {
     }
     if (this.#received - this.#lastCut > sliceBytes + maxElementBytes + MIB) {
       const what = this.#rootSpan === undefined ? 'no root element' : 'no complete top-level element';
-      throw this.#invalidAt(this.#scanFrom, `The document holds ${what} in more than ${((sliceBytes + maxElementBytes) / MIB).toFixed(1)} MiB`);
+      throw this.#invalidAt(
+        this.#scanFrom,
+        `The document holds ${what} in more than ${((sliceBytes + maxElementBytes) / MIB).toFixed(1)} MiB`,
+      );
     }
   }
 
@@ -386,7 +398,10 @@ export class DocumentValidator {
           return true;
         },
         declaration: (lt) => {
-          this.#refusal = { offset: base + lt, message: 'DTDs are not allowed: the document must not contain <!DOCTYPE> or other DTD markup' };
+          this.#refusal = {
+            offset: base + lt,
+            message: 'DTDs are not allowed: the document must not contain <!DOCTYPE> or other DTD markup',
+          };
           return false;
         },
       },
@@ -418,7 +433,10 @@ export class DocumentValidator {
       const found = versionOfNamespace(tag.namespace);
       if (found === undefined || tag.localName !== VERSIONS[found].batchRoot) {
         const name = `${tag.localName} (${tag.namespace ?? 'no namespace'})`;
-        throw this.#invalidAt(span.start, `The root element must be batchUpdate (${VERSIONS.v2.namespace}) or bu (${VERSIONS.v1.namespace}), not ${name}`);
+        throw this.#invalidAt(
+          span.start,
+          `The root element must be batchUpdate (${VERSIONS.v2.namespace}) or bu (${VERSIONS.v1.namespace}), not ${name}`,
+        );
       }
       version = found;
     }
@@ -453,7 +471,8 @@ export class DocumentValidator {
     const doc = this.#parse(engine, slice);
     try {
       const validatesAll = root.headerName === null || this.hasHeader;
-      if (!this.#capped && (index === 0 || validatesAll)) this.#validate(engine, schemas.get(root.version) as number, slice, doc, info.namespace, info.idAttribute);
+      if (!this.#capped && (index === 0 || validatesAll))
+        this.#validate(engine, schemas.get(root.version) as number, slice, doc, info.namespace, info.idAttribute);
     } finally {
       engine.freeDoc(doc);
     }
@@ -485,13 +504,18 @@ export class DocumentValidator {
   /** The position of an absolute offset in the buffer, the root tag or the header. */
   #positionsOf(offsets: readonly number[]): Position[] {
     const inBuffer = offsets.filter((offset) => offset >= this.#bufStart);
-    const buffered = relative(this.#bytes(), this.#bufAt, inBuffer.map((offset) => offset - this.#bufStart));
+    const buffered = relative(
+      this.#bytes(),
+      this.#bufAt,
+      inBuffer.map((offset) => offset - this.#bufStart),
+    );
     const found = new Map(inBuffer.map((offset, i) => [offset, buffered[i] as Position]));
     return offsets.map((offset) => {
       const position = found.get(offset);
       if (position !== undefined) return position;
       for (const kept of [this.#header, this.#rootKept]) {
-        if (kept && offset >= kept.span.start && offset <= kept.span.end) return relative(kept.bytes, kept.at, [offset - kept.span.start])[0] as Position;
+        if (kept && offset >= kept.span.start && offset <= kept.span.end)
+          return relative(kept.bytes, kept.at, [offset - kept.span.start])[0] as Position;
       }
       return this.#rootKept?.at ?? { line: 1, column: 1 };
     });
@@ -528,7 +552,8 @@ export class DocumentValidator {
     const repeated = new Set<number>();
     if (slice.index > 0) {
       repeated.add(engine.rootElement(doc));
-      if (this.#header) for (const { element } of engine.attributeValues(doc, `/*/*[1]/descendant-or-self::*/${attribute}`)) repeated.add(element);
+      if (this.#header)
+        for (const { element } of engine.attributeValues(doc, `/*/*[1]/descendant-or-self::*/${attribute}`)) repeated.add(element);
     }
     const duplicates: Diagnostic[] = [];
     for (const { value, element } of engine.attributeValues(doc, `//${attribute}`)) {
@@ -581,7 +606,11 @@ export class DocumentValidator {
     const problems: XmlProblem[] = unique.map(({ line, column, message }) => ({ line, column, message }));
     const last = problems.at(-1);
     if (this.#capped && last) {
-      problems.push({ line: last.line, column: last.column, message: `More than ${this.#options.maxProblems} schema errors; the rest are not listed.` });
+      problems.push({
+        line: last.line,
+        column: last.column,
+        message: `More than ${this.#options.maxProblems} schema errors; the rest are not listed.`,
+      });
     }
     return new SchemaViolationError(problems);
   }
@@ -590,7 +619,9 @@ export class DocumentValidator {
 /** The positions of offsets in `bytes`, whose first byte is at `at`, in one pass. */
 function relative(bytes: Uint8Array, at: Position, offsets: readonly number[]): Position[] {
   return positionsOf(bytes, offsets).map((position) =>
-    position.line === 1 ? { line: at.line, column: at.column + position.column - 1 } : { line: at.line + position.line - 1, column: position.column },
+    position.line === 1
+      ? { line: at.line, column: at.column + position.column - 1 }
+      : { line: at.line + position.line - 1, column: position.column },
   );
 }
 

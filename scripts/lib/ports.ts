@@ -50,7 +50,10 @@ export async function portProblems(wanted: readonly WantedPort[]): Promise<strin
   const checked = [...seen.values()];
   const free = await Promise.all(checked.map(({ port, host }) => portIsFree(port, host)));
   checked.forEach(({ port, host, what, variable }, index) => {
-    if (!free[index]) problems.push(`port ${port} on ${host} (${what}) is in use: stop what holds it (another npm start?), or set ${variable} to another port`);
+    if (!free[index])
+      problems.push(
+        `port ${port} on ${host} (${what}) is in use: stop what holds it (another npm start?), or set ${variable} to another port`,
+      );
   });
   return problems;
 }

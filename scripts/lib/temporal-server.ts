@@ -28,12 +28,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const args = [
     'server',
     'start-dev',
-    '--db-filename', options.dbFile,
-    '--ip', '127.0.0.1',
-    '--port', String(options.port),
-    '--log-level', 'warn',
+    '--db-filename',
+    options.dbFile,
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
     // No network here: the version check would only time out.
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    '--dynamic-config-value',
+    'frontend.enableServerVersionCheck=false',
     ...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch'] : ['--headless']),
     ...(options.namespace && options.namespace !== 'default' ? ['--namespace', options.namespace] : []),
   ];
@@ -74,7 +79,10 @@ async function waitForFrontend(address: string): Promise<void> {
         await connection.close();
       }
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`temporal dev server at ${address} did not answer within ${START_TIMEOUT_MS / 1000} s: ${String(error)}`, { cause: error });
+      if (Date.now() > deadline)
+        throw new Error(`temporal dev server at ${address} did not answer within ${START_TIMEOUT_MS / 1000} s: ${String(error)}`, {
+          cause: error,
+        });
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

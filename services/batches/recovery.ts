@@ -62,7 +62,12 @@ export async function ensureTemporalSetup(deps: Pick<ServiceDeps, 'config' | 'te
   const created: string[] = [];
   const added = await registerSearchAttributes(deps.temporal.connection, deps.config.TEMPORAL_NAMESPACE);
   if (added.length > 0) created.push(`search attributes ${added.join(', ')}`);
-  if (await ensureExpirySchedule(deps.temporal, { taskQueue: deps.config.TEMPORAL_TASK_QUEUE, everyMs: deps.config.EXPORT_EXPIRY_EVERY_MINUTES * 60_000 })) {
+  if (
+    await ensureExpirySchedule(deps.temporal, {
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      everyMs: deps.config.EXPORT_EXPIRY_EVERY_MINUTES * 60_000,
+    })
+  ) {
     created.push('the expiry schedule');
   }
   return created;
@@ -108,7 +113,9 @@ async function startAgain(deps: SweepDeps, run: BatchRun, repairs: Repairs): Pro
 }
 
 function endedMessage(workflow: JobWorkflowState): string {
-  const how = { TERMINATED: 'terminated by an operator', CANCELLED: 'cancelled by an operator' }[workflow.status as string] ?? `ended ${workflow.status}`;
+  const how =
+    { TERMINATED: 'terminated by an operator', CANCELLED: 'cancelled by an operator' }[workflow.status as string] ??
+    `ended ${workflow.status}`;
   return `${how}: its workflow ended (${workflow.status}) before the job did; nothing was written`;
 }
 

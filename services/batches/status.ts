@@ -77,7 +77,10 @@ export function batchOutcome(batch: Pick<BatchRow, 'result' | 'error'>): BatchRe
 }
 
 /** The outcome of a finished batch as read for its answer: the result document is read only now (it may be megabytes). */
-export async function readBatchOutcome(deps: Pick<ServiceDeps, 'db'>, batch: Pick<BatchState, 'id' | 'hasResult' | 'error'>): Promise<BatchResult> {
+export async function readBatchOutcome(
+  deps: Pick<ServiceDeps, 'db'>,
+  batch: Pick<BatchState, 'id' | 'hasResult' | 'error'>,
+): Promise<BatchResult> {
   const result = batch.hasResult ? await deps.db.batches.findResult(batch.id) : null;
   return batchOutcome({ result, error: batch.error });
 }

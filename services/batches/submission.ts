@@ -63,7 +63,10 @@ export async function receiveBatch(
       bytes += chunk.length;
       if (invalid !== undefined) continue;
       hash.update(chunk);
-      const [checked, stored] = await Promise.allSettled([validator.push(chunk), storing ? sink(chunk, validator.changesSoFar) : undefined]);
+      const [checked, stored] = await Promise.allSettled([
+        validator.push(chunk),
+        storing ? sink(chunk, validator.changesSoFar) : undefined,
+      ]);
       if (stored.status === 'rejected') throw stored.reason;
       // The other version's batch is refused as soon as its root is read, not once it is stored whole.
       const refusal = checked.status === 'rejected' ? checked.reason : wrongInterface(validator.version, apiVersion);
@@ -89,7 +92,10 @@ export async function receiveBatch(
 /** A batch of one version sent to the other's interface: the reader sent it to the wrong place, not a wrong document, so say where it goes. */
 function wrongInterface(found: XmlVersion | undefined, apiVersion: XmlVersion): ServiceError | undefined {
   if (found === undefined || found === apiVersion) return undefined;
-  return new ServiceError('SchemaViolation', `the document is a ${found} batch, and this is the ${apiVersion} interface: send ${found} batches to /api/${found}/batches`);
+  return new ServiceError(
+    'SchemaViolation',
+    `the document is a ${found} batch, and this is the ${apiVersion} interface: send ${found} batches to /api/${found}/batches`,
+  );
 }
 
 /**
@@ -105,7 +111,12 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
   const upload = deps.db.batches.openUpload();
   let outcome: { batchId: string; run: BatchRun; resumed: boolean };
   try {
-    const { validated, sha256, bytes } = await receiveBatch(submission.body, submission.apiVersion, (chunk) => upload.write(chunk), () => upload.discard());
+    const { validated, sha256, bytes } = await receiveBatch(
+      submission.body,
+      submission.apiVersion,
+      (chunk) => upload.write(chunk),
+      () => upload.discard(),
+    );
     const body = await upload.finish();
     const batchId = validated.batchUuid?.toLowerCase() ?? randomUUID();
     // First in the transaction: a refused reuse of a signature stores nothing, whatever the body holds.
@@ -114,7 +125,11 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
     // A resumed row keeps the body stored with it: this upload's copy of the same bytes goes.
     if (resumed) await upload.discard();
     else await upload.commit();
-    outcome = { batchId, resumed, run: { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes } };
+    outcome = {
+      batchId,
+      resumed,
+      run: { batchId, submitter: submission.principal, apiVersion: submission.apiVersion, changes: validated.changes, bytes },
+    };
   } finally {
     await upload.discard();
   }
@@ -139,7 +154,16 @@ async function recordBatch(
   }
   // Another principal's FAILED batch is revived only by a principal that may force, or with that batch's own force key.
   const stored = await upload.store(
-    { id: batchId, sha256, apiVersion: submission.apiVersion, submittedBy: submission.principal, force, offeredForceKey: submission.forceKey, changesTotal: batch.changes, reviveOthers: submission.mayForce || keyOffered },
+    {
+      id: batchId,
+      sha256,
+      apiVersion: submission.apiVersion,
+      submittedBy: submission.principal,
+      force,
+      offeredForceKey: submission.forceKey,
+      changesTotal: batch.changes,
+      reviveOthers: submission.mayForce || keyOffered,
+    },
     batch.body,
   );
   if (stored) return false;
@@ -147,7 +171,11 @@ async function recordBatch(
   // batch ACCEPTED with no workflow: the same submission sent again starts it.
   const existing = await deps.db.batches.findState(batchId);
   if (existing && isSameSubmission(existing, sha256, submission)) return true;
-  if (existing?.status === 'FAILED') throw new ServiceError('BatchAlreadyExists', `batch ${batchId} failed under another principal; only its submitter, a principal with the 'force' permission, or its forceKey may send it again`);
+  if (existing?.status === 'FAILED')
+    throw new ServiceError(
+      'BatchAlreadyExists',
+      `batch ${batchId} failed under another principal; only its submitter, a principal with the 'force' permission, or its forceKey may send it again`,
+    );
   throw new ServiceError('BatchAlreadyExists', `batch ${batchId} already exists and has completed or is still running`);
 }
 
@@ -159,7 +187,12 @@ async function recordBatch(
 async function offersIssuedForceKey(deps: ServiceDeps, batchId: string, sha256: string, forceKey: string | undefined): Promise<boolean> {
   if (forceKey === undefined) return false;
   const existing = await deps.db.batches.find(batchId);
-  return existing?.status === 'FAILED' && existing.bodySha256 === sha256 && existing.result?.outcome === 'failure' && existing.result.forceKey === forceKey;
+  return (
+    existing?.status === 'FAILED' &&
+    existing.bodySha256 === sha256 &&
+    existing.result?.outcome === 'failure' &&
+    existing.result.forceKey === forceKey
+  );
 }
 
 function isSameSubmission(existing: BatchState, sha256: string, submission: BatchSubmission): boolean {
@@ -213,7 +246,10 @@ async function startBatchWorkflow(deps: ServiceDeps, run: BatchRun, resumed: boo
       deps.log.error({ err: error, batchId, discarded }, 'could not start batch workflow; the v1 batch was refused');
       throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the batch was not accepted, send it again later');
     }
-    deps.log.warn({ err: error, batchId }, 'could not start batch workflow; the batch stays ACCEPTED and the recovery sweep starts it once Temporal answers');
+    deps.log.warn(
+      { err: error, batchId },
+      'could not start batch workflow; the batch stays ACCEPTED and the recovery sweep starts it once Temporal answers',
+    );
   } finally {
     abort.abort();
   }

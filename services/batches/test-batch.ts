@@ -14,7 +14,12 @@ import { bodySource, receiveBatch } from './submission.ts';
  * most TEST_BATCH_MAX_CHANGES changes: a longer one is read to its end and
  * refused (TooManyChanges) without being held.
  */
-export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Array>, apiVersion: XmlVersion, principal: string): Promise<BatchResult> {
+export async function testBatch(
+  deps: ServiceDeps,
+  body: AsyncIterable<Uint8Array>,
+  apiVersion: XmlVersion,
+  principal: string,
+): Promise<BatchResult> {
   const max = deps.config.TEST_BATCH_MAX_CHANGES;
   let kept: Uint8Array[] = [];
   let tooMany = false;
@@ -24,7 +29,10 @@ export async function testBatch(deps: ServiceDeps, body: AsyncIterable<Uint8Arra
     else kept.push(chunk);
   });
   if (validated.changes > max) {
-    throw new ServiceError('TooManyChanges', `a test batch may hold at most ${max} changes; this one holds ${validated.changes}, so it was not processed`);
+    throw new ServiceError(
+      'TooManyChanges',
+      `a test batch may hold at most ${max} changes; this one holds ${validated.changes}, so it was not processed`,
+    );
   }
   const commands: ChangeCommand[] = [];
   const summary = await readBatch(bodySource(Buffer.concat(kept)), (command) => commands.push(command));

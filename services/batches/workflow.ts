@@ -22,7 +22,10 @@ export interface BatchRun {
  * person's save) get the interactive lane's slots; the rest share the bulk
  * slots with exports. Recovery starts a stranded batch in the same lane.
  */
-export function batchLane(config: Pick<Config, 'SMALL_BATCH_MAX_CHANGES' | 'SMALL_BATCH_MAX_BYTES'>, run: Pick<BatchRun, 'changes' | 'bytes'>): Lane {
+export function batchLane(
+  config: Pick<Config, 'SMALL_BATCH_MAX_CHANGES' | 'SMALL_BATCH_MAX_BYTES'>,
+  run: Pick<BatchRun, 'changes' | 'bytes'>,
+): Lane {
   return run.changes <= config.SMALL_BATCH_MAX_CHANGES && run.bytes <= config.SMALL_BATCH_MAX_BYTES ? 'interactive' : 'bulk';
 }
 
@@ -32,7 +35,11 @@ export function batchLane(config: Pick<Config, 'SMALL_BATCH_MAX_CHANGES' | 'SMAL
  * stands in the way; `onConflict` says what to do about a run still open.
  * The workflow runs on the deployment's task queue; its activities on its lane's.
  */
-export async function startBatchRun(deps: Pick<ServiceDeps, 'config' | 'temporal'>, run: BatchRun, onConflict: WorkflowIdConflictPolicy): Promise<void> {
+export async function startBatchRun(
+  deps: Pick<ServiceDeps, 'config' | 'temporal'>,
+  run: BatchRun,
+  onConflict: WorkflowIdConflictPolicy,
+): Promise<void> {
   const lane = batchLane(deps.config, run);
   const input: BatchWorkflowInput = { batchId: run.batchId, lane, applyTimeoutMs: deps.config.BATCH_APPLY_TIMEOUT_HOURS * 3_600_000 };
   // Typed by the workflow function (imported as a type only): its arguments are checked.

@@ -23,9 +23,15 @@ export async function openExportDownload(store: ExportFileStore, row: ExportStat
   const status = effectiveStatus(row);
   if (status === 'ACCEPTED' || status === 'RUNNING') throw new ServiceError('ExportNotReady', `export ${id} is ${status}; poll its status`);
   if (status === 'FAILED') {
-    throw new ServiceError('ExportNotReady', `export ${id} FAILED and has no file; start a new export`, [{ message: row.error ?? 'the export failed' }]);
+    throw new ServiceError('ExportNotReady', `export ${id} FAILED and has no file; start a new export`, [
+      { message: row.error ?? 'the export failed' },
+    ]);
   }
-  const gone = () => new ServiceError('ExportExpired', `the file of export ${id} expired${row.expiresAt ? ` at ${new Date(row.expiresAt).toISOString()}` : ''} and was deleted`);
+  const gone = () =>
+    new ServiceError(
+      'ExportExpired',
+      `the file of export ${id} expired${row.expiresAt ? ` at ${new Date(row.expiresAt).toISOString()}` : ''} and was deleted`,
+    );
   if (status === 'EXPIRED' || row.filePath === null || row.sha256 === null) throw gone();
   const file = await store.open(row.filePath);
   if (!file) throw gone();

@@ -29,7 +29,9 @@ const RETRY_DISK_SECONDS = 300;
 
 /** What makes two export requests identical: kind, the transaction a revisions export starts after, and the ids as given. */
 function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, requestedIds: readonly RequestedId[]): string {
-  return createHash('sha256').update(JSON.stringify([kind, fromSeq ?? null, requestedIds])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([kind, fromSeq ?? null, requestedIds]))
+    .digest('hex');
 }
 
 /**
@@ -52,11 +54,23 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   const id = randomUUID();
   const { signedRequest } = start;
   const { config } = deps;
-  const bounds = { reuseSeconds: config.EXPORT_REUSE_SECONDS, runningPerPrincipal: config.EXPORTS_RUNNING_PER_PRINCIPAL, diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES };
+  const bounds = {
+    reuseSeconds: config.EXPORT_REUSE_SECONDS,
+    runningPerPrincipal: config.EXPORTS_RUNNING_PER_PRINCIPAL,
+    diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES,
+  };
   const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds);
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
   const admission = await deps.db.exports.create(
-    { id, kind: start.kind, requestedIds: start.requestedIds, requestKey, fromSeq, fromTransId: start.fromTransId, requestedBy: start.principal },
+    {
+      id,
+      kind: start.kind,
+      requestedIds: start.requestedIds,
+      requestKey,
+      fromSeq,
+      fromTransId: start.fromTransId,
+      requestedBy: start.principal,
+    },
     signedRequest,
     bounds,
   );
@@ -69,10 +83,15 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
         { reason: 'ExportsRunning', limit: bounds.runningPerPrincipal, retryAfterSeconds: RETRY_RUNNING_SECONDS },
       );
     }
-    throw new ServiceError('ServiceUnavailable', 'the export files fill their disk budget; request the export again when older files have expired', undefined, {
-      reason: 'ExportDiskBudget',
-      retryAfterSeconds: RETRY_DISK_SECONDS,
-    });
+    throw new ServiceError(
+      'ServiceUnavailable',
+      'the export files fill their disk budget; request the export again when older files have expired',
+      undefined,
+      {
+        reason: 'ExportDiskBudget',
+        retryAfterSeconds: RETRY_DISK_SECONDS,
+      },
+    );
   }
   if (admission.outcome !== 'started') return { id: admission.id };
 
@@ -82,7 +101,12 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
       workflowId: id,
       args: [input],
-      memo: { submitter: start.principal, kind: start.kind, requestedIds: start.requestedIds.length, ...(start.fromTransId ? { fromTransId: start.fromTransId } : {}) },
+      memo: {
+        submitter: start.principal,
+        kind: start.kind,
+        requestedIds: start.requestedIds.length,
+        ...(start.fromTransId ? { fromTransId: start.fromTransId } : {}),
+      },
       typedSearchAttributes: [
         { key: SEARCH_ATTRIBUTES.submitter, value: start.principal },
         { key: SEARCH_ATTRIBUTES.kind, value: start.kind },
@@ -93,7 +117,10 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     // The client was told to send it again: that resend must start an export, not get this failed one.
     if (signedRequest) await deps.db.replayGuard.release(signedRequest, id);
     deps.log.error({ err: error, exportId: id }, 'could not start export workflow');
-    throw new ServiceError('ServiceUnavailable', 'the workflow engine is not available; the export was not started, request it again later');
+    throw new ServiceError(
+      'ServiceUnavailable',
+      'the workflow engine is not available; the export was not started, request it again later',
+    );
   }
   return { id };
 }

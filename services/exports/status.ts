@@ -32,7 +32,10 @@ export function effectiveStatus(row: Pick<ExportState, 'status' | 'expiresAt'>, 
 }
 
 /** The real client's ExportRequestStatus: an expired or failed export is ERROR, a file ready to download FINISHED. */
-export function exportProcessStatus(row: Pick<ExportState, 'status' | 'expiresAt' | 'entitiesWritten' | 'requestedCount'>, now = Date.now()): ProcessStatus {
+export function exportProcessStatus(
+  row: Pick<ExportState, 'status' | 'expiresAt' | 'entitiesWritten' | 'requestedCount'>,
+  now = Date.now(),
+): ProcessStatus {
   switch (effectiveStatus(row, now)) {
     case 'ACCEPTED':
       return { state: 'PENDING', progress: 0 };

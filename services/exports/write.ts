@@ -51,7 +51,12 @@ const PAGES_AHEAD = 4;
 /** Bytes collected before a write: large writes, bounded memory. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-export async function writeExportFile(records: ExportRecords, store: ExportFileStore, job: ExportJob, options: WriteExportOptions): Promise<ExportFileSummary> {
+export async function writeExportFile(
+  records: ExportRecords,
+  store: ExportFileStore,
+  job: ExportJob,
+  options: WriteExportOptions,
+): Promise<ExportFileSummary> {
   const rowsPerRead = options.rowsPerRead ?? ROWS_PER_READ;
   const refs = requestedRefs(job.requestedIds);
   let upToTransId: string | undefined;
@@ -67,9 +72,20 @@ export async function writeExportFile(records: ExportRecords, store: ExportFileS
   return { ...written, upToTransId };
 }
 
-function writeRevisionsDocument(pages: AsyncIterable<RevisionChanges[]>, store: ExportFileStore, job: ExportJob, options: WriteExportOptions) {
+function writeRevisionsDocument(
+  pages: AsyncIterable<RevisionChanges[]>,
+  store: ExportFileStore,
+  job: ExportJob,
+  options: WriteExportOptions,
+) {
   const revisions = revisionsDocument('v2');
-  return writeDocument({ ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) }, pages, store, job, options);
+  return writeDocument(
+    { ...revisions, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => revisions.element(page[index]!) },
+    pages,
+    store,
+    job,
+    options,
+  );
 }
 
 /**

@@ -110,7 +110,10 @@ function attemptOf(activity: PendingJobActivity | undefined, type: string): numb
 }
 
 /** A batch whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
-function batchFromWorkflow(row: BatchState, workflow: JobWorkflowState): Pick<BatchState, 'status' | 'changesApplied' | 'error' | 'activityAttempts'> | undefined {
+function batchFromWorkflow(
+  row: BatchState,
+  workflow: JobWorkflowState,
+): Pick<BatchState, 'status' | 'changesApplied' | 'error' | 'activityAttempts'> | undefined {
   const stopped = stoppedWorkflow(workflow);
   if (stopped) return { status: 'FAILED', changesApplied: row.changesApplied, error: stopped, activityAttempts: row.activityAttempts };
   if (workflow.closed) return undefined;
@@ -127,9 +130,19 @@ function batchFromWorkflow(row: BatchState, workflow: JobWorkflowState): Pick<Ba
 }
 
 /** An export whose row has not ended, as its workflow tells it; undefined when the row is the answer. */
-function exportFromWorkflow(row: ExportState, workflow: JobWorkflowState): Pick<ExportState, 'status' | 'entitiesWritten' | 'bytes' | 'error' | 'activityAttempts'> | undefined {
+function exportFromWorkflow(
+  row: ExportState,
+  workflow: JobWorkflowState,
+): Pick<ExportState, 'status' | 'entitiesWritten' | 'bytes' | 'error' | 'activityAttempts'> | undefined {
   const stopped = stoppedWorkflow(workflow);
-  if (stopped) return { status: 'FAILED', entitiesWritten: row.entitiesWritten, bytes: row.bytes, error: stopped, activityAttempts: row.activityAttempts };
+  if (stopped)
+    return {
+      status: 'FAILED',
+      entitiesWritten: row.entitiesWritten,
+      bytes: row.bytes,
+      error: stopped,
+      activityAttempts: row.activityAttempts,
+    };
   if (workflow.closed) return undefined;
   const activity = workflow.activity;
   const beat = activity?.heartbeat as Partial<ExportHeartbeat> | undefined;
@@ -150,7 +163,12 @@ function exportFromWorkflow(row: ExportState, workflow: JobWorkflowState): Pick<
  */
 function stoppedWorkflow(workflow: JobWorkflowState): string | undefined {
   if (!workflow.closed || workflow.status === 'COMPLETED' || workflow.status === 'CONTINUED_AS_NEW') return undefined;
-  const how = workflow.status === 'TERMINATED' ? 'terminated' : workflow.status === 'CANCELLED' ? 'cancelled' : workflow.status.toLowerCase().replace('_', ' ');
+  const how =
+    workflow.status === 'TERMINATED'
+      ? 'terminated'
+      : workflow.status === 'CANCELLED'
+        ? 'cancelled'
+        : workflow.status.toLowerCase().replace('_', ' ');
   return `its workflow was ${how} in Temporal; nothing was written`;
 }
 
@@ -167,4 +185,3 @@ function workflowView(deps: ViewDeps, id: string, state: JobWorkflowState | unde
     temporalUiUrl: workflowUiUrl(deps.config.temporalUiUrl, deps.config.TEMPORAL_NAMESPACE, id, state?.runId),
   };
 }
-

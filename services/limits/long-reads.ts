@@ -48,21 +48,28 @@ export class LongReadLimiter {
         released = true;
         this.#held.delete(id);
         // A release that fails leaves the lease to lapse on its own.
-        this.#db.longReadLeases.release(id).catch((error: unknown) => this.#log.warn({ err: error }, 'a long read lease was not released; it lapses on its own'));
+        this.#db.longReadLeases
+          .release(id)
+          .catch((error: unknown) => this.#log.warn({ err: error }, 'a long read lease was not released; it lapses on its own'));
       },
     };
   }
 
   #renewEvery(leaseSeconds: number): void {
     if (this.#renewal !== undefined) return;
-    this.#renewal = setInterval(() => {
-      if (this.#held.size === 0) {
-        clearInterval(this.#renewal);
-        this.#renewal = undefined;
-        return;
-      }
-      this.#db.longReadLeases.renew([...this.#held], leaseSeconds).catch((error: unknown) => this.#log.warn({ err: error }, 'long read leases were not renewed'));
-    }, (leaseSeconds * 1000) / 3);
+    this.#renewal = setInterval(
+      () => {
+        if (this.#held.size === 0) {
+          clearInterval(this.#renewal);
+          this.#renewal = undefined;
+          return;
+        }
+        this.#db.longReadLeases
+          .renew([...this.#held], leaseSeconds)
+          .catch((error: unknown) => this.#log.warn({ err: error }, 'long read leases were not renewed'));
+      },
+      (leaseSeconds * 1000) / 3,
+    );
     this.#renewal.unref();
   }
 }

@@ -22,6 +22,11 @@ export function findRecordAtRevision(records: RecordRepository, ref: EntityRef, 
 }
 
 /** One page of a record's revisions, newest first (page from 1); undefined when there is no such record. */
-export function listRevisions(records: RecordRepository, ref: EntityRef, page: number, pageSize: number): Promise<RevisionList | undefined> {
+export function listRevisions(
+  records: RecordRepository,
+  ref: EntityRef,
+  page: number,
+  pageSize: number,
+): Promise<RevisionList | undefined> {
   return records.revisions(ref, { offset: (page - 1) * pageSize, limit: pageSize });
 }

@@ -15,7 +15,11 @@ async function* streamCurrentRecords(records: ExportRecords, refs: readonly Enti
 }
 
 /** The change sets of revisionChangePages one at a time. */
-export async function* streamRevisionChanges(records: ExportRecords, fromCommitSeq: string, refs: readonly EntityRef[]): AsyncGenerator<RevisionChanges> {
+export async function* streamRevisionChanges(
+  records: ExportRecords,
+  fromCommitSeq: string,
+  refs: readonly EntityRef[],
+): AsyncGenerator<RevisionChanges> {
   for await (const page of records.revisionChangePages(fromCommitSeq, refs, undefined, () => undefined)) yield* page;
 }
 

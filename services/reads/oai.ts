@@ -3,7 +3,16 @@
 
 import type { HarvestContent, HarvestedRecord, HarvestFilter, HarvestPoint } from '../../db/oai.ts';
 import { dublinCore, OAI_DC } from '../../domain/oai/dublin-core.ts';
-import { entityUuidOf, hasSet, oaiIdentifier, setOfEntityType, type MetadataPrefix, type OaiError, type OaiRequest, type ParsedRequest } from '../../domain/oai/protocol.ts';
+import {
+  entityUuidOf,
+  hasSet,
+  oaiIdentifier,
+  setOfEntityType,
+  type MetadataPrefix,
+  type OaiError,
+  type OaiRequest,
+  type ParsedRequest,
+} from '../../domain/oai/protocol.ts';
 import {
   documentElement,
   errorsElement,
@@ -38,13 +47,22 @@ const COMMIT_LOCK_WAIT_MS = 5000;
  * is taken before the answer begins, so a 503 (ServiceUnavailable, a commit
  * holding the commit-order lock too long) is still an HTTP answer.
  */
-export async function oaiResponse(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: ParsedRequest, endpoint: OaiEndpoint): Promise<AsyncGenerator<Buffer>> {
+export async function oaiResponse(
+  deps: Pick<ServiceDeps, 'db' | 'config'>,
+  parsed: ParsedRequest,
+  endpoint: OaiEndpoint,
+): Promise<AsyncGenerator<Buffer>> {
   const point = await deps.db.oai.harvestPoint(COMMIT_LOCK_WAIT_MS);
   if (point === undefined) throw new ServiceError('ServiceUnavailable', 'a commit is taking long: retry shortly');
   return respond(deps, parsed, endpoint, point);
 }
 
-async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: ParsedRequest, endpoint: OaiEndpoint, point: HarvestPoint): AsyncGenerator<Buffer> {
+async function* respond(
+  deps: Pick<ServiceDeps, 'db' | 'config'>,
+  parsed: ParsedRequest,
+  endpoint: OaiEndpoint,
+  point: HarvestPoint,
+): AsyncGenerator<Buffer> {
   const opening = (args: Record<string, string> | undefined) => responseOpening(point.responseDate, endpoint.baseUrl, args);
   if (!parsed.ok) {
     yield utf8(opening(parsed.arguments) + errorsElement([parsed.error]) + RESPONSE_CLOSING);
@@ -55,7 +73,12 @@ async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: Parsed
   switch (request.verb) {
     case 'Identify': {
       const earliest = await deps.db.oai.earliestDatestamp();
-      const description = { repositoryName: deps.config.OAI_REPOSITORY_NAME, baseUrl: endpoint.baseUrl, adminEmail: deps.config.oaiAdminEmail, earliestDatestamp: earliest ?? point.responseDate };
+      const description = {
+        repositoryName: deps.config.OAI_REPOSITORY_NAME,
+        baseUrl: endpoint.baseUrl,
+        adminEmail: deps.config.oaiAdminEmail,
+        earliestDatestamp: earliest ?? point.responseDate,
+      };
       yield utf8(opening(parsed.arguments) + identifyElement(description) + RESPONSE_CLOSING);
       return;
     }
@@ -66,13 +89,19 @@ async function* respond(deps: Pick<ServiceDeps, 'db' | 'config'>, parsed: Parsed
       }
       const formats = [
         { metadataPrefix: 'oai_dc', schema: OAI_DC.schema, metadataNamespace: OAI_DC.namespace },
-        { metadataPrefix: 'cam-2025', schema: `${endpoint.schemasUrl}entity-records-2025.xsd`, metadataNamespace: 'http://cam.tacr.cz/2025' },
+        {
+          metadataPrefix: 'cam-2025',
+          schema: `${endpoint.schemasUrl}entity-records-2025.xsd`,
+          metadataNamespace: 'http://cam.tacr.cz/2025',
+        },
       ];
       yield utf8(opening(parsed.arguments) + metadataFormatsElement(formats) + RESPONSE_CLOSING);
       return;
     }
     case 'ListSets': {
-      const sets = (await deps.db.oai.entityTypes()).filter(hasSet).map((entityType) => ({ setSpec: setOfEntityType(entityType), setName: `Entity type ${entityType}` }));
+      const sets = (await deps.db.oai.entityTypes())
+        .filter(hasSet)
+        .map((entityType) => ({ setSpec: setOfEntityType(entityType), setName: `Entity type ${entityType}` }));
       yield utf8(opening(parsed.arguments) + setsElement(sets) + RESPONSE_CLOSING);
       return;
     }
@@ -123,7 +152,11 @@ async function* listResponse(
           more = true;
           break;
         }
-        chunks.push(headersOnly ? utf8(headerElement(headerOf(deps.config.oaiRepositoryId, row))) : recordBytes(deps.config.oaiRepositoryId, row, query.metadataPrefix));
+        chunks.push(
+          headersOnly
+            ? utf8(headerElement(headerOf(deps.config.oaiRepositoryId, row)))
+            : recordBytes(deps.config.oaiRepositoryId, row, query.metadataPrefix),
+        );
         served += 1;
         last = row;
       }
@@ -133,10 +166,16 @@ async function* listResponse(
     await pages.return(undefined);
   }
   if (served === 0) {
-    yield error(token === undefined ? { code: 'noRecordsMatch', message: 'no record matches these arguments' } : { code: 'badResumptionToken', message: 'the list this token continues has no records left' });
+    yield error(
+      token === undefined
+        ? { code: 'noRecordsMatch', message: 'no record matches these arguments' }
+        : { code: 'badResumptionToken', message: 'the list this token continues has no records left' },
+    );
     return;
   }
-  const next = more ? encodeResumptionToken({ verb: request.verb, query, commitSeq, after: last!.entityId, completeListSize, cursor: cursor + served }) : undefined;
+  const next = more
+    ? encodeResumptionToken({ verb: request.verb, query, commitSeq, after: last!.entityId, completeListSize, cursor: cursor + served })
+    : undefined;
   // A list in one page needs no token; a split one ends on an empty token.
   const tokenElement = more || token !== undefined ? resumptionTokenElement(next, completeListSize, cursor) : '';
   yield utf8(`${tokenElement}</${request.verb}>${RESPONSE_CLOSING}`);
@@ -154,7 +193,11 @@ function contentOf(prefix: MetadataPrefix): HarvestContent {
   return prefix === 'cam-2025' ? 'document' : 'record';
 }
 
-async function recordNamed(deps: Pick<ServiceDeps, 'db' | 'config'>, identifier: string, content: HarvestContent): Promise<HarvestedRecord | undefined> {
+async function recordNamed(
+  deps: Pick<ServiceDeps, 'db' | 'config'>,
+  identifier: string,
+  content: HarvestContent,
+): Promise<HarvestedRecord | undefined> {
   const uuid = entityUuidOf(deps.config.oaiRepositoryId, identifier);
   return uuid === undefined ? undefined : deps.db.oai.currentRecord(uuid, content);
 }

@@ -5,7 +5,13 @@ import { pageOffset } from '../../domain/paging.ts';
 import { requireTransaction } from './updates.ts';
 
 /** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
-export async function updatesPage(feed: FeedRepository, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<AsyncGenerator<RevisionPointer[]>> {
+export async function updatesPage(
+  feed: FeedRepository,
+  fromUuid: string,
+  toUuid: string,
+  page: number,
+  pageSize: number,
+): Promise<AsyncGenerator<RevisionPointer[]>> {
   const from = await requireTransaction(feed, fromUuid);
   const to = await requireTransaction(feed, toUuid);
   if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');

@@ -64,7 +64,10 @@ function condType<T extends ConditionType>(name: T) {
 function conditionSchema(strict: boolean): z.ZodType<Condition> {
   const object = strict ? z.strictObject : z.object;
   const nested: z.ZodType<Condition> = z.lazy(() => condition);
-  const list = z.array(nested).min(1).max(MAX_CONDITION_LIST, { message: `an AND/OR list holds at most ${MAX_CONDITION_LIST} conditions` });
+  const list = z
+    .array(nested)
+    .min(1)
+    .max(MAX_CONDITION_LIST, { message: `an AND/OR list holds at most ${MAX_CONDITION_LIST} conditions` });
 
   const value = object({
     condType: condType('value'),
@@ -146,7 +149,10 @@ export function queryParamsSchema(options: QueryParamsSchemaOptions): z.ZodType<
       .transform((values) => (values.length === 0 ? undefined : [...new Set(values)]))
       .optional(),
     user: z.string().min(1).max(200).optional(),
-    userUuid: z.uuid({ message: 'must be a UUID' }).transform((uuid) => uuid.toLowerCase()).optional(),
+    userUuid: z
+      .uuid({ message: 'must be a UUID' })
+      .transform((uuid) => uuid.toLowerCase())
+      .optional(),
     userName: z.string().min(1).max(200).optional(),
     userRoles: role.optional(),
     /** The project's earlier name of userRoles. */

@@ -32,7 +32,12 @@ export interface SearchLimits {
   refusalProbeMs?: number;
 }
 
-const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxCountCost: 50_000, maxFulltextNames: 10_000, refusalProbeMs: 50 };
+const DEFAULT_SEARCH_LIMITS: SearchLimits = {
+  statementTimeoutMs: 3000,
+  maxCountCost: 50_000,
+  maxFulltextNames: 10_000,
+  refusalProbeMs: 50,
+};
 
 /** One page of a search, and the requested entity types that no record has (a typo, or a code of the registry's data not used yet). */
 export interface SearchAnswer extends QueryResult {
@@ -46,12 +51,20 @@ export interface SearchAnswer extends QueryResult {
  * in about a second is refused (services/search/broad.ts); one that runs
  * past the statement timeout anyway (a loaded server) answers 503.
  */
-export async function searchEntities(search: SearchRepository, query: SearchQuery, paging: Paging, requestedType: SearchType = 'EXACT', limits: SearchLimits = DEFAULT_SEARCH_LIMITS): Promise<SearchAnswer> {
+export async function searchEntities(
+  search: SearchRepository,
+  query: SearchQuery,
+  paging: Paging,
+  requestedType: SearchType = 'EXACT',
+  limits: SearchLimits = DEFAULT_SEARCH_LIMITS,
+): Promise<SearchAnswer> {
   const searchType = effectiveSearchType(query, requestedType);
   checkNotTooBroad(query);
   const compiled = search.compile(query, paging, searchType);
   try {
-    return await search.inSnapshot(limits.statementTimeoutMs, (snapshot) => runSearch(snapshot, query, paging, searchType, compiled, limits));
+    return await search.inSnapshot(limits.statementTimeoutMs, (snapshot) =>
+      runSearch(snapshot, query, paging, searchType, compiled, limits),
+    );
   } catch (error) {
     if (!(error instanceof SearchCancelled)) throw error;
     throw new ServiceError(
@@ -63,7 +76,14 @@ export async function searchEntities(search: SearchRepository, query: SearchQuer
   }
 }
 
-async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: Paging, searchType: SearchType, compiled: CompiledSearch, limits: SearchLimits): Promise<SearchAnswer> {
+async function runSearch(
+  snapshot: SearchSnapshot,
+  query: SearchQuery,
+  paging: Paging,
+  searchType: SearchType,
+  compiled: CompiledSearch,
+  limits: SearchLimits,
+): Promise<SearchAnswer> {
   if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(snapshot, query.text, limits.maxFulltextNames ?? 0);
   const hits = (await pageUnlessTooBroad(snapshot, compiled, paging, limits)) ?? (await snapshot.page(compiled));
   let count = countFromPage(hits.length, paging);
@@ -75,7 +95,12 @@ async function runSearch(snapshot: SearchSnapshot, query: SearchQuery, paging: P
   const entities = hits.map((hit) => hit.entity);
   if (searchType === 'FULLTEXT') {
     for (const { entity, bestName } of hits) {
-      if (bestName) entity.lookup = { value: bestName.value, partType: bestName.partType, highlights: wordHighlights(bestName.value, query.text ?? '') };
+      if (bestName)
+        entity.lookup = {
+          value: bestName.value,
+          partType: bestName.partType,
+          highlights: wordHighlights(bestName.value, query.text ?? ''),
+        };
     }
   } else if (compiled.matchers.length > 0 && entities.length > 0) {
     await addLookups(snapshot, entities, compiled.matchers);
@@ -122,7 +147,9 @@ async function pageUnlessTooBroad(snapshot: SearchSnapshot, compiled: CompiledSe
 async function checkFulltextNames(snapshot: SearchSnapshot, text: string, maxNames: number): Promise<void> {
   if (maxNames <= 0) return;
   if ((await snapshot.similarNames(text, maxNames)) > maxNames) {
-    throw tooBroad(`the text "${text}" is similar to more than ${maxNames} names, and each would be ranked; give more of the name`, { maxNames });
+    throw tooBroad(`the text "${text}" is similar to more than ${maxNames} names, and each would be ranked; give more of the name`, {
+      maxNames,
+    });
   }
 }
 
@@ -143,13 +170,20 @@ function preferredNameLookup(entity: FoundEntity): NonNullable<FoundEntity['look
 }
 
 async function addLookups(snapshot: SearchSnapshot, entities: FoundEntity[], matchers: readonly LookupMatcher[]): Promise<void> {
-  const values = await snapshot.lookups(entities.map((entity) => entity.entityId), matchers);
+  const values = await snapshot.lookups(
+    entities.map((entity) => entity.entityId),
+    matchers,
+  );
   const byEntity = new Map(values.map((found) => [found.entityId, found]));
   for (const entity of entities) {
     const found = byEntity.get(entity.entityId);
     const matcher = found && matchers[found.matcher];
     // An empty value (an enum item met by an order comparator) cannot be shown: the schema's String needs a character.
     if (!found || !matcher || found.value === '') continue;
-    entity.lookup = { value: found.value, partType: found.partType, highlights: comparatorHighlights(found.value, matcher.test.needle, matcher.test.comparator) };
+    entity.lookup = {
+      value: found.value,
+      partType: found.partType,
+      highlights: comparatorHighlights(found.value, matcher.test.needle, matcher.test.comparator),
+    };
   }
 }

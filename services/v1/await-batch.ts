@@ -22,10 +22,12 @@ export async function awaitBatch(deps: ServiceDeps, batchId: string, waitMs: num
   const deadline = Date.now() + waitMs;
   const handle = deps.temporal.workflow.getHandle(batchId);
   // Success, failure and an expired deadline all mean the same here: go and read the row.
-  await deps.temporal.withDeadline(deadline, () => handle.result()).then(
-    () => undefined,
-    (error: unknown) => deps.log.debug({ err: error, batchId }, 'stopped waiting on the batch workflow'),
-  );
+  await deps.temporal
+    .withDeadline(deadline, () => handle.result())
+    .then(
+      () => undefined,
+      (error: unknown) => deps.log.debug({ err: error, batchId }, 'stopped waiting on the batch workflow'),
+    );
   for (;;) {
     const batch = await deps.db.batches.find(batchId);
     const left = deadline - Date.now();

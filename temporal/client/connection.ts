@@ -17,12 +17,19 @@ export interface TemporalConnectionOptions {
 
 type TemporalTlsConfig = Pick<
   Config,
-  'TEMPORAL_TLS' | 'TEMPORAL_TLS_CA_FILE' | 'TEMPORAL_TLS_CERT_FILE' | 'TEMPORAL_TLS_KEY_FILE' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY' | 'TEMPORAL_API_KEY_FILE'
+  | 'TEMPORAL_TLS'
+  | 'TEMPORAL_TLS_CA_FILE'
+  | 'TEMPORAL_TLS_CERT_FILE'
+  | 'TEMPORAL_TLS_KEY_FILE'
+  | 'TEMPORAL_TLS_SERVER_NAME'
+  | 'TEMPORAL_API_KEY'
+  | 'TEMPORAL_API_KEY_FILE'
 >;
 
 /** The connection options of `config`: none for a plain local server. Files are read here, once, at start. */
 export function temporalConnectionOptions(config: TemporalTlsConfig): TemporalConnectionOptions {
-  const apiKey = config.TEMPORAL_API_KEY ?? (config.TEMPORAL_API_KEY_FILE ? readFileSync(config.TEMPORAL_API_KEY_FILE, 'utf8').trim() : undefined);
+  const apiKey =
+    config.TEMPORAL_API_KEY ?? (config.TEMPORAL_API_KEY_FILE ? readFileSync(config.TEMPORAL_API_KEY_FILE, 'utf8').trim() : undefined);
   const wantsTls = config.TEMPORAL_TLS || config.TEMPORAL_TLS_CA_FILE || config.TEMPORAL_TLS_CERT_FILE || apiKey !== undefined;
   if (!wantsTls) return {};
   const tls: NonNullable<TemporalConnectionOptions['tls']> = {};

@@ -46,7 +46,11 @@ const DESCRIBE_TIMEOUT_MS = 3_000;
  * Temporal has no such workflow (never started, or forgotten after the
  * namespace retention). Rejects when Temporal cannot be reached in time.
  */
-export async function describeJobWorkflow(client: Client, workflowId: string, options: { runId?: string; timeoutMs?: number } = {}): Promise<JobWorkflowState | undefined> {
+export async function describeJobWorkflow(
+  client: Client,
+  workflowId: string,
+  options: { runId?: string; timeoutMs?: number } = {},
+): Promise<JobWorkflowState | undefined> {
   let description;
   try {
     const timeoutMs = options.timeoutMs ?? DESCRIBE_TIMEOUT_MS;
@@ -87,7 +91,9 @@ function pendingActivity(pending: proto.temporal.api.workflow.v1.IPendingActivit
     state: (ActivityState[pending.state ?? 0]?.replace('PENDING_ACTIVITY_STATE_', '') ?? 'UNSPECIFIED') as PendingActivityState,
     ...(failure ? { lastFailure: failure.cause?.message ? `${failure.message}: ${failure.cause.message}` : (failure.message ?? '') } : {}),
     ...(payload ? { heartbeat: decode(payload) } : {}),
-    ...(seconds !== undefined && seconds !== null ? { lastHeartbeatAt: new Date(Number(seconds) * 1000 + Math.floor((pending.lastHeartbeatTime?.nanos ?? 0) / 1e6)) } : {}),
+    ...(seconds !== undefined && seconds !== null
+      ? { lastHeartbeatAt: new Date(Number(seconds) * 1000 + Math.floor((pending.lastHeartbeatTime?.nanos ?? 0) / 1e6)) }
+      : {}),
     ...(pending.lastWorkerIdentity ? { worker: pending.lastWorkerIdentity } : {}),
   };
 }
@@ -120,7 +126,8 @@ class TemporalUnreachable extends Error {}
  * batch's workflow closes COMPLETED), or a workflow that failed, was
  * terminated or timed out. The README gives it to operators as it is.
  */
-export const FAILED_JOBS_QUERY = 'Outcome IN ("FAILED", "CANCELLED") OR ExecutionStatus IN ("Failed", "Terminated", "Canceled", "TimedOut")';
+export const FAILED_JOBS_QUERY =
+  'Outcome IN ("FAILED", "CANCELLED") OR ExecutionStatus IN ("Failed", "Terminated", "Canceled", "TimedOut")';
 
 /** The Temporal Web UI's workflow list filtered by a visibility query (the UI reads `query` from its address). */
 export function workflowListUiUrl(uiBaseUrl: string, namespace: string, query: string): string {

@@ -7,7 +7,8 @@ import { checkConnectionBudget } from '../../services/limits/connections.ts';
 // with a message that says what to change.
 
 describe('connections checked at start', () => {
-  const config = (processes: number) => loadConfig({ DATABASE_URL: inject('databaseUrl'), DATA_DIR: inject('scratchDir'), API_PROCESSES: String(processes) });
+  const config = (processes: number) =>
+    loadConfig({ DATABASE_URL: inject('databaseUrl'), DATA_DIR: inject('scratchDir'), API_PROCESSES: String(processes) });
 
   it('accepts processes and pools the database can serve', async () => {
     const budget = await checkConnectionBudget(config(1));
@@ -16,6 +17,8 @@ describe('connections checked at start', () => {
   });
 
   it('refuses one process per core of a large host beyond max_connections, naming the settings', async () => {
-    await expect(checkConnectionBudget(config(1024))).rejects.toThrow(/API_PROCESSES=1024 × \(DB_POOL_SIZE=10 \+ LONG_READ_CONNECTIONS=4\).*max_connections/);
+    await expect(checkConnectionBudget(config(1024))).rejects.toThrow(
+      /API_PROCESSES=1024 × \(DB_POOL_SIZE=10 \+ LONG_READ_CONNECTIONS=4\).*max_connections/,
+    );
   });
 });

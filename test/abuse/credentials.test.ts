@@ -32,9 +32,16 @@ describe('credentials and parameters', () => {
   it('throttles fifty bad credentials from one address while an ordinary client saves and reads', async () => {
     const attacker = '203.0.113.50';
     const attempts = Array.from({ length: 50 }, (_, index) =>
-      fetch(`${harness.baseUrl}/api/v2/entities/1`, { headers: { authorization: `Bearer guess-${index}-${'0'.repeat(32)}`, 'x-forwarded-for': attacker } }).then((response) => ({ status: response.status, retryAfter: response.headers.get('retry-after') })),
+      fetch(`${harness.baseUrl}/api/v2/entities/1`, {
+        headers: { authorization: `Bearer guess-${index}-${'0'.repeat(32)}`, 'x-forwarded-for': attacker },
+      }).then((response) => ({ status: response.status, retryAfter: response.headers.get('retry-after') })),
     );
-    const saved = await harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Ordinary ${randomUUID()}`)]) });
+    const saved = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', `Ordinary ${randomUUID()}`)]),
+    });
     const answers = await Promise.all(attempts);
     expect(answers.every((answer) => answer.status === 401 || answer.status === 429)).toBe(true);
     expect(answers.filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(30);
@@ -47,7 +54,10 @@ describe('credentials and parameters', () => {
 
   it('refuses a key used from outside its allow-list, and takes it from inside', async () => {
     const path = '/api/v2/entities/999999991';
-    const from = (address: string) => fetch(`${harness.baseUrl}${path}`, { headers: { ...elzaHeaders(OFFICE_KEY, { host: '127.0.0.1', method: 'GET', pathAndQuery: path }), 'x-forwarded-for': address } });
+    const from = (address: string) =>
+      fetch(`${harness.baseUrl}${path}`, {
+        headers: { ...elzaHeaders(OFFICE_KEY, { host: '127.0.0.1', method: 'GET', pathAndQuery: path }), 'x-forwarded-for': address },
+      });
     const outside = await from('192.0.2.1');
     expect(outside.status).toBe(401);
     expect(((await outside.json()) as { properties: { reason: string } }).properties.reason).toBe('SignatureMismatch');
@@ -55,7 +65,11 @@ describe('credentials and parameters', () => {
   });
 
   it('refuses an unknown query parameter, naming it', async () => {
-    const response = await fetch(`${harness.baseUrl}/api/v2/search?page=1&pageSize=10&sneaky=1`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKENS.read}`, 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${harness.baseUrl}/api/v2/search?page=1&pageSize=10&sneaky=1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_TOKENS.read}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { detail: string }).detail).toContain('"sneaky"');
   });

@@ -26,9 +26,22 @@ describe('documents refused early', () => {
 
   /** Connections of the API with a body's COPY open (running, or done in a transaction still open). */
   const openBodyCopies = async () =>
-    Number((await harness.sql<{ open: string }>(`select count(*) as open from pg_stat_activity where datname = current_database() and query ilike 'copy batch_body_chunk%' and state <> 'idle'`))[0]!.open);
-  const upload = (path: string) => chunkedPost(new URL(`${harness.baseUrl}${path}`), { authorization: `Bearer ${TEST_TOKENS.write}`, 'content-type': 'application/xml' });
-  const ordinarySave = () => harness.api('/api/v2/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: batchXml([create('o', `Ordinary ${randomUUID()}`)]) });
+    Number(
+      (
+        await harness.sql<{ open: string }>(
+          `select count(*) as open from pg_stat_activity where datname = current_database() and query ilike 'copy batch_body_chunk%' and state <> 'idle'`,
+        )
+      )[0]!.open,
+    );
+  const upload = (path: string) =>
+    chunkedPost(new URL(`${harness.baseUrl}${path}`), { authorization: `Bearer ${TEST_TOKENS.write}`, 'content-type': 'application/xml' });
+  const ordinarySave = () =>
+    harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'admin',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('o', `Ordinary ${randomUUID()}`)]),
+    });
   const expectCompleted = async (save: Promise<Response>) => {
     const response = await save;
     expect(response.status).toBe(200);
@@ -43,7 +56,11 @@ describe('documents refused early', () => {
     const [head, tail] = [xml.slice(0, xml.indexOf(change)), xml.slice(xml.indexOf(change) + change.length)];
     const count = Math.ceil(bytes / change.length);
     const localId = version === 'v2' ? 'localId="c"' : 'lid="c"';
-    const changes = Array.from({ length: count }, (_, index) => change.replace(localId, localId.replace('"c"', `"c${index}"`)).replace(/partUuid="[^"]+"|pid="[^"]+"/, (attribute) => attribute.replace(/"[^"]+"/, `"${randomUUID()}"`)));
+    const changes = Array.from({ length: count }, (_, index) =>
+      change
+        .replace(localId, localId.replace('"c"', `"c${index}"`))
+        .replace(/partUuid="[^"]+"|pid="[^"]+"/, (attribute) => attribute.replace(/"[^"]+"/, `"${randomUUID()}"`)),
+    );
     return { head: Buffer.from(head + changes.join('')), tail: Buffer.from(tail) };
   };
 
@@ -53,10 +70,16 @@ describe('documents refused early', () => {
     post.answered.catch(() => undefined);
     post.request.on('error', () => undefined);
     await post.write(head);
-    await pollUntil(async () => ((await openBodyCopies()) > 0 ? true : undefined), { timeoutMs: 30_000, what: 'a COPY of the body being stored' });
+    await pollUntil(async () => ((await openBodyCopies()) > 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'a COPY of the body being stored',
+    });
     post.request.destroy();
     // The cut upload leaves nothing open for the probes that follow.
-    await pollUntil(async () => ((await openBodyCopies()) === 0 ? true : undefined), { timeoutMs: 30_000, what: 'the cut upload to end its COPY' });
+    await pollUntil(async () => ((await openBodyCopies()) === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the cut upload to end its COPY',
+    });
   });
 
   it('refuses a v1 batch sent to v2 once its root is read, storing none of it, while an ordinary client saves', async () => {
@@ -97,7 +120,10 @@ describe('documents refused early', () => {
   it('refuses a root start tag of 10 MiB before the rest is stored, while an ordinary client saves', async () => {
     const before = await batchesOfWriter();
     const xml = batchXml([create('a', `Long root ${randomUUID()}`)]);
-    const [open, rest] = [xml.slice(0, xml.indexOf('<batchUpdate ') + '<batchUpdate '.length), xml.slice(xml.indexOf('<batchUpdate ') + '<batchUpdate '.length)];
+    const [open, rest] = [
+      xml.slice(0, xml.indexOf('<batchUpdate ') + '<batchUpdate '.length),
+      xml.slice(xml.indexOf('<batchUpdate ') + '<batchUpdate '.length),
+    ];
     const post = upload('/api/v2/batches');
     await post.write(Buffer.from(`${open}note="${'x'.repeat(10 * MIB)}" `));
     expect(await openBodyCopies()).toBe(0);
@@ -115,7 +141,12 @@ describe('documents refused early', () => {
     const uuid = randomUUID();
     const declarations = Array.from({ length: 300 }, (_, index) => `xmlns:p${index}="urn:example:p${index}"`).join(' ');
     const long = batchXml([create('a', `Long header ${uuid}`)], { uuid }).replace('<info ', `<info ${declarations} `);
-    const saved = await harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: long });
+    const saved = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: long,
+    });
     expect(saved.status).toBe(200);
     expect(await saved.json()).toBe(uuid);
     expect((await batchEnded(harness, uuid)).status).toBe('COMPLETED');
@@ -124,9 +155,16 @@ describe('documents refused early', () => {
     const victim = (await (await ordinary).json()) as string;
     const mine = randomUUID();
     const smuggled = batchXml([create('a', `Smuggled ${mine}`)], { uuid: mine }).replace('<info ', `<info xmlns:x=' uuid="${victim}"' `);
-    const answer = await harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: smuggled });
+    const answer = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: smuggled,
+    });
     expect(answer.status === 400 || (answer.status === 200 && (await answer.json()) === mine)).toBe(true);
-    expect((await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [victim]))[0]!.submitted_by).toBe('test-admin');
+    expect((await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [victim]))[0]!.submitted_by).toBe(
+      'test-admin',
+    );
     expect((await batchEnded(harness, victim)).status).toBe('COMPLETED');
   });
 });

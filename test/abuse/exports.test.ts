@@ -21,7 +21,10 @@ function gate(): { wait: () => Promise<void>; open: () => void } {
   return { wait: () => opened, open: () => open() };
 }
 
-async function exportEnded(harness: Harness, id: string): Promise<{ status: string; requestedIds: unknown; upToTransId: string | null; bytes: string }> {
+async function exportEnded(
+  harness: Harness,
+  id: string,
+): Promise<{ status: string; requestedIds: unknown; upToTransId: string | null; bytes: string }> {
   return pollUntil(
     async () => {
       const [row] = await harness.sql<{ status: string; requestedIds: unknown; upToTransId: string | null; bytes: string }>(
@@ -39,7 +42,9 @@ const startExport = (harness: Harness, body: string) =>
 
 /** The exports of earlier files of the run by the same principal must not count against this one's limit. */
 async function endEarlierExports(harness: Harness): Promise<void> {
-  await harness.sql(`update export_request set status = 'FAILED', requested_ids = null where requested_by = 'test-exporter' and status in ('ACCEPTED', 'RUNNING')`);
+  await harness.sql(
+    `update export_request set status = 'FAILED', requested_ids = null where requested_by = 'test-exporter' and status in ('ACCEPTED', 'RUNNING')`,
+  );
 }
 
 describe('exports bounded', () => {
@@ -61,7 +66,12 @@ describe('exports bounded', () => {
 
   it('shares identical exports, caps a reader running exports, and completes an import and an ordinary client meanwhile', async () => {
     // Records for the exports to be held on.
-    const seeded = await harness.api('/api/v2/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Exported ${randomUUID()}`)]) });
+    const seeded = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'admin',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', `Exported ${randomUUID()}`)]),
+    });
     expect((await batchEnded(harness, (await seeded.json()) as string)).status).toBe('COMPLETED');
 
     // 300 starts of everything, 30 at a time: one export, whose id every answer names.
@@ -85,27 +95,49 @@ describe('exports bounded', () => {
       expect(((await answer.json()) as { properties?: { reason?: string } }).properties?.reason).toBe('ExportsRunning');
     }
     const other = await admitted[0]!.text();
-    expect(await harness.sql(`select 1 from export_request where requested_by = 'test-exporter' and status in ('ACCEPTED', 'RUNNING')`)).toHaveLength(2);
+    expect(
+      await harness.sql(`select 1 from export_request where requested_by = 'test-exporter' and status in ('ACCEPTED', 'RUNNING')`),
+    ).toHaveLength(2);
 
     // While both exports are held mid-write: an import and an ordinary client's saves and reads.
     const importXml = batchXml(Array.from({ length: 40 }, (_, n) => create(`i${n}`, `Imported ${n} ${randomUUID()}`)));
-    const imported = await harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: importXml });
+    const imported = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: importXml,
+    });
     expect(imported.status).toBe(200);
     const importId = (await imported.json()) as string;
     const saves: string[] = [];
     for (let n = 0; n < 3; n += 1) {
-      const save = await harness.api('/api/v2/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Ordinary ${randomUUID()}`)]) });
+      const save = await harness.api('/api/v2/batches', {
+        method: 'POST',
+        as: 'admin',
+        headers: { 'content-type': 'application/xml' },
+        body: batchXml([create('a', `Ordinary ${randomUUID()}`)]),
+      });
       expect(save.status).toBe(200);
       saves.push((await save.json()) as string);
     }
     expect((await batchEnded(harness, importId, 60_000)).status).toBe('COMPLETED');
-    const [importRow] = await harness.sql<{ activity_attempts: number; changes_total: number }>('select activity_attempts, changes_total from batch where id = $1', [importId]);
+    const [importRow] = await harness.sql<{ activity_attempts: number; changes_total: number }>(
+      'select activity_attempts, changes_total from batch where id = $1',
+      [importId],
+    );
     expect(importRow).toEqual({ activity_attempts: 1, changes_total: 40 });
     for (const save of saves) expect((await batchEnded(harness, save)).status).toBe('COMPLETED');
-    const read = await harness.api('/api/v2/search?page=1&pageSize=5', { method: 'POST', as: 'read', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ types: ['PERSON'] }) });
+    const read = await harness.api('/api/v2/search?page=1&pageSize=5', {
+      method: 'POST',
+      as: 'read',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ types: ['PERSON'] }),
+    });
     expect(read.status).toBe(200);
     // The exports are still held: the import never waited for their slot.
-    expect((await harness.sql<{ status: string }>('select status from export_request where id = $1', [everything]))[0]!.status).toBe('RUNNING');
+    expect((await harness.sql<{ status: string }>('select status from export_request where id = $1', [everything]))[0]!.status).toBe(
+      'RUNNING',
+    );
 
     held.open();
     const ended = await Promise.all([exportEnded(harness, everything), exportEnded(harness, other)]);
@@ -120,7 +152,10 @@ describe('exports bounded', () => {
     const detail = (await (await harness.api(`/api/v2/export/${everything}/detail`, { as: 'export' })).json()) as Record<string, unknown>;
     expect(JSON.stringify(detail)).toContain(ended[0]!.upToTransId!);
     // Nothing lost: the file holds what was committed when it started; the import, committed after, follows its upToTransId in the feed.
-    const download = await harness.api(`/api/v2/export/download/${everything}`, { as: 'export', headers: { 'accept-encoding': 'identity' } });
+    const download = await harness.api(`/api/v2/export/download/${everything}`, {
+      as: 'export',
+      headers: { 'accept-encoding': 'identity' },
+    });
     expect(download.status).toBe(200);
     expect(await download.text()).toContain('Exported ');
     const [order] = await harness.sql<{ after: boolean }>(
@@ -157,11 +192,16 @@ describe('the export disk budget', () => {
     const first = await startExport(harness, JSON.stringify([1, 2, 3]));
     expect(first.status).toBe(200);
     const firstId = await first.text();
-    await pollUntil(async () => Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [firstId]))[0]?.bytes) > 0 || undefined, {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-      what: 'the first export to write',
-    });
+    await pollUntil(
+      async () =>
+        Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [firstId]))[0]?.bytes) > 0 ||
+        undefined,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: 'the first export to write',
+      },
+    );
 
     const second = await startExport(harness, JSON.stringify([4, 5, 6]));
     expect(second.status).toBe(503);

@@ -22,7 +22,9 @@ interface PlanNode {
 /** The plan's scans of the listed tables that read them whole: sequential scans, or index scans without a condition on a full index. */
 function wholeTableReads(node: PlanNode, partialIndexes: ReadonlySet<string>): string[] {
   const own =
-    node['Relation Name'] !== undefined && WHOLE_TABLES.has(node['Relation Name']) && (node['Node Type'] === 'Seq Scan' || (node['Index Cond'] === undefined && !partialIndexes.has(node['Index Name'] ?? '')))
+    node['Relation Name'] !== undefined &&
+    WHOLE_TABLES.has(node['Relation Name']) &&
+    (node['Node Type'] === 'Seq Scan' || (node['Index Cond'] === undefined && !partialIndexes.has(node['Index Name'] ?? '')))
       ? [`${node['Node Type']} on ${node['Relation Name']}`]
       : [];
   return [...own, ...(node.Plans ?? []).flatMap((child) => wholeTableReads(child, partialIndexes))];
@@ -38,7 +40,11 @@ describe('/metrics at the cost of a few rows', () => {
   });
 
   it('scrapes without reading a job or record table whole, and reports the tables own counts', async () => {
-    const saved = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Scraped ${randomUUID()}`)]) });
+    const saved = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', `Scraped ${randomUUID()}`)]),
+    });
     expect(saved.status).toBe(200);
     expect((await batchEnded(harness, (await saved.json()) as string)).status).toBe('COMPLETED');
 
@@ -60,12 +66,19 @@ describe('/metrics at the cost of a few rows', () => {
     }
     expect(sent.length).toBeGreaterThan(0);
 
-    const partial = new Set((await harness.sql<{ name: string }>(`select indexrelid::regclass::text as name from pg_index where indpred is not null`)).map((row) => row.name));
+    const partial = new Set(
+      (await harness.sql<{ name: string }>(`select indexrelid::regclass::text as name from pg_index where indpred is not null`)).map(
+        (row) => row.name,
+      ),
+    );
     const client = await pool.connect();
     try {
       await client.query('begin; set local enable_seqscan = off');
       for (const statement of sent) {
-        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({ text: `explain (format json) ${statement.text}`, values: statement.values ?? [] });
+        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+          text: `explain (format json) ${statement.text}`,
+          values: statement.values ?? [],
+        });
         expect(wholeTableReads(rows[0]!['QUERY PLAN'][0].Plan, partial), statement.text).toEqual([]);
       }
     } finally {
@@ -74,7 +87,9 @@ describe('/metrics at the cost of a few rows', () => {
     }
 
     // The kept counts agree with the tables themselves.
-    const [tables] = await harness.sql<{ completed: string; changes: string }>(`select count(*) filter (where status = 'COMPLETED') as completed, coalesce(sum(changes_total) filter (where status = 'COMPLETED'), 0) as changes from batch`);
+    const [tables] = await harness.sql<{ completed: string; changes: string }>(
+      `select count(*) filter (where status = 'COMPLETED') as completed, coalesce(sum(changes_total) filter (where status = 'COMPLETED'), 0) as changes from batch`,
+    );
     expect(scraped).toMatch(new RegExp(`^batches_total\\{outcome="COMPLETED"\\} ${tables!.completed}$`, 'm'));
     expect(scraped).toMatch(new RegExp(`^batch_changes_total ${tables!.changes}$`, 'm'));
   });

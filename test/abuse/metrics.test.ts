@@ -16,7 +16,9 @@ describe('/metrics with METRICS_TOKEN', () => {
 
   it('answers only the scraper that sends the token', async () => {
     expect((await harness.api('/metrics', { as: null })).status).toBe(401);
-    expect((await harness.api('/metrics', { as: null, headers: { authorization: 'Bearer not-the-metrics-token-000000000000' } })).status).toBe(401);
+    expect(
+      (await harness.api('/metrics', { as: null, headers: { authorization: 'Bearer not-the-metrics-token-000000000000' } })).status,
+    ).toBe(401);
     // An API token is not the metrics token.
     expect((await harness.api('/metrics', { as: 'admin' })).status).toBe(401);
     const scraped = await harness.api('/metrics', { as: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } });

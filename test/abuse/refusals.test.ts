@@ -21,7 +21,11 @@ describe('broad and odd searches', () => {
   beforeAll(async () => {
     harness = await startHarness();
     tight = await startHarness({ worker: false, env: { SEARCH_MAX_COUNT_COST: '1' } });
-    const saved = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `${marker} Nováková`), create('b', `${marker} Novák`)]) });
+    const saved = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', `${marker} Nováková`), create('b', `${marker} Novák`)]),
+    });
     expect((await batchEnded(harness, (await saved.json()) as string)).status).toBe('COMPLETED');
   });
   afterAll(async () => {
@@ -56,7 +60,12 @@ describe('broad and odd searches', () => {
 
   it('refuses a search priced above the budget before its page when the page is full, and answers a short one', async () => {
     const bare = BROAD_SEARCHES.find((search) => search.name === 'bare part PT_NAME')!;
-    const refused = await tight.api('/api/v2/search?page=1&pageSize=1', { method: 'POST', as: 'read', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bare.body('v2')) });
+    const refused = await tight.api('/api/v2/search?page=1&pageSize=1', {
+      method: 'POST',
+      as: 'read',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(bare.body('v2')),
+    });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { properties?: { reason?: string } }).properties?.reason).toBe('SearchTooBroad');
     // The same shape with a value only two records hold: priced the same way, but its page is short, so it is its own total.
@@ -64,7 +73,13 @@ describe('broad and odd searches', () => {
       method: 'POST',
       as: 'read',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ cond: { condType: 'PART', partType: 'PT_NAME', cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: marker } } }),
+      body: JSON.stringify({
+        cond: {
+          condType: 'PART',
+          partType: 'PT_NAME',
+          cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: marker },
+        },
+      }),
     });
     expect(short.status).toBe(200);
     expect((await short.text()).match(/entityId/g)?.length).toBe(2);

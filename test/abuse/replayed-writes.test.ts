@@ -32,7 +32,10 @@ describe('a signed write replayed with another body', () => {
 
   /** Signs once, then sends any body under that one signature, as a captured request is replayed. */
   const captured = (key: TestKey, path: string, contentType: string, at?: Date) => {
-    const headers = { ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery: path, ...(at ? { at } : {}) }), 'content-type': contentType };
+    const headers = {
+      ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery: path, ...(at ? { at } : {}) }),
+      'content-type': contentType,
+    };
     return (body: string) => fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers, body });
   };
   const reused = async (outcome: 'accepted' | 'refused') => {
@@ -40,7 +43,13 @@ describe('a signed write replayed with another body', () => {
     return Number(new RegExp(`^signed_write_signature_reused_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
   };
   const batchRows = async (uuid: string) => (await harness.sql('select id from batch where id = $1', [uuid])).length;
-  const ordinarySave = () => harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: batchXml([create('o', `Ordinary ${randomUUID()}`)]) });
+  const ordinarySave = () =>
+    harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('o', `Ordinary ${randomUUID()}`)]),
+    });
 
   it('counts another body under an ordinary key and accepts it; a retry of the same body is no other body', async () => {
     const send = captured(SHARED_KEY, '/api/v2/batches', 'application/xml');

@@ -18,15 +18,20 @@ describe('a FAILED batch cannot be taken over', () => {
     await harness?.close();
   });
 
-  const post = (xml: string, as: 'write' | 'force' | 'admin') => harness.api('/api/v2/batches', { method: 'POST', as, headers: { 'content-type': 'application/xml' }, body: xml });
+  const post = (xml: string, as: 'write' | 'force' | 'admin') =>
+    harness.api('/api/v2/batches', { method: 'POST', as, headers: { 'content-type': 'application/xml' }, body: xml });
   const failedBatch = async (as: 'write' | 'admin') => {
     const uuid = randomUUID();
-    const response = await post(batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }), as);
+    const response = await post(
+      batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }),
+      as,
+    );
     expect(response.status).toBe(200);
     expect((await batchEnded(harness, uuid)).status).toBe('FAILED');
     return uuid;
   };
-  const submitter = async (uuid: string) => (await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [uuid]))[0]!.submitted_by;
+  const submitter = async (uuid: string) =>
+    (await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [uuid]))[0]!.submitted_by;
 
   it('refuses another writer reviving it with a body of its own, and lets its submitter and a principal with force send it again', async () => {
     const uuid = await failedBatch('admin');

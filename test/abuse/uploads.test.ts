@@ -26,7 +26,9 @@ describe('uploads bounded per principal', () => {
     const start = xml.slice(0, Math.floor(xml.length / 2));
     return new Promise((resolve) => {
       const socket = connect(Number(port), hostname);
-      socket.write(`POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${TEST_TOKENS.write}\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(start).toString(16)}\r\n${start}\r\n`);
+      socket.write(
+        `POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${TEST_TOKENS.write}\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(start).toString(16)}\r\n${start}\r\n`,
+      );
       let received = '';
       socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
       socket.on('error', () => undefined);
@@ -42,7 +44,15 @@ describe('uploads bounded per principal', () => {
     const stalled = Array.from({ length: 4 }, () => stalledUpload());
     // An archivist's saves, one after another.
     const saves: Response[] = [];
-    for (let n = 0; n < 3; n += 1) saves.push(await harness.api('/api/v2/batches', { method: 'POST', as: 'admin', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `Ordinary ${randomUUID()}`)]) }));
+    for (let n = 0; n < 3; n += 1)
+      saves.push(
+        await harness.api('/api/v2/batches', {
+          method: 'POST',
+          as: 'admin',
+          headers: { 'content-type': 'application/xml' },
+          body: batchXml([create('a', `Ordinary ${randomUUID()}`)]),
+        }),
+      );
     expect(saves.map((save) => save.status)).toEqual([200, 200, 200]);
     for (const save of saves) expect((await batchEnded(harness, (await save.json()) as string)).status).toBe('COMPLETED');
 
@@ -54,7 +64,12 @@ describe('uploads bounded per principal', () => {
     expect(ends.filter((end) => end.status === undefined).length).toBe(2);
     // Nothing of them was stored, and their slots are free again.
     expect(await harness.sql(`select 1 from batch where submitted_by = 'test-writer'`)).toHaveLength(before.length);
-    const after = await harness.api('/api/v2/batches', { method: 'POST', as: 'write', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', `After ${randomUUID()}`)]) });
+    const after = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      as: 'write',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml([create('a', `After ${randomUUID()}`)]),
+    });
     expect(after.status).toBe(200);
   });
 });

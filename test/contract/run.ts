@@ -57,7 +57,13 @@ function runSchemathesis(version: 'v1' | 'v2', seeded: ContractData): Promise<bo
   ];
   process.stdout.write(`▶ schemathesis ${args.join(' ').replace(BENCH_TOKEN, '***')}\n`);
   return new Promise((resolve) => {
-    const env = { ...process.env, PYTHONPATH: HOOKS_DIR, SCHEMATHESIS_HOOKS: 'hooks', CONTRACT_API_VERSION: version, CONTRACT_SEEDS: JSON.stringify(seeded) };
+    const env = {
+      ...process.env,
+      PYTHONPATH: HOOKS_DIR,
+      SCHEMATHESIS_HOOKS: 'hooks',
+      CONTRACT_API_VERSION: version,
+      CONTRACT_SEEDS: JSON.stringify(seeded),
+    };
     const child = spawn(schemathesis, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     const copied = Promise.all([copyOutput(child.stdout, process.stdout), copyOutput(child.stderr, process.stderr)]);
     child.once('exit', (code) => void copied.then(() => resolve(code === 0)));

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { planBatch } from '../support/batch-planning.ts';
 import type { Item, Part } from '../../domain/model.ts';
-import { allIssues, codes, create, NOW, namePart, storedRecord, str, summary, testEnv, updateLocal, USER, world } from './batch-fixtures.ts';
+import {
+  allIssues,
+  codes,
+  create,
+  NOW,
+  namePart,
+  storedRecord,
+  str,
+  summary,
+  testEnv,
+  updateLocal,
+  USER,
+  world,
+} from './batch-fixtures.ts';
 
 const everyKind: Item[] = [
   { kind: 'string', type: 'NOTE', value: 'a note' },
@@ -57,11 +70,18 @@ describe('planBatch: creates', () => {
     expect(after.revision.rev).not.toBe(after.revision.metadataRev);
     expect(after.revision.prevRev).toBeUndefined();
 
-    expect(record!.changes).toEqual({ entityId: 1000, entityUuid: after.entityUuid, created: { entityType: 'PERSON', parts: after.parts }, changes: [] });
+    expect(record!.changes).toEqual({
+      entityId: 1000,
+      entityUuid: after.entityUuid,
+      created: { entityType: 'PERSON', parts: after.parts },
+      changes: [],
+    });
   });
 
   it('keeps a given entity UUID and does not mutate the commands', () => {
-    const command = create('n1', [{ partUuid: '', type: 'PT_NAME', items: [str('NM_MAIN', 'A')] }], { entityUuid: 'cccccccc-0000-4000-8000-000000000001' });
+    const command = create('n1', [{ partUuid: '', type: 'PT_NAME', items: [str('NM_MAIN', 'A')] }], {
+      entityUuid: 'cccccccc-0000-4000-8000-000000000001',
+    });
     const copy = structuredClone(command);
     const plan = planBatch([command], world(), testEnv());
     expect(plan.records[0]?.after.entityUuid).toBe('cccccccc-0000-4000-8000-000000000001');
@@ -126,7 +146,11 @@ describe('planBatch: creates', () => {
   });
 
   it('accepts a parent that is another part of the same create', () => {
-    const plan = planBatch([create('n1', [namePart('p1', 'A'), { partUuid: 'p2', type: 'PT_REL', parent: 'p1', items: [] }])], world(), testEnv());
+    const plan = planBatch(
+      [create('n1', [namePart('p1', 'A'), { partUuid: 'p2', type: 'PT_REL', parent: 'p1', items: [] }])],
+      world(),
+      testEnv(),
+    );
     expect(plan.hasErrors).toBe(false);
   });
 
@@ -153,8 +177,12 @@ describe('planBatch: local references', () => {
     expect(plan.hasErrors).toBe(false);
     const [a, b] = plan.records;
     const targetOf = (record: typeof a) => record?.after.parts[1]?.items[0];
-    expect(targetOf(a)).toMatchObject({ target: { kind: 'stored', ref: { entityId: b?.after.entityId, entityUuid: b?.after.entityUuid } } });
-    expect(targetOf(b)).toMatchObject({ target: { kind: 'stored', ref: { entityId: a?.after.entityId, entityUuid: a?.after.entityUuid } } });
+    expect(targetOf(a)).toMatchObject({
+      target: { kind: 'stored', ref: { entityId: b?.after.entityId, entityUuid: b?.after.entityUuid } },
+    });
+    expect(targetOf(b)).toMatchObject({
+      target: { kind: 'stored', ref: { entityId: a?.after.entityId, entityUuid: a?.after.entityUuid } },
+    });
     expect(a?.changes.created?.parts[1]?.items[0]).toEqual(targetOf(a));
   });
 
@@ -163,7 +191,11 @@ describe('planBatch: local references', () => {
     const plan = planBatch(
       [
         create('a', [namePart('pa', 'A'), relTo('s')]),
-        { kind: 'update', entity: { kind: 'stored', localId: 's', entityId: 1, rev: 'rev-1' }, changes: [{ op: 'setEntityType', entityType: 'PERSON' }] },
+        {
+          kind: 'update',
+          entity: { kind: 'stored', localId: 's', entityId: 1, rev: 'rev-1' },
+          changes: [{ op: 'setEntityType', entityType: 'PERSON' }],
+        },
       ],
       world({ records: [stored] }),
       testEnv(),
@@ -175,17 +207,29 @@ describe('planBatch: local references', () => {
   it('reports a local reference to an undeclared localId (UnknownLocalReference)', () => {
     const plan = planBatch([create('a', [namePart('pa', 'A'), relTo('ghost')])], world(), testEnv());
     expect(allIssues(plan)).toEqual([
-      expect.objectContaining({ localId: 'a', issueCode: 'UnknownLocalReference', itemRef: expect.objectContaining({ type: 'REL_ENTITY' }) }),
+      expect.objectContaining({
+        localId: 'a',
+        issueCode: 'UnknownLocalReference',
+        itemRef: expect.objectContaining({ type: 'REL_ENTITY' }),
+      }),
     ]);
   });
 
   it('reports an update of a localId not declared before it', () => {
-    const plan = planBatch([updateLocal('later', [{ op: 'setEntityType', entityType: 'X' }]), create('later', [namePart('p', 'A')])], world(), testEnv());
+    const plan = planBatch(
+      [updateLocal('later', [{ op: 'setEntityType', entityType: 'X' }]), create('later', [namePart('p', 'A')])],
+      world(),
+      testEnv(),
+    );
     expect(codes(plan)).toEqual(['UnknownLocalReference']);
   });
 
   it('reports a stored reference that matches nothing (UnknownEntity)', () => {
-    const part: Part = { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 99 } } }] };
+    const part: Part = {
+      partUuid: '',
+      type: 'PT_REL',
+      items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 99 } } }],
+    };
     const plan = planBatch([create('a', [namePart('pa', 'A'), part])], world(), testEnv());
     expect(allIssues(plan)).toEqual([expect.objectContaining({ issueCode: 'UnknownEntity', entityRef: { entityId: 99 } })]);
   });
@@ -194,7 +238,9 @@ describe('planBatch: local references', () => {
     const part: Part = {
       partUuid: '',
       type: 'PT_REL',
-      items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 7, entityUuid: summary(8).entityUuid } } }],
+      items: [
+        { kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 7, entityUuid: summary(8).entityUuid } } },
+      ],
     };
     const plan = planBatch([create('a', [namePart('pa', 'A'), part])], world({ entities: [summary(7), summary(8)] }), testEnv());
     expect(codes(plan)).toEqual(['UnknownEntity']);
@@ -202,8 +248,16 @@ describe('planBatch: local references', () => {
 
   it('finds a create of the batch by the UUID the client gave it', () => {
     const uuid = 'cccccccc-0000-4000-8000-000000000009';
-    const part: Part = { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityUuid: uuid } } }] };
-    const plan = planBatch([create('a', [namePart('pa', 'A'), part]), create('b', [namePart('pb', 'B')], { entityUuid: uuid })], world(), testEnv());
+    const part: Part = {
+      partUuid: '',
+      type: 'PT_REL',
+      items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityUuid: uuid } } }],
+    };
+    const plan = planBatch(
+      [create('a', [namePart('pa', 'A'), part]), create('b', [namePart('pb', 'B')], { entityUuid: uuid })],
+      world(),
+      testEnv(),
+    );
     expect(plan.hasErrors).toBe(false);
     expect(plan.records[0]?.after.parts[1]?.items[0]).toMatchObject({ target: { ref: { entityId: 1001, entityUuid: uuid } } });
   });

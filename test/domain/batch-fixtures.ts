@@ -5,15 +5,7 @@ import { expect } from 'vitest';
 import type { BatchPlan, EntitySummary, PlanEnv } from '../../domain/batch/index.ts';
 import type { LoadedWorld } from '../../engine/batch/index.ts';
 import { createBatchWorld } from '../support/batch-planning.ts';
-import type {
-  CreateEntityCommand,
-  EntityRecord,
-  Issue,
-  Item,
-  Part,
-  RecordChange,
-  UpdateEntityCommand,
-} from '../../domain/model.ts';
+import type { CreateEntityCommand, EntityRecord, Issue, Item, Part, RecordChange, UpdateEntityCommand } from '../../domain/model.ts';
 
 export const NOW = '2025-03-01T10:00:00.000Z';
 export const USER = { id: 'clerk-7', name: 'Jana Clerk' };
@@ -72,7 +64,12 @@ export function create(localId: string, parts: Part[], extra: Partial<CreateEnti
   return { kind: 'create', localId, entityType: 'PERSON', parts, ...extra };
 }
 
-export function updateStored(localId: string, record: EntityRecord, changes: RecordChange[], rev = record.revision.rev): UpdateEntityCommand {
+export function updateStored(
+  localId: string,
+  record: EntityRecord,
+  changes: RecordChange[],
+  rev = record.revision.rev,
+): UpdateEntityCommand {
   return { kind: 'update', entity: { kind: 'stored', localId, entityId: record.entityId, rev }, changes };
 }
 

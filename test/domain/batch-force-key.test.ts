@@ -33,11 +33,19 @@ describe('force key', () => {
   });
 
   it('matches the warnings of a re-planned batch despite per-attempt ids', () => {
-    const rel: Part = { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 7 } } }] };
+    const rel: Part = {
+      partUuid: '',
+      type: 'PT_REL',
+      items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityId: 7 } } }],
+    };
     const commands = [create('n', [namePart('p', 'A'), rel])];
     const first = planBatch(commands, world({ entities: [summary(7, 'ERS_INVALID')] }), testEnv());
     let n = 500;
-    const otherIds = { ...testEnv(), newUuid: () => `ffffffff-0000-4000-8000-${String(++n).padStart(12, '0')}`, allocateEntityId: () => 9000 };
+    const otherIds = {
+      ...testEnv(),
+      newUuid: () => `ffffffff-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+      allocateEntityId: () => 9000,
+    };
     const second = planBatch(commands, world({ entities: [summary(7, 'ERS_INVALID')] }), otherIds);
     expect(first.hasWarnings).toBe(true);
     const key = computeForceKey(SECRET, BODY, first.issues);

@@ -20,11 +20,18 @@ describe('preferredNameKeys', () => {
     const plan = planBatch(
       [
         create('new', [namePart('p', 'Dvořák', 'Antonín')]),
-        updateStored('same', same, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] }]),
-        updateStored('renamed', renamed, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Svoboda' }] }]),
+        updateStored('same', same, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] },
+        ]),
+        updateStored('renamed', renamed, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Svoboda' }] },
+        ]),
         updateStored('retyped', retyped, [{ op: 'setEntityType', entityType: 'FAMILY' }]),
         updateStored('reactivated', reactivated, [{ op: 'setState', state: 'ERS_APPROVED' }]),
-        updateStored('invalidated', invalidated, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'X' }] }, { op: 'setState', state: 'ERS_INVALID' }]),
+        updateStored('invalidated', invalidated, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'X' }] },
+          { op: 'setState', state: 'ERS_INVALID' },
+        ]),
       ],
       world({ records: [same, renamed, retyped, reactivated, invalidated] }),
       testEnv(),
@@ -44,7 +51,9 @@ describe('PreferredNameCheck.nameKeys', () => {
     const same = storedRecord();
     const plan = planBatch(
       [
-        updateStored('same', same, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] }]),
+        updateStored('same', same, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] },
+        ]),
         create('b', [namePart('pb', 'Dvořák', 'Antonín')]),
         create('c', [namePart('pc', 'Novák', 'Jan')]),
         create('d', [namePart('pd', 'DVORAK', 'antonin')]),
@@ -56,9 +65,17 @@ describe('PreferredNameCheck.nameKeys', () => {
     expect(plan.hasErrors).toBe(false);
     const check = new PreferredNameCheck();
     for (const record of plan.records) check.addRecord(record);
-    expect(check.nameKeys()).toEqual([`PERSON${NAME_KEY_SEPARATOR}dvorak, antonin`, `PERSON${NAME_KEY_SEPARATOR}novak, jan`, `GEO${NAME_KEY_SEPARATOR}praha`]);
+    expect(check.nameKeys()).toEqual([
+      `PERSON${NAME_KEY_SEPARATOR}dvorak, antonin`,
+      `PERSON${NAME_KEY_SEPARATOR}novak, jan`,
+      `GEO${NAME_KEY_SEPARATOR}praha`,
+    ]);
     // The unchanged holder of novak, jan is in the batch too: c is warned about it, with its part.
-    const warnings = check.warnings(() => [], () => true, testEnv().newUuid);
+    const warnings = check.warnings(
+      () => [],
+      () => true,
+      testEnv().newUuid,
+    );
     expect(warnings.map((group) => [group.localId, group.issues.map((issue) => [issue.issueCode, issue.partRef])])).toEqual([
       ['b', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pb' }]]],
       ['c', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pc' }]]],
@@ -71,7 +88,12 @@ describe('addPreferredNameWarnings', () => {
   it('warns when another current entity of the type holds the name (PreferredNameExists)', () => {
     const plan = planBatch([create('n', [namePart('p', 'Nováková', 'Marie')])], world(), testEnv());
     const warned = addPreferredNameWarnings(plan, holdersOf({ 'PERSON:novakova, marie': [42, 17] }), testEnv().newUuid);
-    expectOnlyWarning(warned, { localId: 'n', issueCode: 'PreferredNameExists', entityRef: { entityId: 17 }, partRef: { type: 'PT_NAME', partUuid: 'p' } });
+    expectOnlyWarning(warned, {
+      localId: 'n',
+      issueCode: 'PreferredNameExists',
+      entityRef: { entityId: 17 },
+      partRef: { type: 'PT_NAME', partUuid: 'p' },
+    });
     expect(allIssues(warned)[0]?.message).toContain('"Nováková, Marie": entity 17, entity 42');
     expect(plan.issues).toEqual([]);
   });
@@ -82,7 +104,9 @@ describe('addPreferredNameWarnings', () => {
     const plan = planBatch(
       [
         updateStored('self', self, [{ op: 'setState', state: 'ERS_APPROVED' }]),
-        updateStored('other', other, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Else' }] }]),
+        updateStored('other', other, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Else' }] },
+        ]),
       ],
       world({ records: [self, other] }),
       testEnv(),
@@ -92,7 +116,11 @@ describe('addPreferredNameWarnings', () => {
   });
 
   it('warns about two records of the batch ending with the same type and name', () => {
-    const plan = planBatch([create('a', [namePart('pa', 'Novák', 'Jan')]), create('b', [namePart('pb', 'NOVAK', 'jan')])], world(), testEnv());
+    const plan = planBatch(
+      [create('a', [namePart('pa', 'Novák', 'Jan')]), create('b', [namePart('pb', 'NOVAK', 'jan')])],
+      world(),
+      testEnv(),
+    );
     const warned = addPreferredNameWarnings(plan, noHolders, testEnv().newUuid);
     expect(allIssues(warned).map((issue) => [issue.localId, issue.issueCode, issue.entityRef])).toEqual([
       ['a', 'PreferredNameExists', undefined],
@@ -102,12 +130,20 @@ describe('addPreferredNameWarnings', () => {
   });
 
   it('ignores the same name under another entity type', () => {
-    const plan = planBatch([create('a', [namePart('pa', 'Praha')]), create('b', [namePart('pb', 'Praha')], { entityType: 'GEO' })], world(), testEnv());
+    const plan = planBatch(
+      [create('a', [namePart('pa', 'Praha')]), create('b', [namePart('pb', 'Praha')], { entityType: 'GEO' })],
+      world(),
+      testEnv(),
+    );
     expect(allIssues(addPreferredNameWarnings(plan, holdersOf({ 'CORP:praha': [5] }), testEnv().newUuid))).toEqual([]);
   });
 
   it('adds to the issues already planned', () => {
-    const plan = planBatch([create('a', [namePart('pa', 'A')]), create('b', [{ partUuid: '', type: 'PT_BODY', items: [] }])], world(), testEnv());
+    const plan = planBatch(
+      [create('a', [namePart('pa', 'A')]), create('b', [{ partUuid: '', type: 'PT_BODY', items: [] }])],
+      world(),
+      testEnv(),
+    );
     const warned = addPreferredNameWarnings(plan, holdersOf({ 'PERSON:a': [9] }), testEnv().newUuid);
     expect(warned.issues.map((group) => [group.localId, group.issues.map((issue) => issue.issueCode)])).toEqual([
       ['b', ['MissingNamePart']],
@@ -124,10 +160,14 @@ describe('stagedNameWarnings', () => {
     const renamed = storedRecord({ entityId: 2, entityUuid: 'aaaaaaaa-0000-4000-8000-000000000002' });
     const plan = planBatch(
       [
-        updateStored('same', same, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] }]),
+        updateStored('same', same, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'NOVAK' }] },
+        ]),
         create('b', [namePart('pb', 'Dvořák', 'Antonín')]),
         create('c', [namePart('pc', 'Novák', 'Jan')]),
-        updateStored('renamed', renamed, [{ op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Svoboda' }] }]),
+        updateStored('renamed', renamed, [
+          { op: 'updateItems', part: { type: 'PT_NAME' }, items: [{ kind: 'string', type: 'NM_MAIN', value: 'Svoboda' }] },
+        ]),
         create('d', [namePart('pd', 'DVORAK', 'antonin')]),
         create('e', [namePart('', 'Praha')], { entityType: 'GEO' }),
         create('f', [namePart('pf', 'Alone')]),

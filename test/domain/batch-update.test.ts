@@ -2,7 +2,20 @@ import { describe, expect, it } from 'vitest';
 import type { BatchPlan } from '../../domain/batch/index.ts';
 import { planBatch } from '../support/batch-planning.ts';
 import type { EntityRecord, Participant, RecordChange, RecordIssue } from '../../domain/model.ts';
-import { allIssues, bodyPart, codes, NOW, namePart, storedRecord, str, testEnv, updateLocal, updateStored, USER, world } from './batch-fixtures.ts';
+import {
+  allIssues,
+  bodyPart,
+  codes,
+  NOW,
+  namePart,
+  storedRecord,
+  str,
+  testEnv,
+  updateLocal,
+  updateStored,
+  USER,
+  world,
+} from './batch-fixtures.ts';
 
 function planUpdate(changes: RecordChange[], record: EntityRecord = storedRecord()): BatchPlan {
   return planBatch([updateStored('s1', record, changes)], world({ records: [record] }), testEnv());
@@ -36,7 +49,11 @@ describe('planBatch: each change', () => {
     expect(after.parts[0]?.items.map((item) => item.type)).toEqual(['NM_MAIN', 'NM_MINOR', 'NM_SUP_GEN']);
     expect(after.parts[0]?.items[2]?.uuid).toBeTruthy();
     expect(after.parts[1]?.items[1]?.uuid).toBe('note-1');
-    expect(plan.records[0]?.changes.changes[1]).toEqual({ op: 'newItems', part: { type: 'PT_BODY', partUuid: 'body-1' }, items: [str('NOTE', 'n', { uuid: 'note-1' })] });
+    expect(plan.records[0]?.changes.changes[1]).toEqual({
+      op: 'newItems',
+      part: { type: 'PT_BODY', partUuid: 'body-1' },
+      items: [str('NOTE', 'n', { uuid: 'note-1' })],
+    });
   });
 
   it('updateItems replaces items matched by uuid, else by type and spec, keeping their uuids', () => {
@@ -48,7 +65,10 @@ describe('planBatch: each change', () => {
       },
     ]);
     const after = afterOf(plan);
-    expect(after.parts[0]?.items).toEqual([str('NM_MAIN', 'Nowak', { uuid: 'name-1-main' }), str('NM_MINOR', 'Johann', { uuid: 'name-1-minor' })]);
+    expect(after.parts[0]?.items).toEqual([
+      str('NM_MAIN', 'Nowak', { uuid: 'name-1-main' }),
+      str('NM_MINOR', 'Johann', { uuid: 'name-1-minor' }),
+    ]);
     expect(plan.records[0]?.changes.changes[0]).toMatchObject({ items: [{ uuid: 'name-1-main' }, { uuid: 'name-1-minor' }] });
   });
 
@@ -120,7 +140,10 @@ describe('planBatch: each change', () => {
     const after = afterOf(
       planUpdate(
         [
-          { op: 'addIssue', issue: { uuid: 'i-3', severity: 'ERROR', message: 'fix the date', partRef: { type: 'PT_BODY', partUuid: 'body-1' } } },
+          {
+            op: 'addIssue',
+            issue: { uuid: 'i-3', severity: 'ERROR', message: 'fix the date', partRef: { type: 'PT_BODY', partUuid: 'body-1' } },
+          },
           { op: 'removeIssue', issueUuid: 'i-1' },
           { op: 'addIssueStatus', issueUuid: 'i-2', status },
         ],
@@ -129,7 +152,14 @@ describe('planBatch: each change', () => {
     );
     expect(after.issues).toEqual([
       { ...issue('i-2'), status },
-      { uuid: 'i-3', severity: 'ERROR', message: 'fix the date', partRef: { type: 'PT_BODY', partUuid: 'body-1' }, from: NOW, fromRev: 'rev-1' },
+      {
+        uuid: 'i-3',
+        severity: 'ERROR',
+        message: 'fix the date',
+        partRef: { type: 'PT_BODY', partUuid: 'body-1' },
+        from: NOW,
+        fromRev: 'rev-1',
+      },
     ]);
   });
 });
@@ -204,14 +234,23 @@ describe('planBatch: update errors', () => {
   it('reports an update of an entity that is not stored (UnknownEntity)', () => {
     const plan = planBatch(
       [
-        { kind: 'update', entity: { kind: 'stored', localId: 's1', entityUuid: 'dddddddd-0000-4000-8000-000000000001', rev: 'r' }, changes: [] },
+        {
+          kind: 'update',
+          entity: { kind: 'stored', localId: 's1', entityUuid: 'dddddddd-0000-4000-8000-000000000001', rev: 'r' },
+          changes: [],
+        },
         updateLocal('s1', [{ op: 'setEntityType', entityType: 'X' }]),
       ],
       world(),
       testEnv(),
     );
     expect(allIssues(plan)).toEqual([
-      expect.objectContaining({ localId: 's1', severity: 'ERROR', issueCode: 'UnknownEntity', entityRef: { entityUuid: 'dddddddd-0000-4000-8000-000000000001' } }),
+      expect.objectContaining({
+        localId: 's1',
+        severity: 'ERROR',
+        issueCode: 'UnknownEntity',
+        entityRef: { entityUuid: 'dddddddd-0000-4000-8000-000000000001' },
+      }),
     ]);
     expect(plan.hasErrors).toBe(true);
   });
@@ -253,7 +292,16 @@ describe('planBatch: update errors', () => {
   });
 
   it('reports unknown or ambiguous items (UnknownItem) and applies none of the op', () => {
-    const record = storedRecord({ parts: [{ partUuid: 'body-1', type: 'PT_BODY', items: [str('NOTE', 'a', { uuid: 'n1' }), str('NOTE', 'b', { uuid: 'n2' }), str('X', 'x', { uuid: 'x1' })] }, namePart('name-1', 'A')] });
+    const record = storedRecord({
+      parts: [
+        {
+          partUuid: 'body-1',
+          type: 'PT_BODY',
+          items: [str('NOTE', 'a', { uuid: 'n1' }), str('NOTE', 'b', { uuid: 'n2' }), str('X', 'x', { uuid: 'x1' })],
+        },
+        namePart('name-1', 'A'),
+      ],
+    });
     const plan = planUpdate(
       [
         { op: 'updateItems', part: { type: 'PT_BODY' }, items: [str('X', 'changed'), str('NOTE', 'which?')] },

@@ -12,7 +12,9 @@ const EXAMPLES = new URL('../../examples/', import.meta.url);
 const VERSIONS = ['v2', 'v1'] as const;
 
 function examples(version: (typeof VERSIONS)[number]): string[] {
-  return readdirSync(new URL(`${version}/`, EXAMPLES)).filter((name) => name.endsWith('.xml')).sort();
+  return readdirSync(new URL(`${version}/`, EXAMPLES))
+    .filter((name) => name.endsWith('.xml'))
+    .sort();
 }
 
 function read(version: string, name: string): Buffer {
@@ -22,7 +24,13 @@ function read(version: string, name: string): Buffer {
 describe('examples/', () => {
   it('holds a numbered series for each interface: create, update, state change, warnings only, invalid', () => {
     for (const version of VERSIONS) {
-      expect(examples(version), fileURLToPath(new URL(version, EXAMPLES))).toEqual(['01-create.xml', '02-update.xml', '03-approve.xml', '04-namesake.xml', '05-invalid.xml']);
+      expect(examples(version), fileURLToPath(new URL(version, EXAMPLES))).toEqual([
+        '01-create.xml',
+        '02-update.xml',
+        '03-approve.xml',
+        '04-namesake.xml',
+        '05-invalid.xml',
+      ]);
     }
   });
 

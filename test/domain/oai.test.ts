@@ -14,7 +14,10 @@ describe('parseOaiRequest', () => {
     const parsed = parseOaiRequest(args('verb=ListRecords&metadataPrefix=cam-2025&set=type:PERSON&from=2026-01-01&until=2026-01-31'));
     expect(parsed).toEqual({
       ok: true,
-      request: { verb: 'ListRecords', query: { metadataPrefix: 'cam-2025', entityType: 'PERSON', from: '2026-01-01T00:00:00.000Z', until: '2026-01-31T23:59:59.000Z' } },
+      request: {
+        verb: 'ListRecords',
+        query: { metadataPrefix: 'cam-2025', entityType: 'PERSON', from: '2026-01-01T00:00:00.000Z', until: '2026-01-31T23:59:59.000Z' },
+      },
       arguments: { verb: 'ListRecords', metadataPrefix: 'cam-2025', set: 'type:PERSON', from: '2026-01-01', until: '2026-01-31' },
     });
   });
@@ -99,14 +102,25 @@ describe('oai_dc', () => {
     preferredNamePart: 'p2',
     parts: [
       { partUuid: 'p1', type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: 'Čapek' }] },
-      { partUuid: 'p2', type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: 'Čapek' }, { kind: 'string', type: 'NM_MINOR', value: 'Karel' }] },
+      {
+        partUuid: 'p2',
+        type: 'PT_NAME',
+        items: [
+          { kind: 'string', type: 'NM_MAIN', value: 'Čapek' },
+          { kind: 'string', type: 'NM_MINOR', value: 'Karel' },
+        ],
+      },
       { partUuid: 'p3', type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatel <R.U.R.>' }] },
       { partUuid: 'p4', type: 'PT_CRE', items: [{ kind: 'unitDate', type: 'CRE_DATE', from: '1890-01-09', to: '1890-01-09' }] },
       {
         partUuid: 'p5',
         type: 'PT_REL',
         items: [
-          { kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'stored', ref: { entityUuid: '00000000-0000-4000-8000-000000000001' } } },
+          {
+            kind: 'entityRef',
+            type: 'REL_ENTITY',
+            target: { kind: 'stored', ref: { entityUuid: '00000000-0000-4000-8000-000000000001' } },
+          },
           { kind: 'link', type: 'REL_LINK', url: 'https://example.org/capek' },
         ],
       },

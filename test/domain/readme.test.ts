@@ -32,7 +32,7 @@ describe('README', () => {
     expect(search[0]!.line).toMatch(/^curl [\s\S]*"value":"capek"\}\}\}'$/);
   });
 
-  it('names every test file that skips without the real registry\'s documents', () => {
+  it("names every test file that skips without the real registry's documents", () => {
     const needing = testFiles(join(ROOT, 'test'))
       .filter((file) => /from '\.\.\/support\/(public-schemas|real-client)\.ts'/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(ROOT, file));
@@ -41,7 +41,7 @@ describe('README', () => {
     for (const file of needing) expect(section, file).toContain(`\`${file}\``);
   });
 
-  it('gives the CLI\'s exit codes as --help does', () => {
+  it("gives the CLI's exit codes as --help does", () => {
     const rows = [...readmeSection(README, 'CLI').matchAll(/^\| (\d+) \| (.+) \|$/gm)].map(([, code, meaning]) => [code, meaning]);
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(Object.entries(EXIT_MEANINGS)));
   });
@@ -52,7 +52,8 @@ describe('README', () => {
       paths: Record<string, Record<string, { parameters?: Parameter[] } | Parameter[]>>;
       components: { parameters: Record<string, Parameter> };
     };
-    const resolve = (parameter: Parameter) => (parameter.$ref ? document.components.parameters[parameter.$ref.split('/').at(-1)!]! : parameter);
+    const resolve = (parameter: Parameter) =>
+      parameter.$ref ? document.components.parameters[parameter.$ref.split('/').at(-1)!]! : parameter;
     const shape = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
     const documented = new Map<string, { required: string[]; optional: string[] }>();
     for (const [path, item] of Object.entries(document.paths)) {
@@ -61,20 +62,33 @@ describe('README', () => {
         const query = (operation.parameters ?? []).map(resolve).filter((parameter) => parameter.in === 'query');
         if (query.length === 0) continue;
         documented.set(`${method.toUpperCase()} ${shape(path)}`, {
-          required: query.filter((parameter) => parameter.required).map((parameter) => parameter.name!).sort(),
-          optional: query.filter((parameter) => !parameter.required).map((parameter) => parameter.name!).sort(),
+          required: query
+            .filter((parameter) => parameter.required)
+            .map((parameter) => parameter.name!)
+            .sort(),
+          optional: query
+            .filter((parameter) => !parameter.required)
+            .map((parameter) => parameter.name!)
+            .sort(),
         });
       }
     }
 
-    const table = readmeSection(README, 'The API').split('\n').filter((line) => line.startsWith('| `'));
+    const table = readmeSection(README, 'The API')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
     const written = new Map<string, { required: string[]; optional: string[] }>();
     for (const line of table) {
       const cell = line.split(' | ')[0]!;
       for (const [, method, target] of cell.matchAll(/`(GET|POST|PUT|DELETE) ([^`]+)`/g)) {
         const start = target!.search(/[?[]/);
         if (start < 0) continue;
-        const names = (text: string) => text.split(/[?&]/).map((part) => part.split('=')[0]!).filter(Boolean).sort();
+        const names = (text: string) =>
+          text
+            .split(/[?&]/)
+            .map((part) => part.split('=')[0]!)
+            .filter(Boolean)
+            .sort();
         const query = target!.slice(start);
         const all = names(query.replace(/[[\]]/g, ''));
         const required = names(query.replace(/\[[^\]]*\]/g, ''));

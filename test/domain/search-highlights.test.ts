@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { normalizeForSearch } from '../../domain/text.ts';
 import { comparatorHighlights, normalizeWithPositions, wordHighlights } from '../../services/search/highlights.ts';
 
-const slices = (value: string, positions: Array<{ start: number; end: number }>) => positions.map(({ start, end }) => value.slice(start, end));
+const slices = (value: string, positions: Array<{ start: number; end: number }>) =>
+  positions.map(({ start, end }) => value.slice(start, end));
 
 describe('normalizeWithPositions', () => {
   it('equals normalizeForSearch and maps each unit back to the original', () => {

@@ -13,7 +13,13 @@ describe('queryParamsSchema', () => {
       state: ['ERS_NEW'],
       user: 'u-1',
       userRole: 'EDITOR',
-      cond: { condType: 'and', conds: [{ condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák' }, { condType: 'index', name: 'name', comparator: 'CT_CONTAINS', value: 'x' }] },
+      cond: {
+        condType: 'and',
+        conds: [
+          { condType: 'value', itemTypes: ['NM_MAIN'], value: 'Novák' },
+          { condType: 'index', name: 'name', comparator: 'CT_CONTAINS', value: 'x' },
+        ],
+      },
     });
     expect(parsed.cond).toEqual({
       condType: 'and',
@@ -34,7 +40,11 @@ describe('queryParamsSchema', () => {
       cond: {
         condType: 'AND',
         conds: [
-          { condType: 'PART', partType: 'PT_PREF_NAME', cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' } },
+          {
+            condType: 'PART',
+            partType: 'PT_PREF_NAME',
+            cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' },
+          },
           { condType: 'NOT', cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: 'x' } },
           { condType: 'OR', conds: [{ condType: 'INDEX', name: 'SHORT_NAME', comparator: 'CT_ENDS_WITH', value: 'y' }] },
         ],
@@ -49,7 +59,11 @@ describe('queryParamsSchema', () => {
       cond: {
         condType: 'and',
         conds: [
-          { condType: 'part', partType: 'PT_PREF_NAME', cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' } },
+          {
+            condType: 'part',
+            partType: 'PT_PREF_NAME',
+            cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'nov' },
+          },
           { condType: 'not', cond: { condType: 'value', itemTypes: ['NM_MAIN'], comparator: 'CT_STARTS_WITH', value: 'x' } },
           { condType: 'or', conds: [{ condType: 'index', name: 'SHORT_NAME', comparator: 'CT_ENDS_WITH', value: 'y' }] },
         ],
@@ -97,7 +111,9 @@ describe('queryParamsSchema', () => {
   });
 
   it('names the bad field of a nested condition', () => {
-    expect(paths(v2.safeParse({ cond: { condType: 'or', conds: [{ condType: 'value' }, { condType: 'bogus' }] } }))).toEqual(['cond.conds.1.condType']);
+    expect(paths(v2.safeParse({ cond: { condType: 'or', conds: [{ condType: 'value' }, { condType: 'bogus' }] } }))).toEqual([
+      'cond.conds.1.condType',
+    ]);
     // Both optional in the real QueryValueCondDef: a comparator without a value compares nothing.
     const typesOnly = v2.safeParse({ cond: { condType: 'value', itemTypes: ['NM_MAIN'], comparator: 'CT_EQ' } });
     expect(paths(typesOnly)).toBeUndefined();

@@ -36,7 +36,11 @@ describe('displayName', () => {
   });
 
   it('falls back to all string items without NM_MAIN', () => {
-    const part: Part = { partUuid: 'p', type: 'PT_NAME', items: [str('X_A', 'Alpha'), { kind: 'int', type: 'X_N', value: '3' }, str('X_B', ' Beta ')] };
+    const part: Part = {
+      partUuid: 'p',
+      type: 'PT_NAME',
+      items: [str('X_A', 'Alpha'), { kind: 'int', type: 'X_N', value: '3' }, str('X_B', ' Beta ')],
+    };
     expect(displayName(part)).toBe('Alpha Beta');
     expect(displayName({ partUuid: 'p', type: 'PT_NAME', items: [] })).toBe('');
   });

@@ -117,7 +117,9 @@ describe('readBatch', () => {
     });
 
     it('an unknown element', async () => {
-      const error = await rejection(batchV2('\n<createEntity localId="a" entityType="T">\n  <parst><part type="PT_NAME"><colour/></part></parst></createEntity>'));
+      const error = await rejection(
+        batchV2('\n<createEntity localId="a" entityType="T">\n  <parst><part type="PT_NAME"><colour/></part></parst></createEntity>'),
+      );
       expect(error.message).toMatch(/unexpected element colour in part/);
       expect(error.problems[0]?.line).toBe(3);
     });
@@ -168,7 +170,9 @@ describe('readBatch', () => {
       expect((await rejection(update('<entity localId="a" entityId="99999999999999999999" rev="r"/>'))).message).toMatch(/out of range/);
       expect((await rejection(update('<entity localId="a" rev="r"/>'))).message).toMatch(/entityId or entityUuid/);
       const part = (inner: string) => batchV2(`<createEntity localId="a" entityType="T"><parst>${inner}</parst></createEntity>`);
-      expect((await rejection(part('<part type="PT_NAME"><items><boolean type="B">yes</boolean></items></part>'))).message).toMatch(/true or false/);
+      expect((await rejection(part('<part type="PT_NAME"><items><boolean type="B">yes</boolean></items></part>'))).message).toMatch(
+        /true or false/,
+      );
       expect((await rejection(part('<part type="PT_HEAD"/>'))).message).toMatch(/part type/);
     });
 
@@ -181,7 +185,11 @@ describe('readBatch', () => {
     });
 
     it('characters XML 1.0 forbids', async () => {
-      const error = await rejection(batchV2('<createEntity localId="a" entityType="T"><parst><part type="PT_NAME"><items><string type="S">a\u0001b</string></items></part></parst></createEntity>'));
+      const error = await rejection(
+        batchV2(
+          '<createEntity localId="a" entityType="T"><parst><part type="PT_NAME"><items><string type="S">a\u0001b</string></items></part></parst></createEntity>',
+        ),
+      );
       expect(error.message).toMatch(/character/);
       expect((await rejection(batchV2('<createEntity localId="a" entityType="T\u0008"/>'))).message).toMatch(/character/);
       expect((await rejection(batchV2('<createEntity localId="a" entityType="&#1;"/>'))).problems).toHaveLength(1);

@@ -29,7 +29,9 @@ describe('batch round trip (read, write, read)', () => {
 
   it('writes v2 commands as a v1 batch without what v1 lacks', async () => {
     const xml = serializeBatch(BATCH_V2_HEADER, BATCH_V2_COMMANDS, 'v1');
-    expect(xml).toContain('<bu xmlns="http://cam.tacr.cz/2019"><inf bid="e0bbba57-752d-4e7e-812a-00b24e956b09"><usr>Jana Nováková</usr></inf>');
+    expect(xml).toContain(
+      '<bu xmlns="http://cam.tacr.cz/2019"><inf bid="e0bbba57-752d-4e7e-812a-00b24e956b09"><usr>Jana Nováková</usr></inf>',
+    );
     expect(xml).not.toMatch(/metadataRev|addIssue|Participant/);
     const { summary, commands } = await readAll(oneChunk(xml));
     expect(commands).toEqual(asV1(BATCH_V2_COMMANDS));

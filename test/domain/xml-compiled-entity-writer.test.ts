@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/generate.ts';
-import { ITEM_KINDS, PART_TYPES, type EntityRecord, type Item, type ItemKind, type Part, type UserInfo, type XmlVersion } from '../../domain/model.ts';
+import {
+  ITEM_KINDS,
+  PART_TYPES,
+  type EntityRecord,
+  type Item,
+  type ItemKind,
+  type Part,
+  type UserInfo,
+  type XmlVersion,
+} from '../../domain/model.ts';
 import { byteStringElementWriter, entityElementWriter, v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity, writeEntities } from '../../domain/xml/entity-writer.ts';
 import { serializeEntityByMarkup, serializeEntityElement } from '../support/markup-entity-writer.ts';
@@ -49,7 +58,11 @@ function recordGenerator(seed: number) {
   });
 
   const item = (kind: ItemKind): Item => {
-    const common = { type: pick(TEXTS) || 'T', ...(random() < 0.4 ? { spec: pick(TEXTS) } : {}), ...(random() < 0.3 ? { uuid: id() } : {}) };
+    const common = {
+      type: pick(TEXTS) || 'T',
+      ...(random() < 0.4 ? { spec: pick(TEXTS) } : {}),
+      ...(random() < 0.3 ? { uuid: id() } : {}),
+    };
     switch (kind) {
       case 'string':
         return { ...common, kind, value: pick(TEXTS) };
@@ -79,7 +92,13 @@ function recordGenerator(seed: number) {
           kind,
           target:
             random() < 0.7
-              ? { kind: 'stored', ref: { ...(random() < 0.7 ? { entityId: Math.floor(random() * 1e6) } : {}), ...(random() < 0.7 ? { entityUuid: id() } : {}) } }
+              ? {
+                  kind: 'stored',
+                  ref: {
+                    ...(random() < 0.7 ? { entityId: Math.floor(random() * 1e6) } : {}),
+                    ...(random() < 0.7 ? { entityUuid: id() } : {}),
+                  },
+                }
               : { kind: 'local', localId: pick(TEXTS) },
         };
     }
@@ -134,22 +153,34 @@ describe('the compiled entity writer', () => {
     expect(compiled(sampleRecord(1))).toBe(serializeEntityElement(sampleRecord(1), version));
   });
 
-  it.each(VERSIONS)('is the element of the entity document a GET answers, byte for byte as the Markup writer writes the document (%s)', (version) => {
-    const generate = recordGenerator(version === 'v2' ? 31 : 32);
-    for (let n = 1; n <= 1000; n++) {
-      const record = generate(n);
-      expect(serializeEntity(record, version), JSON.stringify(record)).toBe(serializeEntityByMarkup(record, version));
-    }
-    expect(serializeEntity(sampleRecord(1), version)).toBe(serializeEntityByMarkup(sampleRecord(1), version));
-    expect(serializeEntity(sampleRecord(1), version)).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<\w+ xmlns="[^"]+" /);
-  });
+  it.each(VERSIONS)(
+    'is the element of the entity document a GET answers, byte for byte as the Markup writer writes the document (%s)',
+    (version) => {
+      const generate = recordGenerator(version === 'v2' ? 31 : 32);
+      for (let n = 1; n <= 1000; n++) {
+        const record = generate(n);
+        expect(serializeEntity(record, version), JSON.stringify(record)).toBe(serializeEntityByMarkup(record, version));
+      }
+      expect(serializeEntity(sampleRecord(1), version)).toBe(serializeEntityByMarkup(sampleRecord(1), version));
+      expect(serializeEntity(sampleRecord(1), version)).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<\w+ xmlns="[^"]+" /);
+    },
+  );
 
   it('leaves out undefined values and writes other odd values as the Markup writer does', () => {
     const record = sampleRecord(2);
     const odd = {
       ...record,
       revision: { ...record.revision, prevRev: null },
-      parts: [{ ...record.parts[0], items: [{ kind: 'string', type: 'T', value: 5 }, { kind: 'string', type: 'T' }, { kind: 'unknown', type: 'T' }] }],
+      parts: [
+        {
+          ...record.parts[0],
+          items: [
+            { kind: 'string', type: 'T', value: 5 },
+            { kind: 'string', type: 'T' },
+            { kind: 'unknown', type: 'T' },
+          ],
+        },
+      ],
     } as unknown as EntityRecord;
     for (const version of VERSIONS) {
       expect(entityElementWriter(version)(odd)).toBe(serializeEntityElement(odd, version));
@@ -161,7 +192,10 @@ describe('the compiled entity writer', () => {
     for (const bad of ['\u0001', '\uFFFE', '\uD800 lone', 'lone \uDC00']) {
       const record: EntityRecord = { ...sampleRecord(3), entityType: bad };
       expect(() => entityElementWriter('v2')(record)).toThrow(RangeError);
-      const inText: EntityRecord = { ...sampleRecord(3), parts: [{ partUuid: uuid(3), type: 'PT_BODY', items: [{ kind: 'string', type: 'T', value: bad }] }] };
+      const inText: EntityRecord = {
+        ...sampleRecord(3),
+        parts: [{ partUuid: uuid(3), type: 'PT_BODY', items: [{ kind: 'string', type: 'T', value: bad }] }],
+      };
       expect(() => entityElementWriter('v2')(inText)).toThrow(RangeError);
       expect(() => serializeEntityElement(inText, 'v2')).toThrow(RangeError);
       expect(() => serializeEntity(inText, 'v2')).toThrow(RangeError);
@@ -206,7 +240,10 @@ describe('the compiled entity writer over byte strings', () => {
     ];
     for (const value of odd) expect(writer(byteString(JSON.stringify(value)))).toBe(byteString(serializeEntityElement(value, 'v2')));
     for (const bad of ['\uFFFE', 'a \uFFFF b', '\u0001', '\uD800 lone']) {
-      const inText: EntityRecord = { ...record, parts: [{ partUuid: uuid(4), type: 'PT_BODY', items: [{ kind: 'string', type: 'T', value: bad }] }] };
+      const inText: EntityRecord = {
+        ...record,
+        parts: [{ partUuid: uuid(4), type: 'PT_BODY', items: [{ kind: 'string', type: 'T', value: bad }] }],
+      };
       const exactError = (() => {
         try {
           serializeEntityElement(inText, 'v2');

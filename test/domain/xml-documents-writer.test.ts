@@ -44,8 +44,12 @@ describe('serializeBatchResult', () => {
 
   it('writes a v2 failure with every issue per entity and the force key', () => {
     const xml = serializeBatchResult(FAILURE, 'v2');
-    expect(xml.startsWith(`${DECLARATION}<batchChangeFailure xmlns="http://cam.tacr.cz/2025"><issues localId="n1"><issue><uuid>`)).toBe(true);
-    expect(xml).toContain('<issueCode>DuplicateEntityUuid</issueCode><message>UUID už existuje &lt;n1&gt;</message><from>2025-03-04T12:00:00Z</from>');
+    expect(xml.startsWith(`${DECLARATION}<batchChangeFailure xmlns="http://cam.tacr.cz/2025"><issues localId="n1"><issue><uuid>`)).toBe(
+      true,
+    );
+    expect(xml).toContain(
+      '<issueCode>DuplicateEntityUuid</issueCode><message>UUID už existuje &lt;n1&gt;</message><from>2025-03-04T12:00:00Z</from>',
+    );
     expect(xml).toContain('<severity>WARNING</severity>');
     expect(xml).toContain('<partRef type="PT_NAME"/><from>');
     expect(xml).toContain('<entityRef entityId="5"/><from>');
@@ -72,7 +76,14 @@ describe('serializeBatchResult', () => {
 
 const updates = BATCH_V2_COMMANDS.filter((command) => command.kind === 'update');
 const REVISIONS: RevisionChanges[] = [
-  { revisionUuid: uuid(1, 70), batchId: uuid(1, 71), entityId: 100, entityUuid: uuid(100), created: { entityType: 'PERSON', parts: sampleParts(100) }, changes: [] },
+  {
+    revisionUuid: uuid(1, 70),
+    batchId: uuid(1, 71),
+    entityId: 100,
+    entityUuid: uuid(100),
+    created: { entityType: 'PERSON', parts: sampleParts(100) },
+    changes: [],
+  },
   ...updates.map((command, index) => ({
     revisionUuid: uuid(index, 72),
     entityId: 42 + index,

@@ -19,9 +19,15 @@ describe('serializeEntity', () => {
   });
 
   it('writes a v1 document without issues, participants and metadata revision', () => {
-    const record: EntityRecord = { ...sampleRecord(6), state: 'ERS_REPLACED', replacedBy: { entityId: 9, entityUuid: sampleRecord(9).entityUuid } };
+    const record: EntityRecord = {
+      ...sampleRecord(6),
+      state: 'ERS_REPLACED',
+      replacedBy: { entityId: 9, entityUuid: sampleRecord(9).entityUuid },
+    };
     const xml = serializeEntity(record, 'v1');
-    expect(xml).toContain(`<ent xmlns="http://cam.tacr.cz/2019" eid="6" euid="${record.entityUuid}" ent="PERSON" ens="ERS_REPLACED" reid="9"`);
+    expect(xml).toContain(
+      `<ent xmlns="http://cam.tacr.cz/2019" eid="6" euid="${record.entityUuid}" ent="PERSON" ens="ERS_REPLACED" reid="9"`,
+    );
     expect(xml).toContain('<revi><rid>');
     expect(xml).toContain('<usr>Jana Nováková</usr><usid eid="7"/><modt>2025-03-01T10:15:00Z</modt></revi><prts>');
     expect(xml).not.toMatch(/issue|participant|metadataRev|Petr/);
@@ -34,7 +40,12 @@ describe('serializeEntity', () => {
       replacedBy: { entityId: 8 },
       issues: [],
       parts: [],
-      revision: { rev: sampleRecord(7).revision.rev, metadataRev: sampleRecord(7).revision.metadataRev, createdAt: '2025-01-01T00:00:00Z', participants: [] },
+      revision: {
+        rev: sampleRecord(7).revision.rev,
+        metadataRev: sampleRecord(7).revision.metadataRev,
+        createdAt: '2025-01-01T00:00:00Z',
+        participants: [],
+      },
     };
     const xml = serializeEntity(record, 'v2');
     expect(xml).toMatch(/<\/revision><replacedBy entityId="8"\/><\/entity>$/);
@@ -46,7 +57,9 @@ describe('serializeEntity', () => {
     const record = sampleRecord(3);
     const [first, second] = record.parts;
     const preferred = { ...record, preferredNamePart: second?.partUuid };
-    expect(partsInOutputOrder(preferred).map((part) => part.partUuid)).toEqual([second, first, ...record.parts.slice(2)].map((part) => part?.partUuid));
+    expect(partsInOutputOrder(preferred).map((part) => part.partUuid)).toEqual(
+      [second, first, ...record.parts.slice(2)].map((part) => part?.partUuid),
+    );
     expect(partsInOutputOrder({ ...record, preferredNamePart: first?.partUuid })).toBe(record.parts);
     const read = readEntity(serializeEntity(preferred, 'v2'));
     expect(read.parts[0]?.partUuid).toBe(second?.partUuid);
@@ -65,7 +78,10 @@ describe('serializeEntity', () => {
 
   it('refuses characters XML 1.0 cannot carry', () => {
     const record = sampleRecord(1);
-    const broken: EntityRecord = { ...record, parts: [{ partUuid: 'x', type: 'PT_NAME', items: [{ kind: 'string', type: 'S', value: 'bell\u0007' }] }] };
+    const broken: EntityRecord = {
+      ...record,
+      parts: [{ partUuid: 'x', type: 'PT_NAME', items: [{ kind: 'string', type: 'S', value: 'bell\u0007' }] }],
+    };
     expect(() => serializeEntity(broken, 'v2')).toThrow(RangeError);
   });
 });

@@ -25,14 +25,26 @@ const replaced: EntityRecord = {
 };
 
 const revisions: RevisionChanges[] = [
-  { revisionUuid: uuid(1, 70), batchId: uuid(1, 71), entityId: 100, entityUuid: uuid(100), created: { entityType: 'PERSON', parts: sampleParts(100) }, changes: [] },
+  {
+    revisionUuid: uuid(1, 70),
+    batchId: uuid(1, 71),
+    entityId: 100,
+    entityUuid: uuid(100),
+    created: { entityType: 'PERSON', parts: sampleParts(100) },
+    changes: [],
+  },
   ...BATCH_V2_COMMANDS.flatMap((command, index) =>
-    command.kind === 'update' ? [{ revisionUuid: uuid(index, 72), entityId: 42 + index, entityUuid: uuid(42 + index), changes: command.changes }] : [],
+    command.kind === 'update'
+      ? [{ revisionUuid: uuid(index, 72), entityId: 42 + index, entityUuid: uuid(42 + index), changes: command.changes }]
+      : [],
   ),
 ];
 
 const ISSUE_OPS = new Set(['addIssue', 'removeIssue', 'addIssueStatus']);
-const withoutIssueChanges = revisions.map((revision) => ({ ...revision, changes: revision.changes.filter((change) => !ISSUE_OPS.has(change.op)) }));
+const withoutIssueChanges = revisions.map((revision) => ({
+  ...revision,
+  changes: revision.changes.filter((change) => !ISSUE_OPS.has(change.op)),
+}));
 
 describe.each(['v2', 'v1'] as const)('every %s document the writers produce is valid against its schema', (version) => {
   it('the fixture batch, as read and as written', async () => {
@@ -65,7 +77,14 @@ describe.each(['v2', 'v1'] as const)('every %s document the writers produce is v
     const query = {
       count: 2,
       entities: [
-        { entityId: 1, entityUuid: uuid(1), entityType: 'PERSON', name: 'Dvořák', description: 'skladatel', lookup: { value: 'Dvořák', partType: 'PT_NAME' as const, highlights: [{ start: 0, end: 6 }] } },
+        {
+          entityId: 1,
+          entityUuid: uuid(1),
+          entityType: 'PERSON',
+          name: 'Dvořák',
+          description: 'skladatel',
+          lookup: { value: 'Dvořák', partType: 'PT_NAME' as const, highlights: [{ start: 0, end: 6 }] },
+        },
         { entityId: 2, entityUuid: uuid(2), entityType: 'GEO', name: 'Nelahozeves' },
       ],
     };

@@ -30,7 +30,11 @@ describe('compact columns', () => {
     const written: (string | undefined)[] = [];
     for (let index = 0; index < COUNT; index += 1) {
       const uuid =
-        index % 7 === 0 ? undefined : index % 11 === 0 ? `Not-A-Uuid-${index}` : `${index.toString(16).padStart(8, '0')}-0000-4aaa-bfff-${(index * 977).toString(16).padStart(12, '0')}`;
+        index % 7 === 0
+          ? undefined
+          : index % 11 === 0
+            ? `Not-A-Uuid-${index}`
+            : `${index.toString(16).padStart(8, '0')}-0000-4aaa-bfff-${(index * 977).toString(16).padStart(12, '0')}`;
       written.push(uuid);
       expect(uuids.push(uuid)).toBe(index);
     }
@@ -43,7 +47,9 @@ describe('compact columns', () => {
 
   it('keep texts of any characters', () => {
     const texts = new TextColumn();
-    const written = Array.from({ length: COUNT }, (_, index) => (index % 5 === 0 ? '' : `Žluťoučký kůň ${index} 😀 ${'x'.repeat(index % 40)}`));
+    const written = Array.from({ length: COUNT }, (_, index) =>
+      index % 5 === 0 ? '' : `Žluťoučký kůň ${index} 😀 ${'x'.repeat(index % 40)}`,
+    );
     // A text longer than a chunk, in the middle.
     written[COUNT / 2] = 'Ž'.repeat(700_000);
     for (const text of written) texts.push(text);
@@ -53,7 +59,8 @@ describe('compact columns', () => {
 
   it('map UUIDs to numbers: canonical ones by their bytes, others as given, in the order first set', () => {
     const map = new UuidMap();
-    const uuid = (index: number) => `${(index * 2654435761 % 2 ** 32).toString(16).padStart(8, '0')}-0000-4aaa-bfff-${index.toString(16).padStart(12, '0')}`;
+    const uuid = (index: number) =>
+      `${((index * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}-0000-4aaa-bfff-${index.toString(16).padStart(12, '0')}`;
     for (let index = 0; index < COUNT; index += 1) map.set(uuid(index), index * 2);
     map.set('NOT-canonical', 7);
     map.set(uuid(3), 33);

@@ -6,15 +6,26 @@ import { create, namePart, storedRecord, summary } from '../domain/batch-fixture
 describe('batchLookups', () => {
   it('lists what the caller must load before planning', () => {
     const commands: ChangeCommand[] = [
-      create('a', [namePart('p', 'A'), { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'R', target: { kind: 'stored', ref: { entityId: 7 } } }] }], {
-        entityUuid: 'cccccccc-0000-4000-8000-000000000001',
-      }),
+      create(
+        'a',
+        [
+          namePart('p', 'A'),
+          { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'R', target: { kind: 'stored', ref: { entityId: 7 } } }] },
+        ],
+        {
+          entityUuid: 'cccccccc-0000-4000-8000-000000000001',
+        },
+      ),
       create('b', [namePart('q', 'B')]),
       {
         kind: 'update',
         entity: { kind: 'stored', localId: 's', entityId: 1, rev: 'r' },
         changes: [
-          { op: 'newItems', part: { type: 'PT_REL' }, items: [{ kind: 'entityRef', type: 'R', target: { kind: 'stored', ref: { entityUuid: 'u-8' } } }] },
+          {
+            op: 'newItems',
+            part: { type: 'PT_REL' },
+            items: [{ kind: 'entityRef', type: 'R', target: { kind: 'stored', ref: { entityUuid: 'u-8' } } }],
+          },
           { op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: 7 } } },
           { op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'local', localId: 'a' } },
         ],

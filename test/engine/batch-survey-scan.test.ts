@@ -67,9 +67,14 @@ describe('scanBatchSurvey (the first pass over a stored body)', () => {
   it('takes creates from their bytes (references, duplicates, character references, comments, CDATA) as the reader does', async () => {
     const xml = batchV2(CREATES);
     const expected = await byReading(xml);
-    expect(expected.survey.lookups.targets).toEqual([{ entityId: 42 }, { entityId: 43, entityUuid: '7ae81dfe-0d82-4718-a0c2-d3fdd188408c' }, { entityId: 44 }]);
+    expect(expected.survey.lookups.targets).toEqual([
+      { entityId: 42 },
+      { entityId: 43, entityUuid: '7ae81dfe-0d82-4718-a0c2-d3fdd188408c' },
+      { entityId: 44 },
+    ]);
     expect(expected.survey.duplicates).toEqual([{ ordinal: 3, localId: 'a1' }]);
-    for (const size of [3, 1 << 20]) expect({ ...(await byScan(byteChunks(xml, size))), chunks: undefined }).toEqual({ ...expected, chunks: undefined });
+    for (const size of [3, 1 << 20])
+      expect({ ...(await byScan(byteChunks(xml, size))), chunks: undefined }).toEqual({ ...expected, chunks: undefined });
   });
 
   it('reads a document whose elements carry a namespace prefix', async () => {
@@ -101,10 +106,14 @@ describe('scanBatchSurvey (the first pass over a stored body)', () => {
     expect(await byScan(oneChunk(`<!DOCTYPE batchUpdate>${batchV2(CREATES)}`))).toBeUndefined();
     expect(await byScan(oneChunk(batchV2(CREATES).slice(0, -20)))).toBeUndefined();
     expect(await byScan(oneChunk(batchV2('<updateEntity><entityRef>x</entityRef></updateEntity>')))).toBeUndefined();
-    expect(await byScan(oneChunk(batchV2('<createEntity localId="x" entityType="PERSON"><parts><part type="PT_NOPE"/></parts></createEntity>')))).toEqual(
-      expect.objectContaining({ changes: 1 }),
-    );
-    expect(await byScan(oneChunk(batchV2('<createEntity localId="x" entityType="PERSON"/>', '<batchUpdate xmlns="urn:other">')))).toBeUndefined();
-    expect(await byScan(oneChunk(`<batchUpdate xmlns="${V2}"><createEntity localId="x" entityType="PERSON"/></batchUpdate>`))).toBeUndefined();
+    expect(
+      await byScan(oneChunk(batchV2('<createEntity localId="x" entityType="PERSON"><parts><part type="PT_NOPE"/></parts></createEntity>'))),
+    ).toEqual(expect.objectContaining({ changes: 1 }));
+    expect(
+      await byScan(oneChunk(batchV2('<createEntity localId="x" entityType="PERSON"/>', '<batchUpdate xmlns="urn:other">'))),
+    ).toBeUndefined();
+    expect(
+      await byScan(oneChunk(`<batchUpdate xmlns="${V2}"><createEntity localId="x" entityType="PERSON"/></batchUpdate>`)),
+    ).toBeUndefined();
   });
 });

@@ -6,7 +6,8 @@ import { batchXml, create } from '../support/batches.ts';
 // and the batch UUID is the header's attribute as a parser reads it.
 
 const UUID = '11111111-1111-4111-8111-111111111111';
-const declarations = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `xmlns:${prefix}${index}="urn:example:${prefix}${index}"`).join(' ');
+const declarations = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, index) => `xmlns:${prefix}${index}="urn:example:${prefix}${index}"`).join(' ');
 
 describe('root start tag and header', () => {
   it('reads the batch UUID of v2 and v1 headers, also after 8 KiB of other attributes', async () => {
@@ -18,7 +19,9 @@ describe('root start tag and header', () => {
 
   it('refuses a root start tag over 64 KiB, whole or while it still arrives', async () => {
     const xml = batchXml([create('a', 'x')], { uuid: UUID });
-    await expect(validateBatchXml(Buffer.from(xml.replace('<batchUpdate ', `<batchUpdate ${declarations('q', 3000)} `)))).rejects.toThrow(/root start tag is longer than the 64 KiB accepted/);
+    await expect(validateBatchXml(Buffer.from(xml.replace('<batchUpdate ', `<batchUpdate ${declarations('q', 3000)} `)))).rejects.toThrow(
+      /root start tag is longer than the 64 KiB accepted/,
+    );
     const validator = new BatchValidator();
     try {
       await validator.push(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<batchUpdate xmlns="http://cam.tacr.cz/2025" note="`));

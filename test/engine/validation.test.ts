@@ -1,7 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidXmlError, SchemaViolationError, type XmlProblem } from '../../domain/errors.ts';
-import { BatchValidator, detectVersion, validateBatchXml, validateDocument, type SchemaVersion, type ValidateOptions } from '../../engine/validation/index.ts';
+import {
+  BatchValidator,
+  detectVersion,
+  validateBatchXml,
+  validateDocument,
+  type SchemaVersion,
+  type ValidateOptions,
+} from '../../engine/validation/index.ts';
 
 const V2 = 'http://cam.tacr.cz/2025';
 const V1 = 'http://cam.tacr.cz/2019';
@@ -177,7 +184,9 @@ describe('schema errors', () => {
   });
 
   it('reports v1 schema errors', async () => {
-    const problems = await schemaProblems(batchV1(`<ce lid="n1" et="PERSON"><prts><p t="PT_NAME"><itms><xi t="X"/></itms></p></prts></ce>`));
+    const problems = await schemaProblems(
+      batchV1(`<ce lid="n1" et="PERSON"><prts><p t="PT_NAME"><itms><xi t="X"/></itms></p></prts></ce>`),
+    );
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ line: 3, column: 53 });
     expect(problems[0]?.message).toMatch(/xi.*not expected/);
@@ -235,7 +244,9 @@ describe('slices', () => {
   });
 
   it('finds an ID repeated in another slice', async () => {
-    const xml = batchV2(`<createEntity localId="n1" entityType="P"/>\n<createEntity localId="n2" entityType="P"/>\n  <updateEntity><entity localId="n1" entityId="1" rev="${uuid(1)}"/><setEntityType>X</setEntityType></updateEntity>`);
+    const xml = batchV2(
+      `<createEntity localId="n1" entityType="P"/>\n<createEntity localId="n2" entityType="P"/>\n  <updateEntity><entity localId="n1" entityId="1" rev="${uuid(1)}"/><setEntityType>X</setEntityType></updateEntity>`,
+    );
     const problems = await schemaProblems(xml, sliced);
     expect(problems).toEqual([{ line: 5, column: 17, message: expect.stringMatching(/entity.*localId.*'n1'.*already used/) }]);
     expect((await schemaProblems(xml))[0]).toMatchObject({ line: 5, column: 17 });
@@ -247,7 +258,9 @@ describe('slices', () => {
   });
 
   it('reports malformed XML in a later slice at its original position', async () => {
-    const xml = batchV2(`<createEntity localId="n1" entityType="P"/>\n<createEntity localId="n2" entityType="P"/>\n<createEntity localId="n3" entityType="P">\n</createEntiti>`);
+    const xml = batchV2(
+      `<createEntity localId="n1" entityType="P"/>\n<createEntity localId="n2" entityType="P"/>\n<createEntity localId="n3" entityType="P">\n</createEntiti>`,
+    );
     const whole = await invalidXml(xml);
     expect(whole).toMatchObject({ line: 6, message: expect.stringMatching(/mismatch/) });
     expect(await invalidXml(xml, sliced)).toEqual(whole);
@@ -275,8 +288,16 @@ describe('streamed in chunks', () => {
 
   const documents: [string, string][] = [
     ['a valid batch', batchV2(Array.from({ length: 40 }, (_, i) => `<createEntity localId="n${i}" entityType="P"/>`).join('\n'))],
-    ['schema errors', batchV2(`<createEntity localId="n1" entityType=""/>\n  <updateEntity><entityRef>n1</entityRef></updateEntity>\n<createEntity localId="n1" entityType="P"/>`)],
-    ['malformed XML late', batchV2(`${'<createEntity localId="a" entityType="P"/>\n'.repeat(20)}<createEntity localId="n3" entityType="P">\n</createEntiti>`)],
+    [
+      'schema errors',
+      batchV2(
+        `<createEntity localId="n1" entityType=""/>\n  <updateEntity><entityRef>n1</entityRef></updateEntity>\n<createEntity localId="n1" entityType="P"/>`,
+      ),
+    ],
+    [
+      'malformed XML late',
+      batchV2(`${'<createEntity localId="a" entityType="P"/>\n'.repeat(20)}<createEntity localId="n3" entityType="P">\n</createEntiti>`),
+    ],
     ['a DTD', `<?xml version="1.0"?>\n<!DOCTYPE batchUpdate>\n${batchV2('')}`],
     ['a wrong root', `<entities xmlns="${V2}"><x/></entities>`],
     ['no root', 'just text, no markup at all'],
@@ -367,7 +388,11 @@ describe('refused documents', () => {
 
   it('rejects a top-level element larger than maxElementBytes', async () => {
     const xml = batchV2(`<createEntity localId="n1" entityType="${'P'.repeat(200)}"/>`);
-    expect(await invalidXml(xml, { maxElementBytes: 100 })).toMatchObject({ line: 3, column: 1, message: expect.stringMatching(/larger than/) });
+    expect(await invalidXml(xml, { maxElementBytes: 100 })).toMatchObject({
+      line: 3,
+      column: 1,
+      message: expect.stringMatching(/larger than/),
+    });
     expect(await validateBatchXml(bytes(xml), { maxElementBytes: 300 })).toMatchObject({ version: 'v2' });
   });
 
@@ -411,7 +436,8 @@ describe('detectVersion', () => {
 describe('validateDocument', () => {
   const user = `<user localId="u1"><id>archiv</id><uuid>${uuid(9)}</uuid><name>Jana Nováková</name></user>`;
   const issue = `<issue><uuid>${uuid(5)}</uuid><severity>WARNING</severity><message>Možná duplicita.</message><entityRef entityId="7"/><from>2025-03-01T10:00:00Z</from><status><resolution>IR_FIX_NEEDED</resolution><userRef>u1</userRef><updated>2025-03-02T10:00:00Z</updated></status><fromRev>${uuid(1)}</fromRev></issue>`;
-  const parts = (name: string) => `<${name}><part type="PT_NAME" partUuid="${uuid(3)}"><items><string type="NM_MAIN">Dvořák</string></items></part></${name}>`;
+  const parts = (name: string) =>
+    `<${name}><part type="PT_NAME" partUuid="${uuid(3)}"><items><string type="NM_MAIN">Dvořák</string></items></part></${name}>`;
   const entity = (partsName: string) =>
     `<entity entityId="1001" entityUuid="${uuid(2)}" entityType="PERSON" state="ERS_REPLACED"><revision><rev>${uuid(1)}</rev><metadataRev>${uuid(4)}</metadataRev><prevRev>${uuid(6)}</prevRev>${user}<createdAt>2025-03-01T10:00:00Z</createdAt><participant><role>EDITOR</role><lastChange>2025-03-01T10:00:00Z</lastChange><userRef>u1</userRef></participant></revision>${parts(partsName)}<issues>${issue}</issues><replacedBy entityId="1002" entityUuid="${uuid(7)}"/></entity>`;
   const revInfo = `<revInfo entityId="1001" entityUuid="${uuid(2)}" rev="${uuid(1)}" metadataRev="${uuid(4)}"/>`;
@@ -457,7 +483,9 @@ describe('validateDocument', () => {
     const xml = bytes(`<entities xmlns="${V2}">${entity('parst')}\n${entity('parst')}</entities>`);
     for (const sliceBytes of [1, undefined]) {
       const error = await rejection(validateDocument(xml, 'v2', { sliceBytes }));
-      expect((error as SchemaViolationError).problems).toEqual([expect.objectContaining({ line: 2, message: expect.stringMatching(/'u1'/) })]);
+      expect((error as SchemaViolationError).problems).toEqual([
+        expect.objectContaining({ line: 2, message: expect.stringMatching(/'u1'/) }),
+      ]);
     }
   });
 

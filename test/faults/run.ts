@@ -18,7 +18,18 @@ import { temporalRestart } from './scenarios/temporal-restart.ts';
 import { temporalStateLoss } from './scenarios/temporal-state-loss.ts';
 import { workerKill } from './scenarios/worker-kill.ts';
 
-const SCENARIOS: Scenario[] = [workerKill, deploy, apiKill, databaseCut, temporalRestart, temporalStateLoss, exportWorkerKill, operatorTerminate, apiFailover, load];
+const SCENARIOS: Scenario[] = [
+  workerKill,
+  deploy,
+  apiKill,
+  databaseCut,
+  temporalRestart,
+  temporalStateLoss,
+  exportWorkerKill,
+  operatorTerminate,
+  apiFailover,
+  load,
+];
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));

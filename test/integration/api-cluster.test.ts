@@ -22,8 +22,18 @@ import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 
 const SUBMISSIONS_PER_WINDOW = 3;
 const run = randomUUID().slice(0, 8);
-const EXPORTER = { name: `cluster-exporter-${run}`, keyId: `cluster-export-${run}`, secret: 'cluster-secret-export-0123456789abcdef', permissions: ['read', 'export'] };
-const WRITER = { name: `cluster-writer-${run}`, keyId: `cluster-write-${run}`, secret: 'cluster-secret-write-0123456789abcdefg', permissions: ['read', 'write'] };
+const EXPORTER = {
+  name: `cluster-exporter-${run}`,
+  keyId: `cluster-export-${run}`,
+  secret: 'cluster-secret-export-0123456789abcdef',
+  permissions: ['read', 'export'],
+};
+const WRITER = {
+  name: `cluster-writer-${run}`,
+  keyId: `cluster-write-${run}`,
+  secret: 'cluster-secret-write-0123456789abcdefg',
+  permissions: ['read', 'write'],
+};
 
 interface Answer {
   status: number;
@@ -103,12 +113,17 @@ describe('an API cluster of two processes on one port', () => {
   function send(method: string, pathAndQuery: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
     const requestId = `cluster-${randomUUID()}`;
     return new Promise((resolve, reject) => {
-      const outgoing = request({ host: '127.0.0.1', port, method, path: pathAndQuery, agent: false, headers: { ...headers, 'x-request-id': requestId } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString(), requestId }));
-        response.on('error', reject);
-      });
+      const outgoing = request(
+        { host: '127.0.0.1', port, method, path: pathAndQuery, agent: false, headers: { ...headers, 'x-request-id': requestId } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString(), requestId }),
+          );
+          response.on('error', reject);
+        },
+      );
       outgoing.on('error', reject);
       outgoing.setTimeout(15_000, () => outgoing.destroy(new Error(`${method} ${pathAndQuery}: no answer within 15 s`)));
       outgoing.end(body);
@@ -117,11 +132,17 @@ describe('an API cluster of two processes on one port', () => {
 
   /** The pid of the process that logged the request, once its line is there. */
   const servedBy = (answer: Answer): Promise<number> =>
-    eventually(async () => lines.find((line) => line.msg === 'request' && line.requestId === answer.requestId)?.pid as number | undefined, 10_000);
+    eventually(
+      async () => lines.find((line) => line.msg === 'request' && line.requestId === answer.requestId)?.pid as number | undefined,
+      10_000,
+    );
   function servingPids(): Set<number> {
     return new Set(lines.filter((line) => line.msg === 'request').map((line) => line.pid as number));
   }
-  const sign = (key: TestKey, pathAndQuery: string, type: string) => ({ 'content-type': type, ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery }) });
+  const sign = (key: TestKey, pathAndQuery: string, type: string) => ({
+    'content-type': type,
+    ...elzaHeaders(key, { host: '127.0.0.1', method: 'POST', pathAndQuery }),
+  });
 
   it('answers a replayed export start once across both processes: the same export each time, one row', async () => {
     const path = '/api/v2/export/snapshots';
@@ -130,7 +151,10 @@ describe('an API cluster of two processes on one port', () => {
     const together = await Promise.all([send('POST', path, headers, body), send('POST', path, headers, body)]);
     const later = await send('POST', path, headers, body);
     const answers = [...together, later];
-    expect(answers.map((answer) => answer.status), `${answers.map((answer) => answer.body).join('\n')}\n${output.slice(-20).join('\n')}`).toEqual([200, 200, 200]);
+    expect(
+      answers.map((answer) => answer.status),
+      `${answers.map((answer) => answer.body).join('\n')}\n${output.slice(-20).join('\n')}`,
+    ).toEqual([200, 200, 200]);
     expect(new Set(answers.map((answer) => answer.body)).size).toBe(1);
     const pids = new Set(await Promise.all(answers.map(servedBy)));
     expect(pids.size, 'both processes answered').toBe(2);
@@ -148,7 +172,8 @@ describe('an API cluster of two processes on one port', () => {
 
   it('counts the submission rate limit across both processes, and /metrics counts the requests of both', async () => {
     const path = '/api/v2/batches/test';
-    const submit = () => send('POST', path, sign(WRITER, path, 'application/xml'), batchXml([create('a', `Limit v clusteru ${randomUUID()}`)]));
+    const submit = () =>
+      send('POST', path, sign(WRITER, path, 'application/xml'), batchXml([create('a', `Limit v clusteru ${randomUUID()}`)]));
     const allowed: Answer[] = [];
     for (let index = 0; index < SUBMISSIONS_PER_WINDOW; index += 1) allowed.push(await submit());
     expect(allowed.map((answer) => answer.status)).toEqual([200, 200, 200]);
@@ -159,7 +184,13 @@ describe('an API cluster of two processes on one port', () => {
 
     const metrics = await send('GET', '/metrics');
     expect(metrics.status).toBe(200);
-    const count = (status: string) => Number(new RegExp(`^http_request_duration_seconds_count\\{[^}]*route="/api/v2/batches/test"[^}]*status="${status}"[^}]*\\} (\\d+)$`, 'm').exec(metrics.body)?.[1]);
+    const count = (status: string) =>
+      Number(
+        new RegExp(
+          `^http_request_duration_seconds_count\\{[^}]*route="/api/v2/batches/test"[^}]*status="${status}"[^}]*\\} (\\d+)$`,
+          'm',
+        ).exec(metrics.body)?.[1],
+      );
     expect(count('200'), metrics.body).toBe(SUBMISSIONS_PER_WINDOW);
     expect(count('429')).toBe(2);
   });
@@ -171,7 +202,12 @@ describe('an API cluster of two processes on one port', () => {
     const [victim, survivor] = pids as [number, number];
     process.kill(victim, 'SIGKILL');
     // Once the primary knows (a connection handed to the process in the instant it died is lost with it).
-    await eventually(async () => lines.some((line) => line.msg === 'an API process exited; starting another in its place' && line.processPid === victim) || undefined, 10_000);
+    await eventually(
+      async () =>
+        lines.some((line) => line.msg === 'an API process exited; starting another in its place' && line.processPid === victim) ||
+        undefined,
+      10_000,
+    );
 
     const during = await Promise.all(Array.from({ length: 6 }, () => send('GET', '/health')));
     expect(during.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);

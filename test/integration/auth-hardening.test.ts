@@ -25,7 +25,10 @@ describe('signed requests around the scheme', () => {
       { name: 'strict-clock', ...KEYS.strictClock, permissions: ['read'], clockSkewSeconds: 10 },
     ]);
     // One API behind a proxy on loopback (X-Forwarded-For names the client), one without any.
-    harness = await startHarness({ worker: false, env: { API_KEYS: apiKeys, TRUSTED_PROXIES: '127.0.0.1/32,::1', AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_SECONDS: '600' } });
+    harness = await startHarness({
+      worker: false,
+      env: { API_KEYS: apiKeys, TRUSTED_PROXIES: '127.0.0.1/32,::1', AUTH_FAILURE_LIMIT: '5', AUTH_FAILURE_WINDOW_SECONDS: '600' },
+    });
     direct = await startHarness({ worker: false, env: { API_KEYS: apiKeys } });
     await harness.sql(`delete from submission_rate where principal like 'auth-failure:%'`);
   });
@@ -35,7 +38,9 @@ describe('signed requests around the scheme', () => {
   });
 
   const signed = (api: Harness, key: { keyId: string; secret: string }, extra: Record<string, string> = {}, at?: Date) =>
-    fetch(`${api.baseUrl}${path}`, { headers: { ...elzaHeaders(key, { host: '127.0.0.1', method: 'GET', pathAndQuery: path, ...(at ? { at } : {}) }), ...extra } });
+    fetch(`${api.baseUrl}${path}`, {
+      headers: { ...elzaHeaders(key, { host: '127.0.0.1', method: 'GET', pathAndQuery: path, ...(at ? { at } : {}) }), ...extra },
+    });
 
   it('takes a key only from the addresses it allows, the client being named by a trusted proxy alone', async () => {
     expect((await signed(harness, KEYS.office, { 'x-forwarded-for': '10.20.3.4' })).status).toBe(404);
@@ -53,8 +58,18 @@ describe('signed requests around the scheme', () => {
   it('answers an unknown key id exactly as a wrong signature', async () => {
     const date = ndaDate(new Date());
     const dataToHash = elzaDataToHash({ host: '127.0.0.1', method: 'GET', pathAndQuery: path, date });
-    const unknown = await fetch(`${direct.baseUrl}${path}`, { headers: { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 KeyId=no-such-key,Signature=${elzaSignature('x'.repeat(40), dataToHash)}` } });
-    const wrong = await fetch(`${direct.baseUrl}${path}`, { headers: { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 KeyId=${KEYS.loopback.keyId},Signature=${elzaSignature('x'.repeat(40), dataToHash)}` } });
+    const unknown = await fetch(`${direct.baseUrl}${path}`, {
+      headers: {
+        'x-nda-date': date,
+        authorization: `NDA-HMAC-SHA256 KeyId=no-such-key,Signature=${elzaSignature('x'.repeat(40), dataToHash)}`,
+      },
+    });
+    const wrong = await fetch(`${direct.baseUrl}${path}`, {
+      headers: {
+        'x-nda-date': date,
+        authorization: `NDA-HMAC-SHA256 KeyId=${KEYS.loopback.keyId},Signature=${elzaSignature('x'.repeat(40), dataToHash)}`,
+      },
+    });
     const [a, b] = (await Promise.all([unknown.json(), wrong.json()])) as { properties: { reason: string }; detail: string }[];
     expect(a!.properties.reason).toBe(b!.properties.reason);
     expect(a!.detail.replace('no-such-key', 'K')).toBe(b!.detail.replace(KEYS.loopback.keyId, 'K'));
@@ -69,14 +84,23 @@ describe('signed requests around the scheme', () => {
   });
 
   it('throttles failed authentication per source address, and only the failures', async () => {
-    const bad = (address: string) => fetch(`${harness.baseUrl}${path}`, { headers: { authorization: 'Bearer not-a-token-00000000000000000000', 'x-forwarded-for': address } });
+    const bad = (address: string) =>
+      fetch(`${harness.baseUrl}${path}`, {
+        headers: { authorization: 'Bearer not-a-token-00000000000000000000', 'x-forwarded-for': address },
+      });
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 8; attempt += 1) statuses.push((await bad('198.51.100.9')).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
     const throttled = await bad('198.51.100.9');
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The same address with valid credentials, and another address's failure, are answered as before.
-    expect((await fetch(`${harness.baseUrl}${path}`, { headers: { authorization: `Bearer ${TEST_TOKENS.read}`, 'x-forwarded-for': '198.51.100.9' } })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${harness.baseUrl}${path}`, {
+          headers: { authorization: `Bearer ${TEST_TOKENS.read}`, 'x-forwarded-for': '198.51.100.9' },
+        })
+      ).status,
+    ).toBe(404);
     expect((await bad('198.51.100.10')).status).toBe(401);
   });
 });

@@ -67,7 +67,10 @@ describe('backup while imports run, restore into a fresh database', () => {
   });
 
   it('serves the same records and feed up to its point, and never gives a number twice', async () => {
-    const before = await applyBatch(live, batchXml([create('a', 'Jan Amos Komenský', { entityType }), create('b', 'Mikuláš Dačický', { entityType })]));
+    const before = await applyBatch(
+      live,
+      batchXml([create('a', 'Jan Amos Komenský', { entityType }), create('b', 'Mikuláš Dačický', { entityType })]),
+    );
 
     // An import under way: its transaction is open while the backup is taken.
     const importId = randomUUID();
@@ -103,7 +106,9 @@ describe('backup while imports run, restore into a fresh database', () => {
     expect(restoredPage.status).toBe(200);
     expect(await restoredPage.text()).toBe(await livePage.text());
     // Nothing after it: the import was not committed when the backup was taken, the later batch came after.
-    const importEntity = (await live.sql<{ entity_id: string }>('select entity_id from revision where batch_id = $1 limit 1', [importId]))[0]!.entity_id;
+    const importEntity = (
+      await live.sql<{ entity_id: string }>('select entity_id from revision where batch_id = $1 limit 1', [importId])
+    )[0]!.entity_id;
     expect((await restored.api(`/api/v2/entities/${importEntity}`)).status).toBe(404);
     expect((await restored.api(`/api/v2/updates/from/${after.transaction}`)).status).toBe(404);
     // The import is in the backup as it was: under way, for the recovery sweep to apply again on the restored database.
@@ -111,7 +116,10 @@ describe('backup while imports run, restore into a fresh database', () => {
   });
 
   it('npm run db:backup and npm run db:restore: the restored database serves the same records, and new numbers start past the gap', async () => {
-    const applied = await applyBatch(live, batchXml([create('a', 'Jan Evangelista Purkyně', { entityType }), create('b', 'Josef Dobrovský', { entityType })]));
+    const applied = await applyBatch(
+      live,
+      batchXml([create('a', 'Jan Evangelista Purkyně', { entityType }), create('b', 'Josef Dobrovský', { entityType })]),
+    );
     const file = join(mkdtempSync(join(tmpdir(), 'backup-')), 'registry.dump');
     expect(await npmRun('db:backup', [file], { DATABASE_URL: inject('databaseUrl') })).toContain(`written to ${file}`);
     // The highest number the live database has issued: its records' and its sequence's (a rolled-back apply uses numbers too).
@@ -123,7 +131,10 @@ describe('backup while imports run, restore into a fresh database', () => {
     expect(output).toContain(`highest record number in the backup ${highest}; the next new record gets ${highest + gap + 1}`);
     commandRestored = await startHarness({ worker: false, env: { DATABASE_URL: commandRestoredUrl } });
     for (const { entityId } of applied.revisions.values()) {
-      const [original, copy] = await Promise.all([live.api(`/api/v2/entities/${entityId}`), commandRestored.api(`/api/v2/entities/${entityId}`)]);
+      const [original, copy] = await Promise.all([
+        live.api(`/api/v2/entities/${entityId}`),
+        commandRestored.api(`/api/v2/entities/${entityId}`),
+      ]);
       expect(copy.status).toBe(200);
       expect(await copy.text()).toBe(await original.text());
     }

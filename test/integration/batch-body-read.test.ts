@@ -27,14 +27,21 @@ describe('a stored body read back', () => {
 
   async function storeBatch(client: pg.PoolClient, body: Buffer): Promise<string> {
     const batchId = randomUUID();
-    await client.query(`insert into batch (id, body_sha256, api_version, submitted_by, status) values ($1, 'test', 'v2', 'test', 'ACCEPTED')`, [batchId]);
+    await client.query(
+      `insert into batch (id, body_sha256, api_version, submitted_by, status) values ($1, 'test', 'v2', 'test', 'ACCEPTED')`,
+      [batchId],
+    );
     await linkBatchBody(client, batchId, body);
     return batchId;
   }
 
   it('gives every byte in its 1 MiB chunks, on the pool and on a transaction connection', async () => {
     // Every byte value, at both ends of a chunk and across the last, short one.
-    const body = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(2 * MIB), Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i))]);
+    const body = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      randomBytes(2 * MIB),
+      Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i)),
+    ]);
     const client = await pool.connect();
     let batchId: string;
     try {
@@ -93,7 +100,9 @@ describe('the one field of a binary COPY', () => {
 
   it('is undefined without a row, and refuses anything else', () => {
     expect(binaryCopyOneField(Buffer.concat([header(Buffer.alloc(0)), TRAILER]))).toBeUndefined();
-    expect(() => binaryCopyOneField(Buffer.concat([header(Buffer.alloc(0)), row(Buffer.from('a')), row(Buffer.from('b')), TRAILER]))).toThrow(/not one row/);
+    expect(() =>
+      binaryCopyOneField(Buffer.concat([header(Buffer.alloc(0)), row(Buffer.from('a')), row(Buffer.from('b')), TRAILER])),
+    ).toThrow(/not one row/);
     expect(() => binaryCopyOneField(Buffer.concat([header(Buffer.alloc(0)), row(Buffer.from('a'), 2), TRAILER]))).toThrow(/2 fields/);
     expect(() => binaryCopyOneField(Buffer.from('a,b\n'))).toThrow(/header/);
   });

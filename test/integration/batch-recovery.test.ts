@@ -27,7 +27,15 @@ describe('batches left ACCEPTED without a workflow', () => {
     const body = Buffer.from(batchXml([create('a', name, { entityType })], { uuid: id }));
     const pool = harness.db.pool;
     await inTransaction(pool, (client) =>
-      storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: 1, body }),
+      storeBatch(client, {
+        id,
+        sha256: createHash('sha256').update(body).digest('hex'),
+        apiVersion: 'v2',
+        submittedBy: 'test-admin',
+        force: false,
+        changesTotal: 1,
+        body,
+      }),
     );
     await pool.query(`update batch set submitted_at = now() - interval '2 minutes' where id = $1`, [id]);
     return id;
@@ -54,7 +62,11 @@ describe('batches left ACCEPTED without a workflow', () => {
   it('leaves a workflow that exists alone, so sweeps may overlap', async () => {
     const id = await storeWithoutWorkflow('Jan Žižka z Trocnova');
     // A run that no worker takes: it exists, and the batch stays ACCEPTED for as long as the test needs.
-    await startBatchRun({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${id}` } }, { batchId: id, submitter: 'test-admin', apiVersion: 'v2', changes: 1, bytes: 1 }, 'FAIL');
+    await startBatchRun(
+      { ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${id}` } },
+      { batchId: id, submitter: 'test-admin', apiVersion: 'v2', changes: 1, bytes: 1 },
+      'FAIL',
+    );
     const handle = harness.temporal.workflow.getHandle(id);
     const waiting = (await handle.describe()).runId;
 
@@ -85,7 +97,10 @@ describe('batches left ACCEPTED without a workflow', () => {
     const ids: string[] = [];
     for (let index = 0; index < 120; index += 1) ids.push(await storeWithoutWorkflow(`Stranded ${index} ${randomUUID()}`));
     // Their workflows run on a queue no worker polls: started, never applied.
-    const { started } = await repairStrandedJobs({ ...harness, config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${randomUUID()}` } });
+    const { started } = await repairStrandedJobs({
+      ...harness,
+      config: { ...harness.config, TEMPORAL_TASK_QUEUE: `nobody-${randomUUID()}` },
+    });
     expect(ids.filter((id) => !started.includes(id))).toEqual([]);
     for (const id of ids) await harness.temporal.workflow.getHandle(id).terminate('test over');
   });

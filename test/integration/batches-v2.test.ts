@@ -6,7 +6,16 @@ import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 
-type Status = { updateRequestId: string; state: string; progress: number; status: string; changesTotal: number; changesApplied: number; submittedAt: string; finishedAt: string | null };
+type Status = {
+  updateRequestId: string;
+  state: string;
+  progress: number;
+  status: string;
+  changesTotal: number;
+  changesApplied: number;
+  submittedAt: string;
+  finishedAt: string | null;
+};
 
 describe('v2 batches', () => {
   let harness: Harness;
@@ -66,7 +75,14 @@ describe('v2 batches', () => {
     expect(await response.text()).toBe(`"${uuid}"`);
 
     const status = await finished(uuid);
-    expect(status).toMatchObject({ updateRequestId: uuid, state: 'FINISHED', progress: 100, status: 'COMPLETED', changesTotal: 2, changesApplied: 2 });
+    expect(status).toMatchObject({
+      updateRequestId: uuid,
+      state: 'FINISHED',
+      progress: 100,
+      status: 'COMPLETED',
+      changesTotal: 2,
+      changesApplied: 2,
+    });
     expect(await (await harness.api(`/api/v2/batches/${uuid}/status`)).json()).toStrictEqual({ state: 'FINISHED', progress: 100 });
     expect(Date.parse(status.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(status.submittedAt));
 
@@ -136,7 +152,10 @@ describe('v2 batches', () => {
 
     const v1 = await post(batchXml([create('a', 'Jan Neruda')], { version: 'v1' }));
     expect(v1.status).toBe(400);
-    expect(await v1.json()).toMatchObject({ code: 'SchemaViolation', detail: expect.stringContaining('send v1 batches to /api/v1/batches') });
+    expect(await v1.json()).toMatchObject({
+      code: 'SchemaViolation',
+      detail: expect.stringContaining('send v1 batches to /api/v1/batches'),
+    });
 
     const wrongType = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(wrongType.status).toBe(415);
@@ -146,7 +165,11 @@ describe('v2 batches', () => {
   it('refuses a body over BATCH_MAX_BYTES with 413 before reading it', async () => {
     const small = await startHarness({ worker: false, env: { BATCH_MAX_BYTES: '100' } });
     try {
-      const response = await small.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: 'x'.repeat(1000) });
+      const response = await small.api('/api/v2/batches', {
+        method: 'POST',
+        headers: { 'content-type': 'application/xml' },
+        body: 'x'.repeat(1000),
+      });
       expect(response.status).toBe(413);
       expect(await response.json()).toMatchObject({ code: 'PayloadTooLarge' });
     } finally {
@@ -169,7 +192,11 @@ describe('v2 batches', () => {
   it('answers 409 for the result of a batch that has not finished, which stays ACCEPTED without a worker', async () => {
     const idle = await startHarness({ worker: false });
     try {
-      const response = await idle.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', 'Čekající')]) });
+      const response = await idle.api('/api/v2/batches', {
+        method: 'POST',
+        headers: { 'content-type': 'application/xml' },
+        body: batchXml([create('a', 'Čekající')]),
+      });
       const updateRequestId = (await response.json()) as string;
       expect(await (await idle.api(`/api/v2/batches/${updateRequestId}/status`)).json()).toStrictEqual({ state: 'PENDING', progress: 0 });
       const status = (await (await idle.api(`/api/v2/batches/${updateRequestId}/detail`)).json()) as Status;
@@ -185,7 +212,9 @@ describe('v2 batches', () => {
 
   it('fails a batch with errors and writes nothing: FINISHED (a verdict), the result a failure', async () => {
     const uuid = randomUUID();
-    await submit(batchXml([create('ok', 'Platný'), update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }));
+    await submit(
+      batchXml([create('ok', 'Platný'), update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid }),
+    );
     expect(await finished(uuid)).toMatchObject({ state: 'FINISHED', status: 'FAILED' });
     const xml = await result(uuid);
     expect(xml).toContain('batchChangeFailure');
@@ -241,7 +270,7 @@ describe('v2 batches', () => {
     expect(Number(names[0]!.n)).toBe(2);
   });
 
-  describe('a batch sent again while a run of it is still open (as between a failure\'s commit and its workflow\'s close)', () => {
+  describe("a batch sent again while a run of it is still open (as between a failure's commit and its workflow's close)", () => {
     /** A failed batch, and a run under its id that no worker picks up: the run "still closing". */
     async function failedWithOpenRun(): Promise<{ uuid: string; xml: string; open: WorkflowHandle }> {
       const uuid = randomUUID();
@@ -249,12 +278,17 @@ describe('v2 batches', () => {
       await submit(xml);
       expect((await finished(uuid)).status).toBe('FAILED');
       await harness.temporal.workflow.getHandle(uuid).result();
-      const started = await harness.temporal.workflow.start(WORKFLOW_TYPES.batch, { workflowId: uuid, taskQueue: `nobody-${randomUUID()}`, args: [{ batchId: uuid }] });
+      const started = await harness.temporal.workflow.start(WORKFLOW_TYPES.batch, {
+        workflowId: uuid,
+        taskQueue: `nobody-${randomUUID()}`,
+        args: [{ batchId: uuid }],
+      });
       // This run itself, not whatever run of the id is the latest.
       return { uuid, xml, open: harness.temporal.workflow.getHandle(uuid, started.firstExecutionRunId) };
     }
     const terminatedBecause = async (run: WorkflowHandle) =>
-      (await run.fetchHistory()).events?.find((event) => event.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes?.reason;
+      (await run.fetchHistory()).events?.find((event) => event.workflowExecutionTerminatedEventAttributes)
+        ?.workflowExecutionTerminatedEventAttributes?.reason;
 
     it('waits for that run to close by itself, rather than terminating it mid-task, then runs the batch again', async () => {
       const { uuid, xml, open } = await failedWithOpenRun();
@@ -334,14 +368,19 @@ describe('v2 batches', () => {
   it('serialises concurrent batches on one entity: one per rev succeeds, the rest are stale, the history is one chain', async () => {
     const { entityId, rev } = await createOne('Souběžný Záznam');
     const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => submit(batchXml([update(`u${index}`, entityId, rev, [{ op: 'setEntityType', entityType: `TYPE-${index}` }])]))),
+      Array.from({ length: 20 }, (_, index) =>
+        submit(batchXml([update(`u${index}`, entityId, rev, [{ op: 'setEntityType', entityType: `TYPE-${index}` }])])),
+      ),
     );
     const statuses = await Promise.all(ids.map(finished));
     expect(statuses.filter((status) => status.status === 'COMPLETED')).toHaveLength(1);
     const stale = await Promise.all(ids.filter((_, index) => statuses[index]!.status === 'FAILED').map(result));
     expect(stale).toHaveLength(19);
     for (const xml of stale) expect(xml).toContain('StaleRevision');
-    const chain = await harness.sql<{ rev: string; prev_rev: string | null }>('select rev, prev_rev from revision where entity_id = $1 order by seq', [entityId]);
+    const chain = await harness.sql<{ rev: string; prev_rev: string | null }>(
+      'select rev, prev_rev from revision where entity_id = $1 order by seq',
+      [entityId],
+    );
     expect(chain).toHaveLength(2);
     expect(chain[1]!.prev_rev).toBe(chain[0]!.rev);
   });

@@ -14,7 +14,10 @@ import packageJson from '../../package.json' with { type: 'json' };
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const prefix = mkdtempSync(join(tmpdir(), 'entity-records-npm-prefix-'));
 const elsewhere = mkdtempSync(join(tmpdir(), 'entity-records-elsewhere-'));
-const plainPath = (process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.includes('node_modules')).join(delimiter);
+const plainPath = (process.env.PATH ?? '')
+  .split(delimiter)
+  .filter((entry) => !entry.includes('node_modules'))
+  .join(delimiter);
 
 afterAll(() => {
   rmSync(prefix, { recursive: true, force: true });
@@ -22,7 +25,7 @@ afterAll(() => {
 });
 
 describe('entity-records on PATH', () => {
-  it('is linked by npm link and runs from any folder on the project\'s Node, without warnings', () => {
+  it("is linked by npm link and runs from any folder on the project's Node, without warnings", () => {
     const link = spawnSync('npm', ['link', '--no-audit', '--no-fund'], {
       cwd: ROOT,
       env: { ...process.env, PATH: plainPath, NPM_CONFIG_PREFIX: prefix },
@@ -33,14 +36,22 @@ describe('entity-records on PATH', () => {
     const bin = join(prefix, 'bin');
     expect(existsSync(join(bin, 'entity-records'))).toBe(true);
 
-    const run = spawnSync('entity-records', ['--version'], { cwd: elsewhere, env: { HOME: elsewhere, PATH: `${bin}${delimiter}${plainPath}` }, encoding: 'utf8' });
+    const run = spawnSync('entity-records', ['--version'], {
+      cwd: elsewhere,
+      env: { HOME: elsewhere, PATH: `${bin}${delimiter}${plainPath}` },
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe(packageJson.version);
     expect(run.stderr).toBe('');
   });
 
   it('runs through bin/entity-records directly, also from another folder', () => {
-    const run = spawnSync(join(ROOT, 'bin', 'entity-records'), ['--help'], { cwd: elsewhere, env: { HOME: elsewhere, PATH: plainPath }, encoding: 'utf8' });
+    const run = spawnSync(join(ROOT, 'bin', 'entity-records'), ['--help'], {
+      cwd: elsewhere,
+      env: { HOME: elsewhere, PATH: plainPath },
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('Usage: entity-records');
     expect(run.stderr).toBe('');

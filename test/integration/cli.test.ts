@@ -36,7 +36,10 @@ describe('entity-records CLI', () => {
       execFile(
         process.execPath,
         [CLI, ...args],
-        { env: { ...process.env, ENTITY_RECORDS_URL: harness.baseUrl, ENTITY_RECORDS_TOKEN: TEST_TOKENS.admin, ...env }, maxBuffer: 64 * 1024 * 1024 },
+        {
+          env: { ...process.env, ENTITY_RECORDS_URL: harness.baseUrl, ENTITY_RECORDS_TOKEN: TEST_TOKENS.admin, ...env },
+          maxBuffer: 64 * 1024 * 1024,
+        },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
       );
     });
@@ -57,7 +60,12 @@ describe('entity-records CLI', () => {
 
   function createdBy(result: string): Created {
     const revision = /<revision localId="a" entityId="(\d+)" entityUuid="([^"]+)" rev="[^"]+" metadataRev="([^"]+)"/.exec(result)!;
-    return { entityId: Number(revision[1]), entityUuid: revision[2]!, metadataRev: revision[3]!, transaction: /transaction="([^"]+)"/.exec(result)![1]! };
+    return {
+      entityId: Number(revision[1]),
+      entityUuid: revision[2]!,
+      metadataRev: revision[3]!,
+      transaction: /transaction="([^"]+)"/.exec(result)![1]!,
+    };
   }
 
   beforeAll(async () => {
@@ -82,7 +90,11 @@ describe('entity-records CLI', () => {
   });
 
   it('submits without --wait (the id on stdout), then reads status and result of that batch', async () => {
-    const submitted = await cli(['batch', 'submit', file('later.xml', batchXml([create('a', `Později ${randomUUID().slice(0, 8)}`, { entityType })]))]);
+    const submitted = await cli([
+      'batch',
+      'submit',
+      file('later.xml', batchXml([create('a', `Později ${randomUUID().slice(0, 8)}`, { entityType })])),
+    ]);
     expect(submitted.code, submitted.stderr).toBe(0);
     const id = submitted.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -125,7 +137,13 @@ describe('entity-records CLI', () => {
   });
 
   it('exits 2 on usage errors: unknown command, missing argument, bad identifier, bad choice', async () => {
-    for (const args of [['frobnicate'], ['batch', 'submit'], ['entity', 'get', 'not-an-id'], ['search', '--state', 'ERS_BOGUS'], ['export', 'snapshot', '--out', join(dir, 'x.xml')]]) {
+    for (const args of [
+      ['frobnicate'],
+      ['batch', 'submit'],
+      ['entity', 'get', 'not-an-id'],
+      ['search', '--state', 'ERS_BOGUS'],
+      ['export', 'snapshot', '--out', join(dir, 'x.xml')],
+    ]) {
       const run = await cli(args);
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr).toMatch(/error/);
@@ -194,7 +212,20 @@ describe('entity-records CLI', () => {
   });
 
   it('searches by name (CT_CONTAINS on the DISPLAY_NAME index), type and state, pages counted from 1', async () => {
-    const run = await cli(['search', '--name', name.split(' ')[1]!, '--type', entityType, '--state', 'RS_NEW', 'ERS_APPROVED', '--page', '1', '--page-size', '10']);
+    const run = await cli([
+      'search',
+      '--name',
+      name.split(' ')[1]!,
+      '--type',
+      entityType,
+      '--state',
+      'RS_NEW',
+      'ERS_APPROVED',
+      '--page',
+      '1',
+      '--page-size',
+      '10',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('<queryResult');
     expect(run.stdout).toContain(name);
@@ -237,7 +268,14 @@ describe('entity-records CLI', () => {
     const out = join(dir, 'snapshot.xml');
     const run = await cli(['export', 'snapshot', String(created.entityId), created.entityUuid, '999999998', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    const summary = JSON.parse(run.stdout) as { status: string; sha256: string; file: string; missing: string[]; entitiesWritten: number; workflow: { status: string } };
+    const summary = JSON.parse(run.stdout) as {
+      status: string;
+      sha256: string;
+      file: string;
+      missing: string[];
+      entitiesWritten: number;
+      workflow: { status: string };
+    };
     // The export and its workflow both done: the command waits the moment between the two.
     expect(summary).toMatchObject({ status: 'COMPLETED', file: out, missing: ['999999998'], workflow: { status: 'COMPLETED' } });
     expect(run.stderr).toContain('SHA-256 verified');
@@ -261,7 +299,10 @@ describe('entity-records CLI', () => {
     expect(good.code, good.stderr).toBe(0);
     expect(JSON.parse(good.stdout)).toMatchObject({ valid: true, version: 'v2' });
 
-    const bad = await cli(['validate', file('invalid.xml', batchXml([create('a', 'Špatný')]).replace('<batchUpdate ', '<batchUpdate bogus="1" '))]);
+    const bad = await cli([
+      'validate',
+      file('invalid.xml', batchXml([create('a', 'Špatný')]).replace('<batchUpdate ', '<batchUpdate bogus="1" ')),
+    ]);
     expect(bad.code).toBe(1);
     const report = JSON.parse(bad.stdout) as { valid: boolean; errors: Array<{ line: number; message: string }> };
     expect(report.valid).toBe(false);

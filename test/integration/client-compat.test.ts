@@ -36,7 +36,11 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
    * alike. `at` is the client's clock (X-NDA-Date): the signature covers no
    * body, so writes to one URL in one second carry one signature.
    */
-  async function call(method: string, path: string, options: { body?: string; type?: string; as?: Principal; at?: Date } = {}): Promise<Response> {
+  async function call(
+    method: string,
+    path: string,
+    options: { body?: string; type?: string; as?: Principal; at?: Date } = {},
+  ): Promise<Response> {
     const pathAndQuery = `/api/v2${path}`;
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -89,7 +93,11 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
       create('p1', `${surname} Anna`, { entityType, parts: [namePart(`${surname} Anna`)] }),
       create('p2', `${surname} Berta`, { entityType, parts: [namePart(`${surname} Berta`)] }),
       { kind: 'update', entity: { kind: 'local', localId: 'p1' }, changes: [{ op: 'setState', state: 'ERS_APPROVED' }] },
-      { kind: 'update', entity: { kind: 'local', localId: 'p1' }, changes: [{ op: 'addParticipant', participant: { role: 'EDITOR', lastChange: '2026-11-23T16:03:02Z', user: SENDER } }] },
+      {
+        kind: 'update',
+        entity: { kind: 'local', localId: 'p1' },
+        changes: [{ op: 'addParticipant', participant: { role: 'EDITOR', lastChange: '2026-11-23T16:03:02Z', user: SENDER } }],
+      },
     ];
     const created = batchXml(commands, { uuid: batchId });
     expect(created).toContain('<parts>');
@@ -104,7 +112,9 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     const second = new Date();
     const queued = [randomUUID(), randomUUID()];
     const sent = await Promise.all(
-      queued.map((uuid, index) => send(batchXml([create('q', `Fronta ${index} ${randomUUID()}`, { entityType: `${entityType}-Q` })], { uuid }), '', 'write', second)),
+      queued.map((uuid, index) =>
+        send(batchXml([create('q', `Fronta ${index} ${randomUUID()}`, { entityType: `${entityType}-Q` })], { uuid }), '', 'write', second),
+      ),
     );
     expect(sent).toEqual(queued);
     for (const uuid of queued) {
@@ -119,7 +129,18 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     const byUuid = await xml(await call('GET', `/entities/${entityUuid}`), 'entity');
     const rev = element(byUuid, 'rev');
     const updateId = randomUUID();
-    await send(batchXml([{ kind: 'update', entity: { kind: 'stored', localId: 'u', entityId, rev }, changes: [{ op: 'setEntityType', entityType: `${entityType}-B` }] }], { uuid: updateId }));
+    await send(
+      batchXml(
+        [
+          {
+            kind: 'update',
+            entity: { kind: 'stored', localId: 'u', entityId, rev },
+            changes: [{ op: 'setEntityType', entityType: `${entityType}-B` }],
+          },
+        ],
+        { uuid: updateId },
+      ),
+    );
     await finished(updateId);
     await xml(await call('GET', `/batches/${updateId}/result`), 'batchChangeSuccess');
 
@@ -138,27 +159,49 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     await xml(await call('GET', `/batches/${warnedId}/result`), 'batchChangeSuccess');
 
     // 4. Search, pages 1 and 2 of one record each, with the real QueryParamsDef.
-    const query = JSON.stringify({ state: ['RS_NEW', 'RS_APPROVED'], cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: surname.toLowerCase() } });
-    const page1 = await xml(await call('POST', '/search?page=1&pageSize=1&searchType=EXACT', { body: query, type: 'application/json' }), 'queryResult');
-    const page2 = await xml(await call('POST', '/search?page=2&pageSize=1&searchType=EXACT', { body: query, type: 'application/json' }), 'queryResult');
+    const query = JSON.stringify({
+      state: ['RS_NEW', 'RS_APPROVED'],
+      cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: surname.toLowerCase() },
+    });
+    const page1 = await xml(
+      await call('POST', '/search?page=1&pageSize=1&searchType=EXACT', { body: query, type: 'application/json' }),
+      'queryResult',
+    );
+    const page2 = await xml(
+      await call('POST', '/search?page=2&pageSize=1&searchType=EXACT', { body: query, type: 'application/json' }),
+      'queryResult',
+    );
     expect(element(page1, 'count')).toBe('3');
     expect(attribute(page1, 'entityId')).not.toBe(attribute(page2, 'entityId'));
 
     // 5. Sync from the beginning of history.
     const from = await xml(await call('GET', `/updates/from/${GENESIS_TRANSACTION_ID}`), 'updatesFrom');
     const to = element(from, 'to');
-    const updates = await xml(await call('GET', `/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${to}&page=1&pageSize=50000`), 'updates');
+    const updates = await xml(
+      await call('GET', `/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${to}&page=1&pageSize=50000`),
+      'updates',
+    );
     expect(updates).toContain(`entityUuid="${entityUuid}"`);
 
     // 6. Exports: start with a bare array of refs, poll, download.
-    for (const [kind, suffix, root] of [['snapshots', '', 'entities'], ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`, 'entityRecordRevisions']] as const) {
-      const started = await call('POST', `/export/${kind}${suffix}`, { body: JSON.stringify([String(entityId), entityUuid]), type: 'application/json', as: 'export' });
+    for (const [kind, suffix, root] of [
+      ['snapshots', '', 'entities'],
+      ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`, 'entityRecordRevisions'],
+    ] as const) {
+      const started = await call('POST', `/export/${kind}${suffix}`, {
+        body: JSON.stringify([String(entityId), entityUuid]),
+        type: 'application/json',
+        as: 'export',
+      });
       expect(started.status).toBe(200);
       expect(started.headers.get('content-type')).toContain('text/plain');
       const exportId = await started.text();
       expect(realModelErrors('ExportRequestId', exportId)).toEqual([]);
       await eventually(async () => {
-        const status = await json<{ state: string }>(await call('GET', `/export/status/${exportId}`, { as: 'export' }), 'ExportRequestStatus');
+        const status = await json<{ state: string }>(
+          await call('GET', `/export/status/${exportId}`, { as: 'export' }),
+          'ExportRequestStatus',
+        );
         return status.state === 'FINISHED' ? status : undefined;
       });
       await xml(await call('GET', `/export/download/${exportId}`, { as: 'export' }), root);
@@ -170,7 +213,13 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT || !REAL_OPENAPI_PRESENT)('the real clie
     const response = await call('GET', `/updates/from/${missing}`);
     expect(response.status).toBe(404);
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ type: expect.any(String), code: 'TransactionNotFound', message: expect.any(String), transactionId: missing, properties: { transactionId: missing } });
+    expect(body).toMatchObject({
+      type: expect.any(String),
+      code: 'TransactionNotFound',
+      message: expect.any(String),
+      transactionId: missing,
+      properties: { transactionId: missing },
+    });
     const unknownEntity = await call('GET', '/entities/not-an-entity');
     expect(unknownEntity.status).toBe(404);
     expect(await unknownEntity.json()).toMatchObject({ code: 'EntityNotFound', message: expect.any(String) });

@@ -31,12 +31,6 @@ describe("the contract run's copy of schemathesis's output", () => {
     ];
     const printed = lines.map(plainRule);
     expect(printed.filter((line) => pytestClosing.test(line))).toEqual([]);
-    expect(printed).toEqual([
-      '── 1 warning in 25.19s ──',
-      '── SUMMARY ──',
-      '── No issues found in 128.09s ──',
-      lines[3],
-      lines[4],
-    ]);
+    expect(printed).toEqual(['── 1 warning in 25.19s ──', '── SUMMARY ──', '── No issues found in 128.09s ──', lines[3], lines[4]]);
   });
 });

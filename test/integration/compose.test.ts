@@ -41,7 +41,10 @@ interface Compose {
 
 /** Compose's interpolation: a default where one is given, a stand-in value for required variables. */
 function interpolate(text: string): string {
-  return text.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_match, name: string, fallback: string | undefined) => fallback ?? `stand-in-${name.toLowerCase()}`);
+  return text.replace(
+    /\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g,
+    (_match, name: string, fallback: string | undefined) => fallback ?? `stand-in-${name.toLowerCase()}`,
+  );
 }
 
 const compose = parse(interpolate(readFileSync(new URL('docker-compose.yml', `file://${ROOT}`), 'utf8')), { merge: true }) as Compose;
@@ -59,7 +62,19 @@ const hostPath = (volume: string) => (volume.startsWith('./') ? volume.split(':'
 describe('docker-compose.yml', () => {
   it('has the whole stack: PostgreSQL, Temporal (schema job, server, namespace job, UI), migrations, workers, APIs and their load balancer', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'load-balancer', 'migrate', 'postgres', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'tls-proxy', 'worker', 'worker-interactive'].sort(),
+      [
+        'api',
+        'load-balancer',
+        'migrate',
+        'postgres',
+        'temporal',
+        'temporal-namespace',
+        'temporal-schema',
+        'temporal-ui',
+        'tls-proxy',
+        'worker',
+        'worker-interactive',
+      ].sort(),
     );
   });
 
@@ -98,7 +113,8 @@ describe('docker-compose.yml', () => {
         if (host !== undefined) expect(existsSync(`${ROOT}/${host}`), `${name}: ${volume}`).toBe(true);
       }
       // node [flags] file: the file is the first argument that is not a flag.
-      if (command[0] === 'node') expect(existsSync(`${ROOT}/${command.slice(1).find((arg) => !arg.startsWith('--'))}`), `${name}: ${command.join(' ')}`).toBe(true);
+      if (command[0] === 'node')
+        expect(existsSync(`${ROOT}/${command.slice(1).find((arg) => !arg.startsWith('--'))}`), `${name}: ${command.join(' ')}`).toBe(true);
     }
     for (const job of ['temporal-schema', 'temporal-namespace']) {
       const { command = [], volumes = [] } = service(job);
@@ -140,7 +156,10 @@ describe('docker-compose.yml', () => {
 
   it('runs a worker service per lane, as npm start runs a process per lane, alike but for the lane', () => {
     const [bulk, interactive] = [service('worker'), service('worker-interactive')];
-    expect([loadConfig({ ...bulk.environment }).WORKER_LANES, loadConfig({ ...interactive.environment }).WORKER_LANES]).toEqual([['bulk'], ['interactive']]);
+    expect([loadConfig({ ...bulk.environment }).WORKER_LANES, loadConfig({ ...interactive.environment }).WORKER_LANES]).toEqual([
+      ['bulk'],
+      ['interactive'],
+    ]);
     expect(interactive.command).toEqual(bulk.command);
     expect(interactive.volumes).toEqual(bulk.volumes);
     expect(interactive.healthcheck).toEqual(bulk.healthcheck);

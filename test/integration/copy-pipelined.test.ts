@@ -10,7 +10,10 @@ import { encodeCopyLoad, sendCopyLoads } from '../../db/copy.ts';
 describe('COPYs sent as one query', () => {
   let pool: pg.Pool;
   beforeAll(() => {
-    pool = new pg.Pool({ connectionString: withDatabaseUser(process.env.TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'), max: 1 });
+    pool = new pg.Pool({
+      connectionString: withDatabaseUser(process.env.TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'),
+      max: 1,
+    });
   });
   afterAll(() => pool.end());
 
@@ -30,7 +33,11 @@ describe('COPYs sent as one query', () => {
   it('writes each load into its table, in order, large loads in many chunks too', async () => {
     await withTables(async (client) => {
       const many = Array.from({ length: 20_000 }, (_, index) => [index, `row ${index}\twith a tab\\ and ${'x'.repeat(100)}`]);
-      await sendCopyLoads(client, [encodeCopyLoad('a', ['id', 'text'], many), encodeCopyLoad('b', ['id'], []), encodeCopyLoad('b', ['id'], [[1], [2]])]);
+      await sendCopyLoads(client, [
+        encodeCopyLoad('a', ['id', 'text'], many),
+        encodeCopyLoad('b', ['id'], []),
+        encodeCopyLoad('b', ['id'], [[1], [2]]),
+      ]);
       const { rows } = await client.query<{ a: number; b: number; text: string }>(
         'select (select count(*)::int from a) as a, (select count(*)::int from b) as b, (select text from a where id = 19999) as text',
       );
@@ -43,7 +50,11 @@ describe('COPYs sent as one query', () => {
     await withTables(async (client) => {
       const many = Array.from({ length: 20_000 }, (_, index) => [index]);
       // The second COPY fails on its second row; the third one's data is already sent.
-      const sent = sendCopyLoads(client, [encodeCopyLoad('a', ['id'], [[1]]), encodeCopyLoad('b', ['id'], [[5], [5], ...many.slice(10)]), encodeCopyLoad('a', ['id'], [[2]])]);
+      const sent = sendCopyLoads(client, [
+        encodeCopyLoad('a', ['id'], [[1]]),
+        encodeCopyLoad('b', ['id'], [[5], [5], ...many.slice(10)]),
+        encodeCopyLoad('a', ['id'], [[2]]),
+      ]);
       await expect(sent).rejects.toThrow(/duplicate key/);
       await expect(client.query('select 1')).rejects.toThrow(/current transaction is aborted/);
       await client.query('rollback');

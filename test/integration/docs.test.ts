@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, ensureChromium, launchChromium } from '../support/chromium.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 
-
 let harness: Harness;
 /** A server with no AUTH_TOKENS: it generated its own admin token, as `npm start` does. */
 let generated: Harness;
@@ -35,7 +34,10 @@ afterAll(async () => {
 });
 
 const securitySchemes = async (server: Harness, version: string) =>
-  JSON.stringify(((await (await server.api(`/api/${version}/openapi.json`, { as: null })).json()) as { components: { securitySchemes: unknown } }).components.securitySchemes);
+  JSON.stringify(
+    ((await (await server.api(`/api/${version}/openapi.json`, { as: null })).json()) as { components: { securitySchemes: unknown } })
+      .components.securitySchemes,
+  );
 
 describe('/docs without a browser', () => {
   it('serves the index and the reference pages without a token, under a same-origin CSP', async () => {
@@ -54,7 +56,9 @@ describe('/docs without a browser', () => {
     expect(index).toContain('Bearer');
     expect(index).toContain('NDA-HMAC-SHA256');
     for (const version of ['v2', 'v1']) {
-      const document = (await (await harness.api(`/api/${version}/openapi.json`, { as: null })).json()) as { info: { description: string } };
+      const document = (await (await harness.api(`/api/${version}/openapi.json`, { as: null })).json()) as {
+        info: { description: string };
+      };
       expect(document.info.description, version).toContain('Bearer <token>');
       expect(document.info.description, version).toContain('NDA-HMAC-SHA256');
     }
@@ -69,7 +73,12 @@ describe('/docs without a browser', () => {
     expect(xsd.status).toBe(200);
     expect(xsd.headers.get('content-type')).toMatch(/^application\/xml/);
     expect(await xsd.text()).toContain('targetNamespace="http://cam.tacr.cz/2025"');
-    for (const path of ['/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json', '/docs/schemas/cam-2019.xsd', '/docs/assets/swagger-ui-bundle.js.map']) {
+    for (const path of [
+      '/docs/assets/package.json',
+      '/docs/assets/..%2F..%2Fpackage.json',
+      '/docs/schemas/cam-2019.xsd',
+      '/docs/assets/swagger-ui-bundle.js.map',
+    ]) {
       const response = await harness.api(path, { as: null });
       expect(response.status, path).toBe(404);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -81,7 +90,9 @@ describe('/docs without a browser', () => {
 describe('the addresses the README gives', () => {
   it('answers every /docs address the README names, without a token; /docs/schemas/ lists the XSDs it serves', async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const named = new Set([...readme.matchAll(/(?:`|http:\/\/127\.0\.0\.1:8080)(\/docs[^`\s)]*?)[.,]?(?=[`\s)])/g)].map((match) => match[1]!));
+    const named = new Set(
+      [...readme.matchAll(/(?:`|http:\/\/127\.0\.0\.1:8080)(\/docs[^`\s)]*?)[.,]?(?=[`\s)])/g)].map((match) => match[1]!),
+    );
     expect(named).toContain('/docs/schemas/');
     for (const path of named) {
       const response = await harness.api(path, { as: null });
@@ -165,7 +176,7 @@ describe('/docs in headless Chromium', () => {
     expect(pageErrors, 'errors on the page (script errors, CSP violations)').toEqual([]);
   });
 
-  it("shows in the Authorize dialog where the server put its generated admin token", async (ctx) => {
+  it('shows in the Authorize dialog where the server put its generated admin token', async (ctx) => {
     if (!browser) ctx.skip(chromiumUnavailable);
     const own = await browser!.newContext({ serviceWorkers: 'block' });
     try {

@@ -36,12 +36,10 @@ describe('the migration to documents held as bytes', () => {
   });
 
   const insert = (id: number, document: string | null) =>
-    client.query(`insert into entity (id, uuid, entity_type, state, rev, metadata_rev, last_seq, record, document) values ($1, $2, 'PERSON', 'ERS_NEW', $3, $3, 0, '{}', $4)`, [
-      id,
-      randomUUID(),
-      randomUUID(),
-      document,
-    ]);
+    client.query(
+      `insert into entity (id, uuid, entity_type, state, rev, metadata_rev, last_seq, record, document) values ($1, $2, 'PERSON', 'ERS_NEW', $3, $3, 0, '{}', $4)`,
+      [id, randomUUID(), randomUUID(), document],
+    );
 
   it('rewrites documents beyond ASCII as their bytes, keeps ASCII ones and NULLs, and down() gives the text back', async () => {
     const czech = '<entity><name>Božena Němcová &amp; Ratibořice</name></entity>';

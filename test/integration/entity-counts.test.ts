@@ -73,7 +73,11 @@ describe('the entity counts by type and state', () => {
     expect(await harness.sql(TALLY, [[entityType]])).toEqual(await harness.sql(COUNTED, [[entityType]]));
     // A full first page of 2: the total is not read off the page but summed from entity_count.
     const total = async (state: string[]) => {
-      const response = await harness.api('/api/v2/search?page=1&pageSize=2', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ types: [entityType], state }) });
+      const response = await harness.api('/api/v2/search?page=1&pageSize=2', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ types: [entityType], state }),
+      });
       expect(response.status).toBe(200);
       return Number(/<count>(\d+)<\/count>/.exec(await response.text())![1]);
     };
@@ -86,7 +90,9 @@ describe('the entity counts by type and state', () => {
     const filler = `COUNT-FILLER-${randomUUID()}`;
     const entityType = `COUNT-${randomUUID()}`;
     // More rows than a writer folds after (256), all held by an open transaction.
-    await harness.sql(`insert into entity_count (entity_type, state, entities) select $1, 'ERS_NEW', 0 from generate_series(1, 300)`, [filler]);
+    await harness.sql(`insert into entity_count (entity_type, state, entities) select $1, 'ERS_NEW', 0 from generate_series(1, 300)`, [
+      filler,
+    ]);
     const holder = await harness.db.pool.connect();
     try {
       await holder.query('begin');

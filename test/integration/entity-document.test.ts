@@ -29,7 +29,12 @@ describe('the stored v2 document of a record', () => {
   let b: AppliedRevision;
   let c: AppliedRevision;
   const row = async (entityId: number): Promise<Row> =>
-    (await harness.sql<Row>(`select id, record, convert_from(convert_to(document_bytes, 'LATIN1'), 'UTF8') as document from entity where id = $1`, [entityId]))[0]!;
+    (
+      await harness.sql<Row>(
+        `select id, record, convert_from(convert_to(document_bytes, 'LATIN1'), 'UTF8') as document from entity where id = $1`,
+        [entityId],
+      )
+    )[0]!;
   // The column set to a document's text, held as its bytes.
   const SET_DOCUMENT = `document_bytes = convert_from(convert_to($3::text, 'UTF8'), 'LATIN1')`;
   const body = async (path: string) => {
@@ -57,7 +62,9 @@ describe('the stored v2 document of a record', () => {
 
   it('is written with each created record, equal to the document built from it, and is what GET sends', async () => {
     // Compressed with lz4 (this server has it).
-    expect(await harness.sql(`select attcompression from pg_attribute where attrelid = 'entity'::regclass and attname = 'document_bytes'`)).toEqual([{ attcompression: 'l' }]);
+    expect(
+      await harness.sql(`select attcompression from pg_attribute where attrelid = 'entity'::regclass and attname = 'document_bytes'`),
+    ).toEqual([{ attcompression: 'l' }]);
     for (const entity of [a, b, c]) {
       const { record, document } = await row(entity.entityId);
       expect(document).not.toBeNull();
@@ -77,9 +84,23 @@ describe('the stored v2 document of a record', () => {
     const applied = await applyBatch(
       harness,
       batchXml([
-        update('ua', a.entityId, a.rev, [{ op: 'newPart', part: { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka <1820>' }] } }]),
+        update('ua', a.entityId, a.rev, [
+          {
+            op: 'newPart',
+            part: {
+              partUuid: randomUUID(),
+              type: 'PT_BODY',
+              items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka <1820>' }],
+            },
+          },
+        ]),
         update('ub', b.entityId, b.rev, [{ op: 'setEntityType', entityType: `DOCUMENT-${randomUUID()}` }]),
-        update('uc', c.entityId, c.rev, [{ op: 'addParticipant', participant: { role: 'APPROVER', lastChange: '2026-11-25T03:00:00Z', user: { id: 'u-9', name: 'Jana Revizorová' } } }]),
+        update('uc', c.entityId, c.rev, [
+          {
+            op: 'addParticipant',
+            participant: { role: 'APPROVER', lastChange: '2026-11-25T03:00:00Z', user: { id: 'u-9', name: 'Jana Revizorová' } },
+          },
+        ]),
       ]),
     );
     for (const [entity, localId] of [
@@ -142,7 +163,10 @@ describe('the stored v2 document of a record', () => {
       expect(got.body).toBe(serializeEntity(record, 'v2'));
       expect(got.etag).toBe(`"${record.revision.rev}.${record.revision.metadataRev}"`);
     } finally {
-      await harness.sql(`update entity set document_bytes = convert_from(convert_to($2::text, 'UTF8'), 'LATIN1') where id = $1`, [b.entityId, document]);
+      await harness.sql(`update entity set document_bytes = convert_from(convert_to($2::text, 'UTF8'), 'LATIN1') where id = $1`, [
+        b.entityId,
+        document,
+      ]);
     }
   });
 
@@ -157,7 +181,10 @@ describe('the stored v2 document of a record', () => {
     try {
       const documents = await Promise.all([a, b].map((entity) => findCurrentDocument(harness.db.records, { entityId: entity.entityId })));
       expect(statements).toEqual(['current-documents-by-ids']);
-      expect(documents.map((form) => Buffer.from(form!.documentBytes!, 'latin1').toString('utf8'))).toEqual([(await row(a.entityId)).document, (await row(b.entityId)).document]);
+      expect(documents.map((form) => Buffer.from(form!.documentBytes!, 'latin1').toString('utf8'))).toEqual([
+        (await row(a.entityId)).document,
+        (await row(b.entityId)).document,
+      ]);
       statements.length = 0;
       const [document, record, missing] = await Promise.all([
         findCurrentDocument(harness.db.records, { entityId: a.entityId }),

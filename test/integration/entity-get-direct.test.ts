@@ -35,7 +35,8 @@ function get(baseUrl: string, path: string, headers: Record<string, string>): Pr
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => {
         const pairs: string[][] = [];
-        for (let index = 0; index < response.rawHeaders.length; index += 2) pairs.push([response.rawHeaders[index]!, response.rawHeaders[index + 1]!]);
+        for (let index = 0; index < response.rawHeaders.length; index += 2)
+          pairs.push([response.rawHeaders[index]!, response.rawHeaders[index + 1]!]);
         resolve({ status: response.statusCode!, headers: pairs.filter(([name]) => name!.toLowerCase() !== 'date'), body });
       });
     });
@@ -52,7 +53,10 @@ describe('GET of a current record without Koa', () => {
 
   beforeAll(async () => {
     harness = await startHarness();
-    const applied = await applyBatch(harness, batchXml([create('e1', 'Božena Němcová & <Praha>', { entityType: `DIRECT-${randomUUID()}` })]));
+    const applied = await applyBatch(
+      harness,
+      batchXml([create('e1', 'Božena Němcová & <Praha>', { entityType: `DIRECT-${randomUUID()}` })]),
+    );
     entity = applied.revisions.get('e1')!;
     const { config, db, temporal } = harness;
     const app = buildApp({ config, db, temporal, log: createLogger('silent', 'test'), tokens: loadTokens(config, () => undefined) });
@@ -90,8 +94,14 @@ describe('GET of a current record without Koa', () => {
     }
     // Signed: each request signs its own path and query.
     const path = `/api/v2/entities/${entity.entityId}`;
-    const direct = await get(harness.baseUrl, path, { ...elzaHeaders(TEST_KEYS.read, { host: host.split(':')[0]!, method: 'GET', pathAndQuery: path }), 'x-request-id': 'signed' });
-    const throughKoa = await get(harness.baseUrl, `${path}/`, { ...elzaHeaders(TEST_KEYS.read, { host: host.split(':')[0]!, method: 'GET', pathAndQuery: `${path}/` }), 'x-request-id': 'signed' });
+    const direct = await get(harness.baseUrl, path, {
+      ...elzaHeaders(TEST_KEYS.read, { host: host.split(':')[0]!, method: 'GET', pathAndQuery: path }),
+      'x-request-id': 'signed',
+    });
+    const throughKoa = await get(harness.baseUrl, `${path}/`, {
+      ...elzaHeaders(TEST_KEYS.read, { host: host.split(':')[0]!, method: 'GET', pathAndQuery: `${path}/` }),
+      'x-request-id': 'signed',
+    });
     expect(direct.status).toBe(200);
     expect(direct).toEqual(throughKoa);
     // A request id the client did not send, or sent unusable, is made up, as Koa makes it up.
@@ -120,7 +130,14 @@ describe('GET of a current record without Koa', () => {
         [path, bearer, 200, 'HEAD'],
         [path, {}, 401],
         [path, { authorization: 'Bearer not-a-token' }, 401],
-        [path, elzaHeaders({ ...TEST_KEYS.read, secret: 'not-its-secret-not-its-secret-not-its' }, { host: '127.0.0.1', method: 'GET', pathAndQuery: path }), 401],
+        [
+          path,
+          elzaHeaders(
+            { ...TEST_KEYS.read, secret: 'not-its-secret-not-its-secret-not-its' },
+            { host: '127.0.0.1', method: 'GET', pathAndQuery: path },
+          ),
+          401,
+        ],
         ['/api/v2/entities/2147483000', bearer, 404],
         ['/api/v2/entities/not-a-ref', bearer, 404],
         [`${path}/`, bearer, 200],
@@ -144,7 +161,10 @@ describe('GET of a current record without Koa', () => {
 
   it("holds a key to its address allow-list and the failures to the throttle, as Koa's authentication does", async () => {
     const { config, db, temporal } = harness;
-    const keys = { inside: { keyId: 'direct-inside', secret: 'direct-inside-secret-0123456789abcdef' }, outside: { keyId: 'direct-outside', secret: 'direct-outside-secret-0123456789abcde' } };
+    const keys = {
+      inside: { keyId: 'direct-inside', secret: 'direct-inside-secret-0123456789abcdef' },
+      outside: { keyId: 'direct-outside', secret: 'direct-outside-secret-0123456789abcde' },
+    };
     const limited = loadConfig({
       ...process.env,
       DATABASE_URL: config.DATABASE_URL,
@@ -158,14 +178,21 @@ describe('GET of a current record without Koa', () => {
       TRUSTED_PROXIES: '127.0.0.1/32,::1',
     });
     const attacker = { 'x-forwarded-for': `10.77.${randomInt(256)}.${randomInt(1, 255)}` };
-    const app = buildApp({ config: limited, db, temporal, log: createLogger('silent', 'test'), tokens: loadTokens(limited, () => undefined) });
+    const app = buildApp({
+      config: limited,
+      db,
+      temporal,
+      log: createLogger('silent', 'test'),
+      tokens: loadTokens(limited, () => undefined),
+    });
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const createContext = vi.spyOn(app, 'createContext');
     try {
       const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const path = `/api/v2/entities/${entity.entityId}`;
-      const signed = (key: { keyId: string; secret: string }, pathAndQuery = path) => elzaHeaders(key, { host: '127.0.0.1', method: 'GET', pathAndQuery });
+      const signed = (key: { keyId: string; secret: string }, pathAndQuery = path) =>
+        elzaHeaders(key, { host: '127.0.0.1', method: 'GET', pathAndQuery });
       // Inside its list the key is answered directly; outside it, the same 401 as through Koa.
       expect((await get(baseUrl, path, signed(keys.inside))).status).toBe(200);
       expect(createContext).not.toHaveBeenCalled();
@@ -173,7 +200,10 @@ describe('GET of a current record without Koa', () => {
       const refusedByKoa = await get(baseUrl, `${path}/`, { ...signed(keys.outside, `${path}/`), ...attacker, 'x-request-id': 'outside' });
       expect(refused.status).toBe(401);
       // The same refusal but for the path each signed (the detail names the canonical string).
-      const reasonOf = (answer: Answer) => (({ code, status, properties: { reason } }) => ({ code, status, reason }))(JSON.parse(answer.body) as { code: string; status: number; properties: { reason: string } });
+      const reasonOf = (answer: Answer) =>
+        (({ code, status, properties: { reason } }) => ({ code, status, reason }))(
+          JSON.parse(answer.body) as { code: string; status: number; properties: { reason: string } },
+        );
       expect(reasonOf(refused)).toEqual({ code: 'Unauthorized', status: 401, reason: 'SignatureMismatch' });
       expect(reasonOf(refusedByKoa)).toEqual(reasonOf(refused));
       // Failures past the limit are throttled (429) on the direct path's URL as on Koa's; valid credentials never are.
@@ -193,17 +223,38 @@ describe('GET of a current record without Koa', () => {
   it("counts its requests in the duration metric under the route's pattern, as Koa does", async () => {
     const counted = async () => {
       const text = await (await fetch(`${own.baseUrl}/metrics`)).text();
-      const line = text.split('\n').find((candidate) => candidate.startsWith('http_request_duration_seconds_count{route="/api/v2/entities/:entityId",method="GET",status="200"}'));
+      const line = text
+        .split('\n')
+        .find((candidate) =>
+          candidate.startsWith('http_request_duration_seconds_count{route="/api/v2/entities/:entityId",method="GET",status="200"}'),
+        );
       return Number(line?.split(' ')[1] ?? 0);
     };
     const before = await counted();
-    for (let index = 0; index < 3; index += 1) expect((await get(own.baseUrl, `/api/v2/entities/${entity.entityId}`, bearer)).status).toBe(200);
+    for (let index = 0; index < 3; index += 1)
+      expect((await get(own.baseUrl, `/api/v2/entities/${entity.entityId}`, bearer)).status).toBe(200);
     expect((await get(own.baseUrl, `/api/v2/entities/${entity.entityId}/`, bearer)).status).toBe(200);
     await eventually(async () => expect(await counted()).toBe(before + 4), 5000);
   });
 
   it('reads an entity reference as entityIdSchema does', () => {
-    for (const value of ['1', '42', '9999999999999999', '0', '01', '-1', '1.5', '', 'abc', randomUUID(), randomUUID().toUpperCase(), `${randomUUID()}x`, 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', 5, undefined]) {
+    for (const value of [
+      '1',
+      '42',
+      '9999999999999999',
+      '0',
+      '01',
+      '-1',
+      '1.5',
+      '',
+      'abc',
+      randomUUID(),
+      randomUUID().toUpperCase(),
+      `${randomUUID()}x`,
+      'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz',
+      5,
+      undefined,
+    ]) {
       const parsed = entityIdSchema.safeParse(value);
       expect(parseEntityRef(value), String(value)).toEqual(parsed.success ? parsed.data : undefined);
     }

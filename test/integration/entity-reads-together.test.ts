@@ -43,7 +43,8 @@ describe('GETs of records that arrive together', () => {
 
   it('answers each of many concurrent GETs (found and missing, by number and UUID, v2 and v1, 304) as it answers it alone', async () => {
     const etags = new Map<number, string>();
-    for (const entity of entities) etags.set(entity.entityId, (await harness.api(`/api/v2/entities/${entity.entityId}`)).headers.get('etag')!);
+    for (const entity of entities)
+      etags.set(entity.entityId, (await harness.api(`/api/v2/entities/${entity.entityId}`)).headers.get('etag')!);
     const reads: Read[] = [];
     for (const entity of entities) {
       reads.push(
@@ -94,10 +95,20 @@ describe('GETs of records that arrive together', () => {
     }) as typeof pool.query;
     pool.query = counting;
     try {
-      const refs = [...entities.map((entity) => ({ entityId: entity.entityId })), ...entities.map((entity) => ({ entityUuid: entity.entityUuid })), { entityId: 2147483002 }, { entityUuid: randomUUID() }];
+      const refs = [
+        ...entities.map((entity) => ({ entityId: entity.entityId })),
+        ...entities.map((entity) => ({ entityUuid: entity.entityUuid })),
+        { entityId: 2147483002 },
+        { entityUuid: randomUUID() },
+      ];
       const records = await Promise.all(refs.map((ref) => findCurrentRecord(harness.db.records, ref)));
       expect(statements).toEqual(['current-records-by-both']);
-      expect(records.map((record) => record?.entityId)).toEqual([...entities.map((entity) => entity.entityId), ...entities.map((entity) => entity.entityId), undefined, undefined]);
+      expect(records.map((record) => record?.entityId)).toEqual([
+        ...entities.map((entity) => entity.entityId),
+        ...entities.map((entity) => entity.entityId),
+        undefined,
+        undefined,
+      ]);
     } finally {
       pool.query = query as typeof pool.query;
     }

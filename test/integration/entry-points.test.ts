@@ -26,7 +26,8 @@ describe('the api and worker entry points as processes', () => {
   });
 
   const start = (entry: EntryPoint, env: NodeJS.ProcessEnv) => processes.start(entry, env);
-  const healthy = async (env: NodeJS.ProcessEnv, watched: ChildProcess[]): Promise<Harness> => processes.healthyApi(env, watched, await database());
+  const healthy = async (env: NodeJS.ProcessEnv, watched: ChildProcess[]): Promise<Harness> =>
+    processes.healthyApi(env, watched, await database());
 
   it('start, apply a batch, and stop cleanly on SIGTERM', async () => {
     const env = await entryEnv();
@@ -51,7 +52,10 @@ describe('the api and worker entry points as processes', () => {
     const remote = await healthy(env, [api, bulk, interactive]);
     const entityType = `LANES-${randomUUID()}`;
     const small = await applyBatch(remote, batchXml([create('a', 'Božena Němcová', { entityType })]));
-    const large = await applyBatch(remote, batchXml([create('a', 'Jan Neruda', { entityType }), create('b', 'Vítězslav Hálek', { entityType })]));
+    const large = await applyBatch(
+      remote,
+      batchXml([create('a', 'Jan Neruda', { entityType }), create('b', 'Vítězslav Hálek', { entityType })]),
+    );
 
     const connection = await Connection.connect({ address: inject('temporalAddress') });
     try {
@@ -59,7 +63,9 @@ describe('the api and worker entry points as processes', () => {
       // A worker's identity is `<pid>@<host>`: the process that started each activity.
       const startedBy = async (batchId: string) => {
         const history = await client.workflow.getHandle(batchId).fetchHistory();
-        return (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [Number(event.activityTaskStartedEventAttributes.identity?.split('@')[0])] : []));
+        return (history.events ?? []).flatMap((event) =>
+          event.activityTaskStartedEventAttributes ? [Number(event.activityTaskStartedEventAttributes.identity?.split('@')[0])] : [],
+        );
       };
       expect(await startedBy(small.batchId)).toEqual([interactive.pid]);
       expect(await startedBy(large.batchId)).toEqual([bulk.pid]);
@@ -69,7 +75,10 @@ describe('the api and worker entry points as processes', () => {
 
     const exits = [api, bulk, interactive].map((child) => once(child, 'exit'));
     for (const child of [api, bulk, interactive]) child.kill('SIGTERM');
-    expect((await Promise.all(exits)).map(([code]) => code), output.join('')).toEqual([0, 0, 0]);
+    expect(
+      (await Promise.all(exits)).map(([code]) => code),
+      output.join(''),
+    ).toEqual([0, 0, 0]);
   });
 
   it("exposes the Temporal SDK's runtime metrics beside the worker's own on WORKER_METRICS_PORT", async () => {
@@ -83,7 +92,8 @@ describe('the api and worker entry points as processes', () => {
       return body.includes('temporal_worker_task_slots_available') && body.includes('temporal_num_pollers') ? body : undefined;
     }, 60_000);
     expect(text).toContain('process_cpu_user_seconds_total');
-    for (const series of ['temporal_worker_task_slots_available', 'temporal_num_pollers', 'temporal_request']) expect(text).toContain(series);
+    for (const series of ['temporal_worker_task_slots_available', 'temporal_num_pollers', 'temporal_request'])
+      expect(text).toContain(series);
     const exit = once(worker, 'exit');
     worker.kill('SIGTERM');
     expect((await exit)[0], output.join('')).toBe(0);
@@ -111,6 +121,9 @@ describe('the api and worker entry points as processes', () => {
     const exits = [api, worker].map((child) => once(child, 'exit'));
     api.kill('SIGTERM');
     worker.kill('SIGTERM');
-    expect((await Promise.all(exits)).map(([code]) => code), output.join('')).toEqual([0, 0]);
+    expect(
+      (await Promise.all(exits)).map(([code]) => code),
+      output.join(''),
+    ).toEqual([0, 0]);
   });
 });

@@ -26,7 +26,8 @@ async function* chunksOf(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
 
 async function texts(pages: AsyncIterable<RecordTexts>): Promise<string[]> {
   const out: string[] = [];
-  for await (const page of pages) for (let i = 0; i < page.starts.length; i++) out.push(page.bytes.toString('utf8', page.starts[i], page.ends[i]));
+  for await (const page of pages)
+    for (let i = 0; i < page.starts.length; i++) out.push(page.bytes.toString('utf8', page.starts[i], page.ends[i]));
   return out;
 }
 
@@ -35,7 +36,8 @@ describe('the rows of a binary COPY', () => {
   const data = binaryCopy(rows, Buffer.from('ext'));
 
   it('come out whole and in order, whatever the size of the chunks', async () => {
-    for (let size = 1; size <= data.length; size++) expect(await texts(binaryCopyTexts(chunksOf(data, size))), `chunks of ${size}`).toEqual(rows);
+    for (let size = 1; size <= data.length; size++)
+      expect(await texts(binaryCopyTexts(chunksOf(data, size))), `chunks of ${size}`).toEqual(rows);
   });
 
   it('fail when the data ends inside a row or without its trailer, or is not binary COPY', async () => {

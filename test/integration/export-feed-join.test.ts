@@ -33,7 +33,11 @@ describe('a snapshot joined to the feed', () => {
   });
 
   async function startExport(kind: 'snapshots' | 'revisions', query = ''): Promise<string> {
-    const response = await harness.api(`/api/v2/export/${kind}${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
+    const response = await harness.api(`/api/v2/export/${kind}${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[]',
+    });
     const text = await response.text();
     expect(response.status, text).toBe(200);
     return text;
@@ -69,7 +73,9 @@ describe('a snapshot joined to the feed', () => {
     const during = await applyBatch(
       harness,
       batchXml([
-        ...[0, 4].map((n) => update(`u${n}`, revisions[n]!.entityId, revisions[n]!.rev, [{ op: 'newPart', part: namePart(`Jiné jméno ${n}`) }])),
+        ...[0, 4].map((n) =>
+          update(`u${n}`, revisions[n]!.entityId, revisions[n]!.rev, [{ op: 'newPart', part: namePart(`Jiné jméno ${n}`) }]),
+        ),
         ...Array.from({ length: 2 }, (_, n) => create(`d${n}`, `Během ${n}`, { entityType })),
       ]),
     );
@@ -87,7 +93,9 @@ describe('a snapshot joined to the feed', () => {
     // The consumer follows the feed from where the snapshot ends.
     const follow = await (await harness.api(`/api/v2/updates/from/${detail.upToTransId}`)).text();
     const changes = listedPointers(follow);
-    expect(changes.map((change) => change.entityId).sort((a, b) => a - b)).toEqual([...during.revisions.values()].map((revision) => revision.entityId).sort((a, b) => a - b));
+    expect(changes.map((change) => change.entityId).sort((a, b) => a - b)).toEqual(
+      [...during.revisions.values()].map((revision) => revision.entityId).sort((a, b) => a - b),
+    );
     for (const change of changes) {
       // Nothing applied twice: the feed brings only revisions the snapshot does not hold.
       expect(loaded.get(change.entityId)).not.toBe(change.rev);

@@ -85,7 +85,11 @@ function sha256(bytes: Buffer): string {
 }
 
 /** A raw GET, so that a gzip answer arrives as sent (fetch would decode it). */
-function rawGet(harness: Harness, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  harness: Harness,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(`${harness.baseUrl}${path}`, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -120,7 +124,12 @@ describe('v2 exports', () => {
     const a = entity('a');
     const c = entity('c');
     second = await submitBatch(harness, [
-      update('ua', a.entityId, a.rev, [{ op: 'newPart', part: { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatel' }] } }]),
+      update('ua', a.entityId, a.rev, [
+        {
+          op: 'newPart',
+          part: { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatel' }] },
+        },
+      ]),
       update('uc', c.entityId, c.rev, [{ op: 'setEntityType', entityType: `${type}-2` }]),
     ]);
     third = await submitBatch(harness, [create('f', 'Leoš Janáček', { entityType: type })]);
@@ -134,11 +143,26 @@ describe('v2 exports', () => {
     const b = entity('b');
     const d = entity('d');
     const unknownUuid = randomUUID().toUpperCase();
-    const id = await api.start('snapshots', [a.entityId, b.entityUuid.toUpperCase(), String(d.entityId), 999_999_999, unknownUuid, a.entityUuid]);
+    const id = await api.start('snapshots', [
+      a.entityId,
+      b.entityUuid.toUpperCase(),
+      String(d.entityId),
+      999_999_999,
+      unknownUuid,
+      a.entityUuid,
+    ]);
 
     const seen: string[] = [];
     const status = await api.finished(id, seen);
-    expect(status).toMatchObject({ id, kind: 'snapshot', status: 'COMPLETED', entitiesWritten: 3, missing: ['999999999', unknownUuid], error: null, fromTransId: null });
+    expect(status).toMatchObject({
+      id,
+      kind: 'snapshot',
+      status: 'COMPLETED',
+      entitiesWritten: 3,
+      missing: ['999999999', unknownUuid],
+      error: null,
+      fromTransId: null,
+    });
     expect(seen.every((state) => ['ACCEPTED', 'RUNNING', 'COMPLETED'].includes(state))).toBe(true);
     expect(status.createdAt).toMatch(ISO);
     expect(status.finishedAt).toMatch(ISO);
@@ -157,14 +181,19 @@ describe('v2 exports', () => {
     expect(ids).toEqual([a.entityId, b.entityId, d.entityId]);
     expect(xml).toContain('Karel Čapek');
     // The file holds each stored record exactly as the reference writer writes it (the export reads and writes bytes).
-    const stored = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [[a.entityId, b.entityId, d.entityId]]);
+    const stored = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [
+      [a.entityId, b.entityId, d.entityId],
+    ]);
     expect(xml).toContain(stored.map(({ record }) => serializeEntityElement(record, 'v2')).join(''));
     expect(readFileSync(join(harness.config.exportDir, `${id}.xml`)).equals(file)).toBe(true);
   });
 
   it('writes each record as the reference writer does, whether its element is cut from the stored document or written from the record', async () => {
     const [a, b, d] = [entity('a'), entity('b'), entity('d')];
-    const stored = await harness.sql<{ id: string; document_bytes: string }>('select id, document_bytes from entity where id = any($1::bigint[]) order by id', [[b.entityId, d.entityId]]);
+    const stored = await harness.sql<{ id: string; document_bytes: string }>(
+      'select id, document_bytes from entity where id = any($1::bigint[]) order by id',
+      [[b.entityId, d.entityId]],
+    );
     try {
       // b without a stored document, d with one this writer did not write: both from their records.
       await harness.sql('update entity set document_bytes = null where id = $1', [b.entityId]);
@@ -173,7 +202,9 @@ describe('v2 exports', () => {
       expect(await api.finished(id)).toMatchObject({ status: 'COMPLETED', entitiesWritten: 3 });
       const file = await api.file(id);
       await validateDocument(file, 'v2');
-      const records = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [[a.entityId, b.entityId, d.entityId]]);
+      const records = await harness.sql<{ record: EntityRecord }>('select record from entity where id = any($1::bigint[]) order by id', [
+        [a.entityId, b.entityId, d.entityId],
+      ]);
       expect(file.toString('utf8')).toContain(records.map(({ record }) => serializeEntityElement(record, 'v2')).join(''));
     } finally {
       for (const row of stored) await harness.sql('update entity set document_bytes = $2 where id = $1', [row.id, row.document_bytes]);
@@ -198,10 +229,20 @@ describe('v2 exports', () => {
     const c = entity('c');
     const e = entity('e');
     const f = third.entities.get('f')!;
-    const id = await api.start('revisions', [f.entityUuid, c.entityId, a.entityId, e.entityId, 123_456_789], `?fromTransId=${first.transaction}`);
+    const id = await api.start(
+      'revisions',
+      [f.entityUuid, c.entityId, a.entityId, e.entityId, 123_456_789],
+      `?fromTransId=${first.transaction}`,
+    );
     const status = await api.finished(id);
     // e has no revision after the first batch: it exists, so it is not missing, and contributes nothing.
-    expect(status).toMatchObject({ kind: 'revisions', status: 'COMPLETED', fromTransId: first.transaction, entitiesWritten: 3, missing: ['123456789'] });
+    expect(status).toMatchObject({
+      kind: 'revisions',
+      status: 'COMPLETED',
+      fromTransId: first.transaction,
+      entitiesWritten: 3,
+      missing: ['123456789'],
+    });
 
     const file = await api.file(id);
     await validateDocument(file, 'v2');
@@ -213,12 +254,18 @@ describe('v2 exports', () => {
     expect(xml).toContain('spisovatel');
     expect(xml).toContain(`${type}-2`);
     // The revision UUIDs are those of the stored revisions.
-    const stored = await harness.sql<{ uuid: string }>('select uuid from revision where entity_id = $1 and seq > (select seq from transaction where uuid = $2)', [a.entityId, first.transaction]);
+    const stored = await harness.sql<{ uuid: string }>(
+      'select uuid from revision where entity_id = $1 and seq > (select seq from transaction where uuid = $2)',
+      [a.entityId, first.transaction],
+    );
     expect(xml).toContain(`revisionUuid="${stored[0]!.uuid}"`);
   });
 
   it('exports every revision after a transaction for an empty list', async () => {
-    const [{ n }] = (await harness.sql<{ n: string }>('select count(*) as n from revision where seq > (select seq from transaction where uuid = $1)', [second.transaction])) as [{ n: string }];
+    const [{ n }] = (await harness.sql<{ n: string }>(
+      'select count(*) as n from revision where seq > (select seq from transaction where uuid = $1)',
+      [second.transaction],
+    )) as [{ n: string }];
     const id = await api.start('revisions', [], `?fromTransId=${second.transaction}`);
     const status = await api.finished(id);
     expect(status).toMatchObject({ status: 'COMPLETED', entitiesWritten: Number(n), missing: [] });
@@ -243,7 +290,10 @@ describe('v2 exports', () => {
     expect(plain.headers.get('digest')).toBe(`sha-256=${createHash('sha256').update(bytes).digest('base64')}`);
     expect(status.sha256).toBe(sha256(bytes));
 
-    const gzipped = await rawGet(harness, `/api/v2/export/download/${id}`, { authorization: `Bearer ${TEST_TOKENS.export}`, 'accept-encoding': 'gzip, deflate' });
+    const gzipped = await rawGet(harness, `/api/v2/export/download/${id}`, {
+      authorization: `Bearer ${TEST_TOKENS.export}`,
+      'accept-encoding': 'gzip, deflate',
+    });
     expect(gzipped.status).toBe(200);
     expect(gzipped.headers['content-encoding']).toBe('gzip');
     expect(gzipped.headers['content-length']).toBeUndefined();
@@ -276,10 +326,20 @@ describe('v2 exports', () => {
       expect(response.status, body).toBe(400);
       expect(await response.json()).toMatchObject({ code: 'BadRequest' });
     }
-    const tooMany = await api.post('snapshots', Array.from({ length: 11 }, (_, index) => index + 1));
+    const tooMany = await api.post(
+      'snapshots',
+      Array.from({ length: 11 }, (_, index) => index + 1),
+    );
     expect(tooMany.status).toBe(400);
     expect(((await tooMany.json()) as { detail: string }).detail).toContain('at most 10');
-    expect((await api.post('snapshots', Array.from({ length: 10 }, (_, index) => index + 1))).status).toBe(200);
+    expect(
+      (
+        await api.post(
+          'snapshots',
+          Array.from({ length: 10 }, (_, index) => index + 1),
+        )
+      ).status,
+    ).toBe(200);
 
     const wrongType = await api.post('snapshots', '[1]', { type: 'text/plain' });
     expect(wrongType.status).toBe(415);
@@ -318,7 +378,14 @@ describe('v2 exports', () => {
     try {
       const idleApi = exportApi(idle);
       const id = await idleApi.start('snapshots', []);
-      expect(await idleApi.status(id)).toMatchObject({ status: 'ACCEPTED', entitiesWritten: 0, bytes: 0, finishedAt: null, expiresAt: null, sha256: null });
+      expect(await idleApi.status(id)).toMatchObject({
+        status: 'ACCEPTED',
+        entitiesWritten: 0,
+        bytes: 0,
+        finishedAt: null,
+        expiresAt: null,
+        sha256: null,
+      });
       const response = await idleApi.download(id);
       expect(response.status).toBe(409);
       expect(await response.json()).toMatchObject({ code: 'ExportNotReady' });
@@ -409,7 +476,11 @@ describe('v2 exports', () => {
       const status = await shortApi.finished(id);
       expect(Date.parse(status.expiresAt!) - Date.parse(status.finishedAt!)).toBe(1800);
       // The export's workflow closed with the file ready; it does not wait for the expiry.
-      expect(await shortLived.temporal.workflow.getHandle(id).result()).toMatchObject({ exportId: id, status: 'COMPLETED', entitiesWritten: 1 });
+      expect(await shortLived.temporal.workflow.getHandle(id).result()).toMatchObject({
+        exportId: id,
+        status: 'COMPLETED',
+        entitiesWritten: 1,
+      });
       const path = join(shortLived.config.exportDir, `${id}.xml`);
       expect(existsSync(path)).toBe(true);
 

@@ -90,7 +90,10 @@ describe('the real client syncing from the v1 change feed', () => {
   }
 
   it('walks from genesis in pages of 1000, resumes days later at its saved page while batches commit, follows on, and re-walks after a 404', async () => {
-    const loaded = await applyBatch(harness, batchXml(Array.from({ length: 2500 }, (_, n) => create(`r${n}`, `Synchronizovaný ${n}`, { entityType }))));
+    const loaded = await applyBatch(
+      harness,
+      batchXml(Array.from({ length: 2500 }, (_, n) => create(`r${n}`, `Synchronizovaný ${n}`, { entityType }))),
+    );
     const state: SavedState = { mark: GENESIS_TRANSACTION_ID };
 
     // The first walk: two pages, then the client is stopped.
@@ -104,7 +107,9 @@ describe('the real client syncing from the v1 change feed', () => {
     const changed = await applyBatch(
       harness,
       batchXml([
-        ...[0, 1, 1500].map((n) => update(`u${n}`, revisions[n]!.entityId, revisions[n]!.rev, [{ op: 'newPart', part: namePart(`Nové jméno ${n}`) }])),
+        ...[0, 1, 1500].map((n) =>
+          update(`u${n}`, revisions[n]!.entityId, revisions[n]!.rev, [{ op: 'newPart', part: namePart(`Nové jméno ${n}`) }]),
+        ),
         ...Array.from({ length: 10 }, (_, n) => create(`n${n}`, `Nový ${n}`, { entityType })),
       ]),
     );
@@ -118,7 +123,10 @@ describe('the real client syncing from the v1 change feed', () => {
     // The next sync lists what committed since, directly (few enough).
     const follow = await run(state);
     expect(follow).toHaveLength(1);
-    expectEachOnce(follow, [...changed.revisions.values()].map((revision) => revision.entityId));
+    expectEachOnce(
+      follow,
+      [...changed.revisions.values()].map((revision) => revision.entityId),
+    );
     expect(state.mark).toBe(changed.transaction);
 
     // A mark the registry does not know (a restored database): back to genesis, the whole walk again.

@@ -18,14 +18,18 @@ describe('feed pages from kept range layouts', () => {
   const entityType = `FEED-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
-    harness = await startHarness({ env: { FEED_RANGE_ANCHOR_EVERY: '3', UPDATES_FROM_MAX: '4' }, afterWriteStep: (batchId) => gate.pass(batchId) });
+    harness = await startHarness({
+      env: { FEED_RANGE_ANCHOR_EVERY: '3', UPDATES_FROM_MAX: '4' },
+      afterWriteStep: (batchId) => gate.pass(batchId),
+    });
   });
 
   afterAll(async () => {
     await harness?.close();
   });
 
-  const creates = (prefix: string, count: number) => Array.from({ length: count }, (_, n) => create(`${prefix}${n}`, `${prefix} Záznam ${n}`, { entityType }));
+  const creates = (prefix: string, count: number) =>
+    Array.from({ length: count }, (_, n) => create(`${prefix}${n}`, `${prefix} Záznam ${n}`, { entityType }));
 
   async function servicePage(version: 'v1' | 'v2', from: string, to: string, page: number, pageSize: number): Promise<ReferencePointer[]> {
     const response = await harness.api(`/api/${version}/updates?fromTransId=${from}&toTransId=${to}&page=${page}&pageSize=${pageSize}`);
@@ -55,8 +59,14 @@ describe('feed pages from kept range layouts', () => {
     first = await applyBatch(harness, batchXml(creates('a', 11)));
     const ids = [...first.revisions.values()];
     // Updates of a few records, and new ones: the range after `first` is sparse among the ids.
-    await applyBatch(harness, batchXml([update('u1', ids[1]!.entityId, ids[1]!.rev, [{ op: 'newPart', part: namePart('Druhé jméno') }]), ...creates('b', 4)]));
-    last = await applyBatch(harness, batchXml([update('u2', ids[7]!.entityId, ids[7]!.rev, [{ op: 'newPart', part: namePart('Třetí jméno') }])]));
+    await applyBatch(
+      harness,
+      batchXml([update('u1', ids[1]!.entityId, ids[1]!.rev, [{ op: 'newPart', part: namePart('Druhé jméno') }]), ...creates('b', 4)]),
+    );
+    last = await applyBatch(
+      harness,
+      batchXml([update('u2', ids[7]!.entityId, ids[7]!.rev, [{ op: 'newPart', part: namePart('Třetí jméno') }])]),
+    );
 
     for (const pageSize of [1, 2, 3, 4, 7, 1000]) {
       expect(await expectPagesMatch(mark.transaction, last.transaction, pageSize)).toBe(15);
@@ -66,13 +76,19 @@ describe('feed pages from kept range layouts', () => {
     expect(await servicePage('v2', first.transaction, last.transaction, 99, 2)).toEqual([]);
     // v1 lists the same records in the same order.
     const v1 = await servicePage('v1', first.transaction, last.transaction, 2, 4);
-    expect(v1.map(({ entityId, rev }) => [entityId, rev])).toEqual((await referencePage(harness, first.transaction, last.transaction, 2, 4)).map(({ entityId, rev }) => [entityId, rev]));
+    expect(v1.map(({ entityId, rev }) => [entityId, rev])).toEqual(
+      (await referencePage(harness, first.transaction, last.transaction, 2, 4)).map(({ entityId, rev }) => [entityId, rev]),
+    );
   });
 
   it('keeps a range paged while a batch that began before its end was in flight exactly as it was, before and after that batch commits', async () => {
     const held = randomUUID();
     gate.hold(held);
-    const submitted = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml(creates('held', 3), { uuid: held }) });
+    const submitted = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml(creates('held', 3), { uuid: held }),
+    });
     expect(submitted.status).toBe(200);
     const release = await gate.reached(held);
     // Began after the held batch, committed before it: its seq is above the held one's, so the range's seqs enclose a transaction in flight.
@@ -88,7 +104,8 @@ describe('feed pages from kept range layouts', () => {
     }
     // Days later, the kept layouts gone: made afresh, the pages are the same.
     await harness.sql('delete from feed_range');
-    for (let page = 1; page <= 4; page += 1) expect(await servicePage('v2', first.transaction, after.transaction, page, 3)).toEqual(before[page - 1]);
+    for (let page = 1; page <= 4; page += 1)
+      expect(await servicePage('v2', first.transaction, after.transaction, page, 3)).toEqual(before[page - 1]);
     last = after;
   });
 
@@ -120,9 +137,17 @@ describe('feed pages from kept range layouts', () => {
     const to = elementText(summary, 'to');
     const ids = (await referencePage(harness, first.transaction, to, 1, 1000)).map((pointer) => pointer.entityId);
     // New records (ids above every anchor), and updates of records in the range and of one before it.
-    const oldRev = (await harness.sql<{ rev: string }>('select r.rev from revision r where r.entity_id = $1 order by r.seq desc limit 1', [ids[2]]))[0]!.rev;
-    const earlierRev = (await harness.sql<{ rev: string }>('select r.rev from revision r join entity e on e.id = r.entity_id where e.entity_type = $1 and e.id < $2 order by r.seq desc limit 1', [entityType, ids[0]]))[0]!.rev;
-    const earlierId = (await harness.sql<{ entity_id: string }>('select entity_id from revision where rev = $1', [earlierRev]))[0]!.entity_id;
+    const oldRev = (
+      await harness.sql<{ rev: string }>('select r.rev from revision r where r.entity_id = $1 order by r.seq desc limit 1', [ids[2]])
+    )[0]!.rev;
+    const earlierRev = (
+      await harness.sql<{ rev: string }>(
+        'select r.rev from revision r join entity e on e.id = r.entity_id where e.entity_type = $1 and e.id < $2 order by r.seq desc limit 1',
+        [entityType, ids[0]],
+      )
+    )[0]!.rev;
+    const earlierId = (await harness.sql<{ entity_id: string }>('select entity_id from revision where rev = $1', [earlierRev]))[0]!
+      .entity_id;
     await applyBatch(
       harness,
       batchXml([

@@ -44,7 +44,13 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
 
   it('while Temporal does not answer: health says so, a v2 batch is kept ACCEPTED for the sweep, a v1 batch is refused with nothing kept', async () => {
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
-    const app = buildApp({ config: harness.config, db: harness.db, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const app = buildApp({
+      config: harness.config,
+      db: harness.db,
+      temporal: unreachable,
+      log: createLogger('silent', 'test'),
+      tokens: 'disabled',
+    });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const url = (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
@@ -54,7 +60,11 @@ describe('foundation: API → Temporal → worker → PostgreSQL', () => {
       expect(await response.json()).toEqual({ status: 'degraded', database: 'up', temporal: 'down' });
 
       // v2: answered as usual; the row is the outbox the recovery sweep starts from.
-      const v2 = await fetch(url('/api/v2/batches'), { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml([create('a', 'Jan Žižka')]) });
+      const v2 = await fetch(url('/api/v2/batches'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/xml' },
+        body: batchXml([create('a', 'Jan Žižka')]),
+      });
       expect(v2.status).toBe(200);
       const batchId = (await v2.json()) as string;
       expect(await harness.sql('select status, error from batch where id = $1', [batchId])).toEqual([{ status: 'ACCEPTED', error: null }]);

@@ -32,9 +32,13 @@ async function sendAll(baseUrl: string, requests: readonly FuzzRequest[]): Promi
   const outcomes: Outcome[] = [];
   let next = 0;
   const send = (request: FuzzRequest) =>
-    exchange(baseUrl, request, REQUEST_TIMEOUT_MS).catch(
-      (error: Error): Exchange => ({ status: undefined, contentType: undefined, requestId: undefined, bodyStart: '', error: `not sent: ${error.message}` }),
-    );
+    exchange(baseUrl, request, REQUEST_TIMEOUT_MS).catch((error: Error): Exchange => ({
+      status: undefined,
+      contentType: undefined,
+      requestId: undefined,
+      bodyStart: '',
+      error: `not sent: ${error.message}`,
+    }));
   const lane = async () => {
     while (next < requests.length) {
       const request = requests[next++]!;
@@ -51,7 +55,8 @@ async function sendAll(baseUrl: string, requests: readonly FuzzRequest[]): Promi
  * URL, say): the app never sees the request, so it has no X-Request-Id and
  * no problem document.
  */
-const isParserRejection = (answer: Exchange) => answer.requestId === undefined && (answer.status === 400 || answer.status === 431) && answer.bodyStart === '';
+const isParserRejection = (answer: Exchange) =>
+  answer.requestId === undefined && (answer.status === 400 || answer.status === 431) && answer.bodyStart === '';
 
 /** What is wrong with one answer, if anything. */
 function problemWith({ request, answer }: Outcome): string | undefined {
@@ -61,12 +66,16 @@ function problemWith({ request, answer }: Outcome): string | undefined {
   if (isParserRejection(answer)) return undefined;
   if (answer.requestId === undefined) return `status ${status} without X-Request-Id`;
   const bodiless = request.method === 'HEAD' || status === 304 || status < 200;
-  if (status >= 400 && !bodiless && !answer.contentType?.startsWith('application/problem+json')) return `status ${status} as ${answer.contentType ?? 'no content type'}, not application/problem+json`;
+  if (status >= 400 && !bodiless && !answer.contentType?.startsWith('application/problem+json'))
+    return `status ${status} as ${answer.contentType ?? 'no content type'}, not application/problem+json`;
   return undefined;
 }
 
 function describeFailure({ request, answer }: Outcome, problem: string): string {
-  const body = request.body === undefined ? '' : ` (body ${request.body.length} B ${JSON.stringify(request.body.subarray(0, 120).toString('latin1'))})`;
+  const body =
+    request.body === undefined
+      ? ''
+      : ` (body ${request.body.length} B ${JSON.stringify(request.body.subarray(0, 120).toString('latin1'))})`;
   return `${request.method} ${request.path}${body} → ${problem}: ${answer.bodyStart}`;
 }
 
@@ -90,7 +99,15 @@ describe('fuzz: every documented route', () => {
     // too many changes for a test batch, too many ids for an export, too many updates for one answer,
     // too many submissions per token in a second (429).
     harness = await startHarness({
-      env: { V1_BATCH_WAIT_SECONDS: '0.15', BATCH_MAX_BYTES: '4096', TEST_BATCH_MAX_CHANGES: '2', EXPORT_MAX_IDS: '50', UPDATES_FROM_MAX: '3', SUBMISSION_RATE_LIMIT: '40', SUBMISSION_RATE_WINDOW_SECONDS: '1' },
+      env: {
+        V1_BATCH_WAIT_SECONDS: '0.15',
+        BATCH_MAX_BYTES: '4096',
+        TEST_BATCH_MAX_CHANGES: '2',
+        EXPORT_MAX_IDS: '50',
+        UPDATES_FROM_MAX: '3',
+        SUBMISSION_RATE_LIMIT: '40',
+        SUBMISSION_RATE_WINDOW_SECONDS: '1',
+      },
     });
   });
   afterAll(async () => {
@@ -106,7 +123,9 @@ describe('fuzz: every documented route', () => {
     const started = Date.now();
     const outcomes = await sendAll(harness.baseUrl, requests);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`fuzz: ${outcomes.length} requests (${requests.length} generated, twins sent at once) over ${routes.length} routes (seed ${SEED}) in ${seconds} s: ${histogram(outcomes)}`);
+    console.log(
+      `fuzz: ${outcomes.length} requests (${requests.length} generated, twins sent at once) over ${routes.length} routes (seed ${SEED}) in ${seconds} s: ${histogram(outcomes)}`,
+    );
 
     const failures = outcomes.flatMap((outcome) => {
       const problem = problemWith(outcome);
@@ -114,7 +133,9 @@ describe('fuzz: every documented route', () => {
     });
     if (failures.length > 0) {
       const listed = failures.slice(0, 40).join('\n');
-      throw new Error(`fuzz (seed ${SEED}, FUZZ_SEED=${SEED} to replay): ${failures.length} of ${outcomes.length} answers failed:\n${listed}${failures.length > 40 ? `\n… and ${failures.length - 40} more` : ''}`);
+      throw new Error(
+        `fuzz (seed ${SEED}, FUZZ_SEED=${SEED} to replay): ${failures.length} of ${outcomes.length} answers failed:\n${listed}${failures.length > 40 ? `\n… and ${failures.length - 40} more` : ''}`,
+      );
     }
   });
 
@@ -136,7 +157,11 @@ async function existingIdentifiers(harness: Harness): Promise<string[]> {
     const applied = await applyBatch(harness, batchXml([create('a', name, { entityType: `FUZZ-${randomUUID()}` })], { uuid: batchId }));
     const { entityId, entityUuid, rev } = applied.revisions.get('a')!;
     known.push(batchId, String(entityId), entityUuid, rev, applied.transaction);
-    const exported = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([entityId]) });
+    const exported = await harness.api('/api/v2/export/snapshots', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([entityId]),
+    });
     if (exported.ok) known.push(await exported.text());
   }
   return known;

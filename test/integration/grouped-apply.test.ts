@@ -22,7 +22,15 @@ function note(value: string): Item {
 }
 
 function request(overrides: Partial<ApplyRequest> = {}): ApplyRequest {
-  return { batchId: randomUUID(), bodySha256: randomUUID(), principal: 'test', force: false, forceKeySecret: 'grouped-apply-secret-000', commit: true, ...overrides };
+  return {
+    batchId: randomUUID(),
+    bodySha256: randomUUID(),
+    principal: 'test',
+    force: false,
+    forceKeySecret: 'grouped-apply-secret-000',
+    commit: true,
+    ...overrides,
+  };
 }
 
 describe('apply in groups', () => {
@@ -57,8 +65,12 @@ describe('apply in groups', () => {
       await client.query('begin');
       const batch = request({ groupSize, ...overrides });
       await store(client, batch);
-      const result = await (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
-      const { rows } = await client.query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [entityType]);
+      const result = await (
+        await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)
+      ).result();
+      const { rows } = await client.query<{ record: EntityRecord }>('select record from entity where entity_type = $1 order by id', [
+        entityType,
+      ]);
       const transactions = await client.query('select 1 from transaction where batch_id = $1', [batch.batchId]);
       return { result, records: rows.map((row) => row.record), transactions: transactions.rowCount };
     } finally {
@@ -71,7 +83,11 @@ describe('apply in groups', () => {
     const result = await inTransaction(pool, async (client) => {
       const batch = request();
       await store(client, batch);
-      return applyBatchCommands(harness.db.revisions.within(client), [{ kind: 'create', localId: 'stored', entityType, parts: [namePart(name)] }], { ...batch, sender: SENDER });
+      return applyBatchCommands(
+        harness.db.revisions.within(client),
+        [{ kind: 'create', localId: 'stored', entityType, parts: [namePart(name)] }],
+        { ...batch, sender: SENDER },
+      );
     });
     if (result.outcome !== 'success') throw new Error(JSON.stringify(result));
     const [revision] = result.revisions;
@@ -87,7 +103,8 @@ describe('apply in groups', () => {
       if (value === null || typeof value !== 'object') return value;
       const out: Record<string, unknown> = {};
       for (const [key, inner] of Object.entries(value)) {
-        if (['uuid', 'partUuid', 'entityUuid', 'rev', 'metadataRev', 'prevRev', 'createdAt', 'from', 'preferredNamePart'].includes(key)) continue;
+        if (['uuid', 'partUuid', 'entityUuid', 'rev', 'metadataRev', 'prevRev', 'createdAt', 'from', 'preferredNamePart'].includes(key))
+          continue;
         out[key] = key === 'entityId' ? names.get(inner as number) : strip(inner);
       }
       return out;
@@ -98,7 +115,11 @@ describe('apply in groups', () => {
   function issuesOf(result: BatchResult): { localId?: string; code?: string; severity: string }[] {
     if (result.outcome !== 'failure') return [];
     return result.entities.flatMap((group) =>
-      group.issues.map((issue) => ({ ...(group.localId === undefined ? {} : { localId: group.localId }), code: issue.issueCode, severity: issue.severity })),
+      group.issues.map((issue) => ({
+        ...(group.localId === undefined ? {} : { localId: group.localId }),
+        code: issue.issueCode,
+        severity: issue.severity,
+      })),
     );
   }
 
@@ -110,7 +131,9 @@ describe('apply in groups', () => {
       // Another connection draws while this one allocates: its ids fall between runs of this batch's, or after them.
       const [mine, theirs] = await Promise.all([
         harness.db.revisions.within(one).allocateEntityIds(3000, true),
-        two.query<{ id: string }>(`select nextval('entity_id_seq') as id from generate_series(1, 50)`).then(({ rows }) => rows.map((row) => Number(row.id))),
+        two
+          .query<{ id: string }>(`select nextval('entity_id_seq') as id from generate_series(1, 50)`)
+          .then(({ rows }) => rows.map((row) => Number(row.id))),
       ]);
       expect(mine).toHaveLength(3000);
       expect(new Set([...mine, ...theirs]).size).toBe(3050);
@@ -135,15 +158,34 @@ describe('apply in groups', () => {
         kind: 'create',
         localId: 'b',
         entityType,
-        parts: [namePart('Beta'), { partUuid: '', type: 'PT_REL', items: [{ kind: 'entityRef', type: 'REL_ENTITY', spec: 'RT_RELATED', target: { kind: 'local', localId: 'z' } }] }],
+        parts: [
+          namePart('Beta'),
+          {
+            partUuid: '',
+            type: 'PT_REL',
+            items: [{ kind: 'entityRef', type: 'REL_ENTITY', spec: 'RT_RELATED', target: { kind: 'local', localId: 'z' } }],
+          },
+        ],
       },
-      { kind: 'update', entity: { kind: 'stored', localId: 's', entityId: stored.entityId, rev: stored.rev }, changes: [{ op: 'newPart', part: { partUuid: '', type: 'PT_BODY', items: [note('first')] } }] },
+      {
+        kind: 'update',
+        entity: { kind: 'stored', localId: 's', entityId: stored.entityId, rev: stored.rev },
+        changes: [{ op: 'newPart', part: { partUuid: '', type: 'PT_BODY', items: [note('first')] } }],
+      },
       { kind: 'create', localId: 'c', entityType, parts: [namePart('Gamma')] },
       // Touches 'a' again, groups after its create: 'a' must not be written before this.
-      { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: { partUuid: '', type: 'PT_BODY', items: [note('later')] } }] },
+      {
+        kind: 'update',
+        entity: { kind: 'local', localId: 'a' },
+        changes: [{ op: 'newPart', part: { partUuid: '', type: 'PT_BODY', items: [note('later')] } }],
+      },
       { kind: 'create', localId: 'z', entityType, parts: [namePart('Zeta')] },
       // The stored entity again, under another localId.
-      { kind: 'update', entity: { kind: 'stored', localId: 's2', entityId: stored.entityId, rev: stored.rev }, changes: [{ op: 'setState', state: 'ERS_APPROVED' }] },
+      {
+        kind: 'update',
+        entity: { kind: 'stored', localId: 's2', entityId: stored.entityId, rev: stored.rev },
+        changes: [{ op: 'setState', state: 'ERS_APPROVED' }],
+      },
     ];
     const whole = await applyAndLook(commands, entityType, 1000);
     const single = await applyAndLook(commands, entityType, 1);
@@ -152,12 +194,20 @@ describe('apply in groups', () => {
     const storedName = new Map([[stored.entityId, 's']]);
     expect(normalized(single.records, single.result, storedName)).toEqual(normalized(whole.records, whole.result, storedName));
 
-    const a = single.records.find((record) => record.parts.some((part) => part.items.some((item) => item.kind === 'string' && item.value === 'Alpha')));
+    const a = single.records.find((record) =>
+      record.parts.some((part) => part.items.some((item) => item.kind === 'string' && item.value === 'Alpha')),
+    );
     expect(a?.parts.map((part) => part.type)).toEqual(['PT_NAME', 'PT_BODY']);
     const s = single.records.find((record) => record.entityId === stored.entityId);
     expect(s?.state).toBe('ERS_APPROVED');
     expect(s?.parts.map((part) => part.type)).toEqual(['PT_NAME', 'PT_BODY']);
-    expect(single.result.outcome === 'success' && single.result.revisions.map((revision) => revision.localId).sort()).toEqual(['a', 'b', 'c', 's', 'z']);
+    expect(single.result.outcome === 'success' && single.result.revisions.map((revision) => revision.localId).sort()).toEqual([
+      'a',
+      'b',
+      'c',
+      's',
+      'z',
+    ]);
   });
 
   it('lists the issues of every group when a late group fails, and writes nothing', async () => {
@@ -219,7 +269,12 @@ describe('apply in groups', () => {
 
   it('stops when onProgress throws or the signal is aborted, leaving the connection fit for a rollback', async () => {
     const entityType = `T-${randomUUID()}`;
-    const commands: ChangeCommand[] = Array.from({ length: 6 }, (_, index) => ({ kind: 'create' as const, localId: `e${index}`, entityType, parts: [namePart(`Entity ${index}`)] }));
+    const commands: ChangeCommand[] = Array.from({ length: 6 }, (_, index) => ({
+      kind: 'create' as const,
+      localId: `e${index}`,
+      entityType,
+      parts: [namePart(`Entity ${index}`)],
+    }));
     let calls = 0;
     await expect(
       applyAndLook(commands, entityType, 2, {
@@ -246,16 +301,25 @@ describe('apply in groups', () => {
   it('stores the records it writes compressed with lz4 where the server has it, as the column says', async () => {
     const entityType = `T-${randomUUID()}`;
     const long = Array.from({ length: 400 }, (_, index) => `word${index}`).join(' ');
-    const commands: ChangeCommand[] = [{ kind: 'create', localId: 'long', entityType, parts: [{ ...namePart('Long'), items: [...namePart('Long').items, note(long)] }] }];
+    const commands: ChangeCommand[] = [
+      { kind: 'create', localId: 'long', entityType, parts: [{ ...namePart('Long'), items: [...namePart('Long').items, note(long)] }] },
+    ];
     const client = await pool.connect();
     try {
-      const { rows: server } = await client.query<{ lz4: boolean }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+      const { rows: server } = await client.query<{ lz4: boolean }>(
+        `select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`,
+      );
       await client.query('begin');
       const batch = request();
       await store(client, batch);
-      const result = await (await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)).result();
+      const result = await (
+        await applyBatch(harness.db.revisions.within(client), arrayCommandSource(commands, { version: 'v2', sender: SENDER }), batch)
+      ).result();
       expect(result.outcome).toBe('success');
-      const { rows } = await client.query<{ method: string | null }>('select pg_column_compression(record) as method from entity where entity_type = $1', [entityType]);
+      const { rows } = await client.query<{ method: string | null }>(
+        'select pg_column_compression(record) as method from entity where entity_type = $1',
+        [entityType],
+      );
       expect(rows).toEqual([{ method: server[0]!.lz4 ? 'lz4' : 'pglz' }]);
     } finally {
       await client.query('rollback');

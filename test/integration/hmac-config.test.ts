@@ -11,22 +11,45 @@ import { ConfigError, loadConfig } from '../../config.ts';
 import { elzaDataToHash } from '../support/nda-signer.ts';
 
 describe('the independent signer', () => {
-  it('builds the issue\'s example string, and the service\'s canonical string agrees on tricky URLs', () => {
-    const example = elzaDataToHash({ host: '127.0.0.1', method: 'GET', pathAndQuery: '/api/v2/updates?fromTransId=a&toTransId=b&page=1&pageSize=10', date: '20261123160502' });
+  it("builds the issue's example string, and the service's canonical string agrees on tricky URLs", () => {
+    const example = elzaDataToHash({
+      host: '127.0.0.1',
+      method: 'GET',
+      pathAndQuery: '/api/v2/updates?fromTransId=a&toTransId=b&page=1&pageSize=10',
+      date: '20261123160502',
+    });
     expect(example).toBe('127.0.0.1GET/api/v2/updatesfromTransId=a&toTransId=b&page=1&pageSize=1020261123160502');
-    for (const pathAndQuery of ['/', '/api/v2/batches', '/api/v1/entities/Nov%C3%A1k%2Fx+y', '/a//b/', '/x?q=Nov%C3%A1k+a%2Bb%26c%3Dd&flag&=&e=', '/x?q=100%25&r=%zz%4', '/x?']) {
-      const [path, query] = pathAndQuery.includes('?') ? [pathAndQuery.slice(0, pathAndQuery.indexOf('?')), pathAndQuery.slice(pathAndQuery.indexOf('?') + 1)] : [pathAndQuery, ''];
+    for (const pathAndQuery of [
+      '/',
+      '/api/v2/batches',
+      '/api/v1/entities/Nov%C3%A1k%2Fx+y',
+      '/a//b/',
+      '/x?q=Nov%C3%A1k+a%2Bb%26c%3Dd&flag&=&e=',
+      '/x?q=100%25&r=%zz%4',
+      '/x?',
+    ]) {
+      const [path, query] = pathAndQuery.includes('?')
+        ? [pathAndQuery.slice(0, pathAndQuery.indexOf('?')), pathAndQuery.slice(pathAndQuery.indexOf('?') + 1)]
+        : [pathAndQuery, ''];
       const parts = { host: 'records.example.org', method: 'POST', date: '20261123160502' };
       expect(canonicalString({ ...parts, rawPath: path, rawQuery: query }), pathAndQuery).toBe(elzaDataToHash({ ...parts, pathAndQuery }));
     }
-    expect(elzaDataToHash({ host: 'h', method: 'GET', pathAndQuery: '/e/Nov%C3%A1k%2Fx+y?q=a+b%2Bc', date: 'D' })).toBe('hGET/e/Novák/x+yq=a b+cD');
+    expect(elzaDataToHash({ host: 'h', method: 'GET', pathAndQuery: '/e/Nov%C3%A1k%2Fx+y?q=a+b%2Bc', date: 'D' })).toBe(
+      'hGET/e/Novák/x+yq=a b+cD',
+    );
   });
 });
 
 describe('API key configuration', () => {
   const base = { DATA_DIR: '/nonexistent', FORCE_KEY_SECRET: 'f'.repeat(32) };
   const secret = 's'.repeat(40);
-  const entry = (extra: Record<string, unknown> = {}) => ({ name: 'elza', keyId: 'elza-1', secret, permissions: ['read', 'write'], ...extra });
+  const entry = (extra: Record<string, unknown> = {}) => ({
+    name: 'elza',
+    keyId: 'elza-1',
+    secret,
+    permissions: ['read', 'write'],
+    ...extra,
+  });
   const refusal = (keys: unknown) => {
     try {
       loadConfig({ ...base, API_KEYS: typeof keys === 'string' ? keys : JSON.stringify(keys) });
@@ -38,7 +61,10 @@ describe('API key configuration', () => {
   };
 
   it('parses valid keys, whose secrets print as [redacted]', () => {
-    const config = loadConfig({ ...base, API_KEYS: JSON.stringify([entry(), entry({ name: 'cli', keyId: 'cli-1', permissions: ['admin'] })]) });
+    const config = loadConfig({
+      ...base,
+      API_KEYS: JSON.stringify([entry(), entry({ name: 'cli', keyId: 'cli-1', permissions: ['admin'] })]),
+    });
     expect(config.apiKeys.map(({ name, keyId, permissions }) => ({ name, keyId, permissions }))).toEqual([
       { name: 'elza', keyId: 'elza-1', permissions: ['read', 'write'] },
       { name: 'cli', keyId: 'cli-1', permissions: ['admin'] },
@@ -93,7 +119,9 @@ describe('API key configuration', () => {
   it('takes singleWriter on a key, and refuses it with the replay guard off', () => {
     const keys = JSON.stringify([entry({ singleWriter: true })]);
     expect(loadConfig({ ...base, API_KEYS: keys }).apiKeys[0]!.singleWriter).toBe(true);
-    expect(() => loadConfig({ ...base, API_KEYS: keys, API_KEY_REPLAY_GUARD: 'false' })).toThrow(/API_KEY_REPLAY_GUARD=false cannot hold single-writer keys \(elza\)/);
+    expect(() => loadConfig({ ...base, API_KEYS: keys, API_KEY_REPLAY_GUARD: 'false' })).toThrow(
+      /API_KEY_REPLAY_GUARD=false cannot hold single-writer keys \(elza\)/,
+    );
   });
 
   it('refuses a PUBLIC_HOST that is not a host name', () => {

@@ -33,19 +33,24 @@ describe('job activities under MockActivityEnvironment', () => {
   });
 
   const wanted: CheckAttempt = async () => ({ wanted: true });
-  const standing = (value: AttemptStanding): CheckAttempt => async () => value;
+  const standing =
+    (value: AttemptStanding): CheckAttempt =>
+    async () =>
+      value;
   /**
    * Temporal on an attempt whose workflow is gone or has moved on: the check
    * says so, and the next heartbeat is answered NotFound, which the SDK turns
    * into a cancel. `seen` records when that answer came.
    */
-  const gone = (env: MockActivityEnvironment, value: AttemptStanding, seen: string[]): CheckAttempt => async () => {
-    setTimeout(() => {
-      seen.push('NotFound');
-      env.cancel('NOT_FOUND', new ActivityCancellationDetails({ notFound: true }));
-    }, 50);
-    return value;
-  };
+  const gone =
+    (env: MockActivityEnvironment, value: AttemptStanding, seen: string[]): CheckAttempt =>
+    async () => {
+      setTimeout(() => {
+        seen.push('NotFound');
+        env.cancel('NOT_FOUND', new ActivityCancellationDetails({ notFound: true }));
+      }, 50);
+      return value;
+    };
 
   const terminated: AttemptStanding = { wanted: false, ending: 'terminated', reason: 'its workflow was terminated in Temporal' };
 
@@ -78,9 +83,22 @@ describe('job activities under MockActivityEnvironment', () => {
 
   async function storedBatch(names: string[]): Promise<string> {
     const id = randomUUID();
-    const body = Buffer.from(batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: id }));
+    const body = Buffer.from(
+      batchXml(
+        names.map((name, index) => create(`l${index}`, name, { entityType })),
+        { uuid: id },
+      ),
+    );
     await inTransaction(harness.db.pool, (client) =>
-      storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: names.length, body }),
+      storeBatch(client, {
+        id,
+        sha256: createHash('sha256').update(body).digest('hex'),
+        apiVersion: 'v2',
+        submittedBy: 'test-admin',
+        force: false,
+        changesTotal: names.length,
+        body,
+      }),
     );
     return id;
   }
@@ -109,7 +127,10 @@ describe('job activities under MockActivityEnvironment', () => {
   it('applyBatch rolls back when cancelled mid-write, and records that an operator cancelled it', async () => {
     const id = await storedBatch(['Johannes Kepler']);
     const { env } = environment(id);
-    const activities = batchActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
+    const activities = batchActivities(
+      standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }),
+      () => env.cancel(),
+    );
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
     const batch = await harness.db.batches.find(id);
     expect(batch).toMatchObject({ status: 'FAILED', result: null });
@@ -128,7 +149,12 @@ describe('job activities under MockActivityEnvironment', () => {
 
   it('applyBatch steps aside without a word when another attempt or run owns the batch', async () => {
     const id = await storedBatch(['Edward Kelley']);
-    await runWhileGone(id, { wanted: false, ending: 'superseded', reason: 'workflow reset' }, (checkAttempt) => batchActivities(checkAttempt).applyBatch, id);
+    await runWhileGone(
+      id,
+      { wanted: false, ending: 'superseded', reason: 'workflow reset' },
+      (checkAttempt) => batchActivities(checkAttempt).applyBatch,
+      id,
+    );
     // The owner applies it; nothing was written and nothing recorded by this attempt.
     expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
@@ -140,21 +166,36 @@ describe('job activities under MockActivityEnvironment', () => {
   it('applyBatch records nothing when it stops for a reason Temporal cannot confirm (a worker shutting down)', async () => {
     const id = await storedBatch(['Jan Jesenius']);
     const { env } = environment(id);
-    const activities = batchActivities(async () => {
-      throw new Error('Temporal cannot be reached');
-    }, () => env.cancel('WORKER_SHUTDOWN'));
+    const activities = batchActivities(
+      async () => {
+        throw new Error('Temporal cannot be reached');
+      },
+      () => env.cancel('WORKER_SHUTDOWN'),
+    );
     await expect(env.run(activities.applyBatch, id)).rejects.toBeInstanceOf(CancelledFailure);
     expect(await harness.db.batches.find(id)).toMatchObject({ status: 'PROCESSING', error: null });
     expect(await revisionsOf(id)).toBe(0);
   });
 
   it('removeExpiredBatchBodies removes the bodies of batches ended past their retention, and keeps the rows and every other body', async () => {
-    const [old, recent, running] = [await storedBatch(['Old Body']), await storedBatch(['Recent Body']), await storedBatch(['Running Body'])];
+    const [old, recent, running] = [
+      await storedBatch(['Old Body']),
+      await storedBatch(['Recent Body']),
+      await storedBatch(['Running Body']),
+    ];
     await harness.sql(`update batch set status = 'COMPLETED', finished_at = now() - interval '40 days' where id = $1`, [old]);
     await harness.sql(`update batch set status = 'FAILED', finished_at = now() - interval '1 day' where id = $1`, [recent]);
-    const activities = createBatchActivities({ db: harness.db, log, forceKeySecret: harness.config.forceKeySecret, checkAttempt: wanted, bodyRetentionDays: 30 });
+    const activities = createBatchActivities({
+      db: harness.db,
+      log,
+      forceKeySecret: harness.config.forceKeySecret,
+      checkAttempt: wanted,
+      bodyRetentionDays: 30,
+    });
     expect(await new MockActivityEnvironment().run(activities.removeExpiredBatchBodies)).toBeGreaterThanOrEqual(1);
-    const bodies = await harness.sql<{ batch_id: string }>('select batch_id from batch_body where batch_id = any($1)', [[old, recent, running]]);
+    const bodies = await harness.sql<{ batch_id: string }>('select batch_id from batch_body where batch_id = any($1)', [
+      [old, recent, running],
+    ]);
     expect(bodies.map((row) => row.batch_id).sort()).toEqual([recent, running].sort());
     expect(await harness.sql('select count(*)::int as n from batch where id = any($1)', [[old, recent, running]])).toEqual([{ n: 3 }]);
   });
@@ -235,7 +276,13 @@ describe('job activities under MockActivityEnvironment', () => {
 
     async function storedExport(): Promise<string> {
       const id = randomUUID();
-      await harness.db.exports.create({ id, kind: 'snapshot', requestedIds: ids.map(String), requestKey: id, requestedBy: 'test-exporter' });
+      await harness.db.exports.create({
+        id,
+        kind: 'snapshot',
+        requestedIds: ids.map(String),
+        requestKey: id,
+        requestedBy: 'test-exporter',
+      });
       return id;
     }
 
@@ -252,7 +299,10 @@ describe('job activities under MockActivityEnvironment', () => {
     it('runExport drops its partial file when cancelled mid-file, and records that an operator cancelled it', async () => {
       const id = await storedExport();
       const { env } = environment(id);
-      const activities = exportActivities(standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }), () => env.cancel());
+      const activities = exportActivities(
+        standing({ wanted: false, ending: 'cancelled', reason: 'its workflow was cancelled in Temporal' }),
+        () => env.cancel(),
+      );
       await expect(env.run(activities.runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
       const row = await harness.db.exports.find(id);
       expect(row).toMatchObject({ status: 'FAILED', sha256: null });
@@ -277,7 +327,15 @@ describe('job activities under MockActivityEnvironment', () => {
         [kept, new Date(Date.now() + 3_600_000)],
       ] as const) {
         writeFileSync(join(exportDir, `${id}.xml`), '<entities/>');
-        await harness.db.exports.complete(id, { filePath: `${id}.xml`, entitiesWritten: 0, bytes: 11, sha256: 'x', upToTransId: GENESIS_TRANSACTION_ID, finishedAt: new Date(), expiresAt });
+        await harness.db.exports.complete(id, {
+          filePath: `${id}.xml`,
+          entitiesWritten: 0,
+          bytes: 11,
+          sha256: 'x',
+          upToTransId: GENESIS_TRANSACTION_ID,
+          finishedAt: new Date(),
+          expiresAt,
+        });
       }
       const { env } = environment('expiry');
       expect(await env.run(exportActivities(wanted).expireExports)).toBeGreaterThanOrEqual(1);

@@ -181,7 +181,6 @@ describe('job status against the real service', () => {
     return (await response.json()) as Record<string, unknown>;
   };
 
-
   it('answers 50 concurrent status reads of a running batch with one describe, and a finished batch with none', async () => {
     const id = await submit(batchOf('Tomáš Štítný ze Štítného'), { hold: true });
     const release = await holds.reached(id);
@@ -204,7 +203,8 @@ describe('job status against the real service', () => {
     }
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     const before = reads().counts.describe;
-    for (let index = 0; index < 20; index += 1) expect(await json(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
+    for (let index = 0; index < 20; index += 1)
+      expect(await json(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
     expect((await harness.api(`/api/v2/batches/${id}/result`, { as: 'read' })).status).toBe(200);
     expect(reads().counts.describe).toBe(before);
 
@@ -215,7 +215,9 @@ describe('job status against the real service', () => {
   it('serves the result (v2 and v1) the moment the status says FINISHED, for batches polled in tight loops', async () => {
     const written = Array.from({ length: 5 }, (_, index) => batchOf(`Poll ${index} ${randomUUID()}`));
     // Ends FINISHED with a failure document: the entity does not exist.
-    const refused = Array.from({ length: 3 }, () => batchXml([update('x', 999_999_990, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: randomUUID() }));
+    const refused = Array.from({ length: 3 }, () =>
+      batchXml([update('x', 999_999_990, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: randomUUID() }),
+    );
     const ids = await Promise.all([...written, ...refused].map((xml) => submit(xml)));
     const seen: string[] = [];
     const pollUntilFinished = async (id: string) => {
@@ -302,9 +304,17 @@ describe('job status against the real service', () => {
       release();
     }
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
-    expect(await json(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'COMPLETED', source: 'database', attempt: 2, submissions: 1, workflow: { attempt: null } });
+    expect(await json(`/api/v2/batches/${id}/detail`)).toMatchObject({
+      status: 'COMPLETED',
+      source: 'database',
+      attempt: 2,
+      submissions: 1,
+      workflow: { attempt: null },
+    });
     // The workflow closes a moment after the row: the detail then shows it, not a kept answer that it runs.
-    await eventually(async () => ((await json(`/api/v2/batches/${id}/detail`)).workflow as { status: string }).status === 'COMPLETED' || undefined);
+    await eventually(
+      async () => ((await json(`/api/v2/batches/${id}/detail`)).workflow as { status: string }).status === 'COMPLETED' || undefined,
+    );
   });
 
   it('a batch that succeeded at once says attempt 1; an export whose first attempt failed says attempt 2', async () => {
@@ -320,7 +330,12 @@ describe('job status against the real service', () => {
   /** Starts a snapshot export of the seed entities, planned as `options` say. */
   async function startExport(options: JobPlan = {}): Promise<string> {
     nextExports.push(options);
-    const response = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(seedIds), as: 'export' });
+    const response = await harness.api('/api/v2/export/snapshots', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(seedIds),
+      as: 'export',
+    });
     expect(response.status).toBe(200);
     return response.text();
   }

@@ -21,7 +21,17 @@ type Activities = BatchActivities & ExportActivities;
 describe('job workflows with mocked activities (TestWorkflowEnvironment.createLocal)', () => {
   let env: TestWorkflowEnvironment;
   beforeAll(async () => {
-    if (!Runtime._instance) Runtime.install({ logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m: string) => console.error(m) } });
+    if (!Runtime._instance)
+      Runtime.install({
+        logger: {
+          log: () => undefined,
+          trace: () => undefined,
+          debug: () => undefined,
+          info: () => undefined,
+          warn: () => undefined,
+          error: (m: string) => console.error(m),
+        },
+      });
     env = await TestWorkflowEnvironment.createLocal({
       server: {
         executable: { type: 'existing-path', path: ensureTemporalBinary() },
@@ -44,15 +54,17 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
     const taskQueue = `wf-${randomUUID()}`;
     const calls: Calls = [];
     const activities = Object.fromEntries(
-      (['applyBatch', 'markBatchFailed', 'removeExpiredBatchBodies', 'runExport', 'markExportFailed', 'expireExports'] as const).map((name) => [
-        name,
-        async (...args: unknown[]) => {
-          calls.push([name, ...args]);
-          const mock = mocks[name] as ((...a: unknown[]) => Promise<unknown>) | undefined;
-          if (!mock) throw ApplicationFailure.nonRetryable(`the test did not expect ${name}`);
-          return mock(...args);
-        },
-      ]),
+      (['applyBatch', 'markBatchFailed', 'removeExpiredBatchBodies', 'runExport', 'markExportFailed', 'expireExports'] as const).map(
+        (name) => [
+          name,
+          async (...args: unknown[]) => {
+            calls.push([name, ...args]);
+            const mock = mocks[name] as ((...a: unknown[]) => Promise<unknown>) | undefined;
+            if (!mock) throw ApplicationFailure.nonRetryable(`the test did not expect ${name}`);
+            return mock(...args);
+          },
+        ],
+      ),
     );
     const worker = await Worker.create({
       connection: env.nativeConnection,
@@ -65,7 +77,9 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
   }
 
   const outcomeOf = async (workflowId: string) =>
-    (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(defineSearchAttributeKey(SEARCH_ATTRIBUTES.outcome.name, SearchAttributeType.KEYWORD));
+    (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(
+      defineSearchAttributeKey(SEARCH_ATTRIBUTES.outcome.name, SearchAttributeType.KEYWORD),
+    );
 
   /** An activity that runs (heartbeating) until it is cancelled. */
   const untilCancelled = async () => {
@@ -123,7 +137,9 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
       },
       async (taskQueue, calls) => {
         const batchId = randomUUID();
-        const error = await env.client.workflow.execute('batchWorkflow', { taskQueue, workflowId: batchId, args: [{ batchId }] }).catch((e: unknown) => e);
+        const error = await env.client.workflow
+          .execute('batchWorkflow', { taskQueue, workflowId: batchId, args: [{ batchId }] })
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(WorkflowFailedError);
         expect(calls).toEqual([
           ['applyBatch', batchId],
@@ -135,34 +151,61 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
   });
 
   it.each([
-    { job: 'batch', workflowType: 'batchWorkflow', run: 'applyBatch', markFailed: 'markBatchFailed', input: (id: string) => ({ batchId: id }) },
-    { job: 'export', workflowType: 'exportWorkflow', run: 'runExport', markFailed: 'markExportFailed', input: (id: string) => ({ exportId: id, retentionMs: 1000 }) },
-  ] as const)('$job: a cancel waits for the activity to stop, marks the $job failed as cancelled, and the workflow ends CANCELLED', async ({ workflowType, run, markFailed, input }) => {
-    await withWorker({ [run]: untilCancelled, [markFailed]: async () => undefined }, async (taskQueue, calls) => {
-      const workflowId = randomUUID();
-      const handle = await env.client.workflow.start(workflowType, { taskQueue, workflowId, args: [input(workflowId)] });
-      await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
-      await handle.cancel();
-      await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
-      expect((await handle.describe()).status.name).toBe('CANCELLED');
-      expect(calls.map(([name]) => name)).toEqual([run, markFailed]);
-      expect(calls[1]![2]).toContain('cancelled by an operator');
-      expect(await outcomeOf(workflowId)).toBe('CANCELLED');
-      // The activity finished (cancelled) before the job was marked: the history has it cancelled, then the mark.
-      const events = (await handle.fetchHistory()).events ?? [];
-      const cancelledAt = events.findIndex((event) => event.activityTaskCanceledEventAttributes);
-      const markScheduledAt = events.findLastIndex((event) => event.activityTaskScheduledEventAttributes);
-      expect(cancelledAt).toBeGreaterThan(0);
-      expect(markScheduledAt).toBeGreaterThan(cancelledAt);
-    });
-  });
+    {
+      job: 'batch',
+      workflowType: 'batchWorkflow',
+      run: 'applyBatch',
+      markFailed: 'markBatchFailed',
+      input: (id: string) => ({ batchId: id }),
+    },
+    {
+      job: 'export',
+      workflowType: 'exportWorkflow',
+      run: 'runExport',
+      markFailed: 'markExportFailed',
+      input: (id: string) => ({ exportId: id, retentionMs: 1000 }),
+    },
+  ] as const)(
+    '$job: a cancel waits for the activity to stop, marks the $job failed as cancelled, and the workflow ends CANCELLED',
+    async ({ workflowType, run, markFailed, input }) => {
+      await withWorker({ [run]: untilCancelled, [markFailed]: async () => undefined }, async (taskQueue, calls) => {
+        const workflowId = randomUUID();
+        const handle = await env.client.workflow.start(workflowType, { taskQueue, workflowId, args: [input(workflowId)] });
+        await eventually(async () => ((await handle.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime ? true : undefined), 20_000);
+        await handle.cancel();
+        await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+        expect((await handle.describe()).status.name).toBe('CANCELLED');
+        expect(calls.map(([name]) => name)).toEqual([run, markFailed]);
+        expect(calls[1]![2]).toContain('cancelled by an operator');
+        expect(await outcomeOf(workflowId)).toBe('CANCELLED');
+        // The activity finished (cancelled) before the job was marked: the history has it cancelled, then the mark.
+        const events = (await handle.fetchHistory()).events ?? [];
+        const cancelledAt = events.findIndex((event) => event.activityTaskCanceledEventAttributes);
+        const markScheduledAt = events.findLastIndex((event) => event.activityTaskScheduledEventAttributes);
+        expect(cancelledAt).toBeGreaterThan(0);
+        expect(markScheduledAt).toBeGreaterThan(cancelledAt);
+      });
+    },
+  );
 
   it('export: closes as soon as the file is ready, with Outcome=COMPLETED', async () => {
     await withWorker(
-      { runExport: async () => ({ status: 'COMPLETED', entitiesWritten: 3, bytes: 10, sha256: 'x', expiresAt: new Date(Date.now() + 86_400_000).toISOString() }) },
+      {
+        runExport: async () => ({
+          status: 'COMPLETED',
+          entitiesWritten: 3,
+          bytes: 10,
+          sha256: 'x',
+          expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+        }),
+      },
       async (taskQueue, calls) => {
         const exportId = randomUUID();
-        const result = await env.client.workflow.execute('exportWorkflow', { taskQueue, workflowId: exportId, args: [{ exportId, retentionMs: 86_400_000 }] });
+        const result = await env.client.workflow.execute('exportWorkflow', {
+          taskQueue,
+          workflowId: exportId,
+          args: [{ exportId, retentionMs: 86_400_000 }],
+        });
         expect(result).toEqual({ exportId, status: 'COMPLETED', entitiesWritten: 3 });
         expect(calls).toEqual([['runExport', exportId, 86_400_000]]);
         expect(await outcomeOf(exportId)).toBe('COMPLETED');
@@ -180,7 +223,9 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
       },
       async (taskQueue, calls) => {
         const exportId = randomUUID();
-        await expect(env.client.workflow.execute('exportWorkflow', { taskQueue, workflowId: exportId, args: [{ exportId, retentionMs: 1000 }] })).rejects.toBeInstanceOf(WorkflowFailedError);
+        await expect(
+          env.client.workflow.execute('exportWorkflow', { taskQueue, workflowId: exportId, args: [{ exportId, retentionMs: 1000 }] }),
+        ).rejects.toBeInstanceOf(WorkflowFailedError);
         expect(calls.at(-1)).toEqual(['markExportFailed', exportId, 'disk full']);
         expect(await outcomeOf(exportId)).toBe('FAILED');
       },

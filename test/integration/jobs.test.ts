@@ -32,7 +32,9 @@ describe('operator actions on running jobs', () => {
       afterWriteStep: (batchId) => gate.pass(batchId),
       afterExportStep: (exportId) => gate.passExport(exportId),
     });
-    const seed = await submitAndWait(batchXml([create('a', 'Bohuslav Balbín', { entityType }), create('b', 'Gelasius Dobner', { entityType })]));
+    const seed = await submitAndWait(
+      batchXml([create('a', 'Bohuslav Balbín', { entityType }), create('b', 'Gelasius Dobner', { entityType })]),
+    );
     expect(seed.status).toBe('COMPLETED');
     const rows = await harness.sql<{ id: string }>('select id from entity where entity_type = $1 order by id', [entityType]);
     seedIds = rows.map((row) => Number(row.id));
@@ -54,7 +56,13 @@ describe('operator actions on running jobs', () => {
   async function submit(xml: string, held = false): Promise<string> {
     const id = /uuid="([^"]+)"/.exec(xml)?.[1] ?? randomUUID();
     if (held) gate.hold(id);
-    const { batchId } = await submitBatch(deps(), { body: bodySource(Buffer.from(xml)), apiVersion: 'v2', principal: 'test-admin', force: false, mayForce: false });
+    const { batchId } = await submitBatch(deps(), {
+      body: bodySource(Buffer.from(xml)),
+      apiVersion: 'v2',
+      principal: 'test-admin',
+      force: false,
+      mayForce: false,
+    });
     expect(batchId).toBe(id);
     return batchId;
   }
@@ -63,7 +71,11 @@ describe('operator actions on running jobs', () => {
     return batchEnded(harness, await submit(xml));
   }
 
-  const batchXmlOf = (...names: string[]) => batchXml(names.map((name, index) => create(`l${index}`, name, { entityType })), { uuid: randomUUID() });
+  const batchXmlOf = (...names: string[]) =>
+    batchXml(
+      names.map((name, index) => create(`l${index}`, name, { entityType })),
+      { uuid: randomUUID() },
+    );
   const written = async (batchId: string) =>
     Number((await harness.sql<{ n: string }>('select count(*) as n from revision where batch_id = $1', [batchId]))[0]!.n);
   const transactions = async (batchId: string) =>
@@ -100,15 +112,28 @@ describe('operator actions on running jobs', () => {
     });
     const { runId } = await harness.temporal.workflow.getHandle(id).describe();
     expect(detail).toMatchObject({ updateRequestId: id, status: 'PROCESSING', state: 'PROCESSING', source: 'workflow', error: null });
-    expect(detail.workflow).toMatchObject({ workflowId: id, runId, status: 'RUNNING', attempt: 1, lastFailure: null, worker: expect.stringContaining('@') });
-    expect((detail.workflow as { temporalUiUrl: string }).temporalUiUrl).toBe(`${harness.config.temporalUiUrl}/namespaces/default/workflows/${id}/${runId}/history`);
+    expect(detail.workflow).toMatchObject({
+      workflowId: id,
+      runId,
+      status: 'RUNNING',
+      attempt: 1,
+      lastFailure: null,
+      worker: expect.stringContaining('@'),
+    });
+    expect((detail.workflow as { temporalUiUrl: string }).temporalUiUrl).toBe(
+      `${harness.config.temporalUiUrl}/namespaces/default/workflows/${id}/${runId}/history`,
+    );
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
     release();
     expect((await batchEnded(harness, id)).status).toBe('COMPLETED');
     // The row is the answer from the commit on, even in the moment before the workflow records the activity's end.
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'FINISHED', progress: 100 });
     expect(await closed(id)).toBe('COMPLETED');
-    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'COMPLETED', source: 'database', workflow: { runId, status: 'COMPLETED', attempt: null } });
+    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({
+      status: 'COMPLETED',
+      source: 'database',
+      workflow: { runId, status: 'COMPLETED', attempt: null },
+    });
   });
 
   it('cancel: the batch rolls back, writes nothing, ends FAILED saying it was cancelled; the workflow is CANCELED', async () => {
@@ -116,11 +141,20 @@ describe('operator actions on running jobs', () => {
     const release = await gate.reached(id);
     await harness.temporal.workflow.getHandle(id).cancel();
     // The heartbeat brings the cancel within a second or so; the check before the commit catches it either way.
-    await eventually(async () => ((await harness.temporal.workflow.getHandle(id).describe()).raw.pendingActivities?.[0]?.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED ? true : undefined));
+    await eventually(async () =>
+      (await harness.temporal.workflow.getHandle(id).describe()).raw.pendingActivities?.[0]?.state ===
+      proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED
+        ? true
+        : undefined,
+    );
     release();
     const row = await endedUnwritten(id, 'cancelled by an operator', 'CANCELLED');
     expect(await read(`/api/v2/batches/${id}/status`)).toEqual({ state: 'ERROR', progress: 100 });
-    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({ status: 'FAILED', error: row.error, workflow: { status: 'CANCELLED' } });
+    expect(await read(`/api/v2/batches/${id}/detail`)).toMatchObject({
+      status: 'FAILED',
+      error: row.error,
+      workflow: { status: 'CANCELLED' },
+    });
     expect(await (await harness.api(`/api/v2/batches/${id}/result`)).text()).toContain('cancelled by an operator');
   });
 
@@ -199,7 +233,11 @@ describe('operator actions on running jobs', () => {
   it('an export workflow closes as soon as its file is ready', async () => {
     const { id } = await startExport(deps(), { kind: 'snapshot', requestedIds: seedIds.map(String), principal: 'test-exporter' });
     expect(await closed(id)).toBe('COMPLETED');
-    expect(await harness.temporal.workflow.getHandle(id).result()).toMatchObject({ exportId: id, status: 'COMPLETED', entitiesWritten: seedIds.length });
+    expect(await harness.temporal.workflow.getHandle(id).result()).toMatchObject({
+      exportId: id,
+      status: 'COMPLETED',
+      entitiesWritten: seedIds.length,
+    });
     expect(await read(`/api/v2/export/status/${id}`)).toEqual({ state: 'FINISHED', progress: 100 });
   });
 
@@ -213,7 +251,12 @@ describe('operator actions on running jobs', () => {
     try {
       const down = { ...harness, temporal: unreachable };
       const batch = (await batchJobView(down, id, { detail: true }))!;
-      expect(batchJobDetail(batch)).toMatchObject({ status: 'PROCESSING', state: 'PROCESSING', source: 'database', workflow: { runId: null, attempt: null } });
+      expect(batchJobDetail(batch)).toMatchObject({
+        status: 'PROCESSING',
+        state: 'PROCESSING',
+        source: 'database',
+        workflow: { runId: null, attempt: null },
+      });
       expect(batchJobStatus(batch)).toEqual({ state: 'PROCESSING', progress: expect.any(Number) });
       const exported = (await exportJobView(down, exportId, { detail: true }))!;
       expect(exportJobDetail(exported)).toMatchObject({ status: 'RUNNING', state: 'PROCESSING', source: 'database' });

@@ -72,7 +72,8 @@ describe('the interactive lane', () => {
     await harness?.close();
   });
 
-  const namesOf = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => create(`l${index}`, `${prefix} ${index}`, { entityType }));
+  const namesOf = (prefix: string, count: number) =>
+    Array.from({ length: count }, (_, index) => create(`l${index}`, `${prefix} ${index}`, { entityType }));
   const statusOf = async (id: string) => (await harness.db.batches.find(id))?.status;
 
   async function submit(xml: string): Promise<string> {
@@ -117,7 +118,12 @@ describe('the interactive lane', () => {
     const overChanges = await submit(batchXml(namesOf('Přes Počet', SMALL_CHANGES + 1)));
     // One change, but a body over SMALL_BATCH_MAX_BYTES.
     const longNote = { kind: 'string' as const, type: 'NOTE', value: 'dlouhá poznámka '.repeat(SMALL_BYTES / 10) };
-    const bigBody = batchXml([create('a', 'Dlouhý Záznam', { entityType, parts: [namePart('Dlouhý Záznam', { items: [{ kind: 'string', type: 'NM_MAIN', value: 'Dlouhý Záznam' }, longNote] })] })]);
+    const bigBody = batchXml([
+      create('a', 'Dlouhý Záznam', {
+        entityType,
+        parts: [namePart('Dlouhý Záznam', { items: [{ kind: 'string', type: 'NM_MAIN', value: 'Dlouhý Záznam' }, longNote] })],
+      }),
+    ]);
     expect(Buffer.byteLength(bigBody)).toBeGreaterThan(SMALL_BYTES);
     const overBytes = await submit(bigBody);
 
@@ -138,7 +144,15 @@ describe('the interactive lane', () => {
       const body = Buffer.from(batchXml(namesOf(`Opuštěný ${count}`, count), { uuid: id }));
       const pool = harness.db.pool;
       await inTransaction(pool, (client) =>
-        storeBatch(client, { id, sha256: createHash('sha256').update(body).digest('hex'), apiVersion: 'v2', submittedBy: 'test-admin', force: false, changesTotal: count, body }),
+        storeBatch(client, {
+          id,
+          sha256: createHash('sha256').update(body).digest('hex'),
+          apiVersion: 'v2',
+          submittedBy: 'test-admin',
+          force: false,
+          changesTotal: count,
+          body,
+        }),
       );
       await pool.query(`update batch set submitted_at = now() - interval '2 minutes' where id = $1`, [id]);
       return id;
@@ -160,7 +174,11 @@ describe('the interactive lane', () => {
       port: Number(port),
       method: 'POST',
       path: '/api/v2/batches',
-      headers: { authorization: `Bearer ${TEST_TOKENS.admin}`, 'content-type': 'application/xml', 'content-length': String(SMALL_BYTES * 4) },
+      headers: {
+        authorization: `Bearer ${TEST_TOKENS.admin}`,
+        'content-type': 'application/xml',
+        'content-length': String(SMALL_BYTES * 4),
+      },
     });
     const largeAnswer = once(large, 'response').catch(() => undefined);
     large.on('error', () => undefined);
@@ -194,7 +212,11 @@ describe('the interactive lane', () => {
     expect(batchLane({ ...config, SMALL_BATCH_MAX_BYTES: 0 }, { changes: 1, bytes: 500 })).toBe('bulk');
     // The documented defaults.
     const defaults = loadConfig({ FORCE_KEY_SECRET: 'a-test-secret-of-16+' });
-    expect([defaults.SMALL_BATCH_MAX_CHANGES, defaults.SMALL_BATCH_MAX_BYTES, defaults.WORKER_INTERACTIVE_ACTIVITIES]).toEqual([10, 1024 * 1024, 2]);
+    expect([defaults.SMALL_BATCH_MAX_CHANGES, defaults.SMALL_BATCH_MAX_BYTES, defaults.WORKER_INTERACTIVE_ACTIVITIES]).toEqual([
+      10,
+      1024 * 1024,
+      2,
+    ]);
   });
 
   it('gives a lane this process does not poll no slot, and the other lane the pool; WORKER_LANES names known lanes only', () => {

@@ -31,14 +31,27 @@ interface Api {
   close(): Promise<void>;
 }
 
-type Outcome = { kind: 'abandoned'; was: Outcome } | { kind: 'complete'; status: number; bytes: number } | { kind: 'refused'; status: number; retryAfter: string | undefined } | { kind: 'cut'; status: number | undefined; bytes: number };
+type Outcome =
+  | { kind: 'abandoned'; was: Outcome }
+  | { kind: 'complete'; status: number; bytes: number }
+  | { kind: 'refused'; status: number; retryAfter: string | undefined }
+  | { kind: 'cut'; status: number | undefined; bytes: number };
 
 /** A GET (or a POST of `jsonBody`) read at `bytesPerTick` every 100 ms from a paused socket: a client with a small receive window. */
-function trickleGet(url: string, path: string, token: string, bytesPerTick = 256, jsonBody?: string): { headers: Promise<number>; outcome: Promise<Outcome>; stop(): void } {
+function trickleGet(
+  url: string,
+  path: string,
+  token: string,
+  bytesPerTick = 256,
+  jsonBody?: string,
+): { headers: Promise<number>; outcome: Promise<Outcome>; stop(): void } {
   const { hostname, port } = new URL(url);
   const startedAt = Date.now();
   const socket = connect(Number(port), hostname);
-  const request = jsonBody === undefined ? `GET ${path} HTTP/1.1\r\n` : `POST ${path} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(jsonBody)}\r\n`;
+  const request =
+    jsonBody === undefined
+      ? `GET ${path} HTTP/1.1\r\n`
+      : `POST ${path} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(jsonBody)}\r\n`;
   socket.write(`${request}Host: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n${jsonBody ?? ''}`);
   socket.pause();
   let received = Buffer.alloc(0);
@@ -74,7 +87,9 @@ function trickleGet(url: string, path: string, token: string, bytesPerTick = 256
   });
   // A reader still waiting after this long hung: what must never happen.
   const abandon = setTimeout(() => socket.destroy(), ABANDON_AFTER_MS);
-  const ended = outcome.then((end) => (Date.now() - startedAt >= ABANDON_AFTER_MS ? ({ kind: 'abandoned', was: end } as const) : end)).finally(() => clearTimeout(abandon));
+  const ended = outcome
+    .then((end) => (Date.now() - startedAt >= ABANDON_AFTER_MS ? ({ kind: 'abandoned', was: end } as const) : end))
+    .finally(() => clearTimeout(abandon));
   return { headers, outcome: ended, stop: () => socket.destroy() };
 }
 
@@ -87,9 +102,25 @@ describe('long reads beside ordinary clients', () => {
 
   /** An API process as serve.ts starts one, on this run's database and Temporal. */
   async function startApi(env: Record<string, string>): Promise<Api> {
-    const config = loadConfig({ ...process.env, DATABASE_URL: harness.config.DATABASE_URL, TEMPORAL_ADDRESS: harness.config.temporalAddress, DATA_DIR: harness.config.DATA_DIR, TEMPORAL_TASK_QUEUE: harness.config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: 'silent', AUTH_TOKENS: harness.config.AUTH_TOKENS, SUBMISSION_RATE_LIMIT: '0', ...env });
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: harness.config.DATABASE_URL,
+      TEMPORAL_ADDRESS: harness.config.temporalAddress,
+      DATA_DIR: harness.config.DATA_DIR,
+      TEMPORAL_TASK_QUEUE: harness.config.TEMPORAL_TASK_QUEUE,
+      LOG_LEVEL: 'silent',
+      AUTH_TOKENS: harness.config.AUTH_TOKENS,
+      SUBMISSION_RATE_LIMIT: '0',
+      ...env,
+    });
     const db = await openApiDb(config);
-    const server: Server = buildApp({ config, db, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: loadTokens(config, () => undefined) }).listen(0, '127.0.0.1');
+    const server: Server = buildApp({
+      config,
+      db,
+      temporal: harness.temporal,
+      log: createLogger('silent', 'test'),
+      tokens: loadTokens(config, () => undefined),
+    }).listen(0, '127.0.0.1');
     await once(server, 'listening');
     const api = {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -121,9 +152,20 @@ describe('long reads beside ordinary clients', () => {
   });
 
   it('keeps every GET of an ordinary client answered while thirty readers hold feed pages open at a trickle', async () => {
-    const api = await startApi({ LONG_READ_CONNECTIONS: '2', DB_ACQUIRE_TIMEOUT_MS: '500', LONG_READS_PER_PRINCIPAL: '100', LONG_READ_IDLE_TIMEOUT_MS: '1000', LONG_READ_STALL_SECONDS: '2', LONG_READ_MAX_SECONDS: '6' });
+    const api = await startApi({
+      LONG_READ_CONNECTIONS: '2',
+      DB_ACQUIRE_TIMEOUT_MS: '500',
+      LONG_READS_PER_PRINCIPAL: '100',
+      LONG_READ_IDLE_TIMEOUT_MS: '1000',
+      LONG_READ_STALL_SECONDS: '2',
+      LONG_READ_MAX_SECONDS: '6',
+    });
     // Half of them page the feed, half fetch every record in a synchronous v1 snapshot.
-    const readers = Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? trickleGet(api.url, feedPath(RECORDS), TEST_TOKENS.read, 16_384) : trickleGet(api.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16_384, snapshotBody)));
+    const readers = Array.from({ length: 30 }, (_, index) =>
+      index % 2 === 0
+        ? trickleGet(api.url, feedPath(RECORDS), TEST_TOKENS.read, 16_384)
+        : trickleGet(api.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16_384, snapshotBody),
+    );
     const ordinary: number[] = [];
     const headers = { authorization: `Bearer ${TEST_TOKENS.admin}` };
     let settled = false;
@@ -131,7 +173,15 @@ describe('long reads beside ordinary clients', () => {
     // An ordinary client keeps reading records and searching for as long as the readers hold on.
     while (!settled || ordinary.length < 20) {
       ordinary.push((await fetch(`${api.url}/api/v2/entities/${someId}`, { headers })).status);
-      ordinary.push((await fetch(`${api.url}/api/v2/search?page=1&pageSize=5`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ types: ['PERSON'] }) })).status);
+      ordinary.push(
+        (
+          await fetch(`${api.url}/api/v2/search?page=1&pageSize=5`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify({ types: ['PERSON'] }),
+          })
+        ).status,
+      );
       await sleep(50);
     }
     const ends = await outcomes;
@@ -147,11 +197,21 @@ describe('long reads beside ordinary clients', () => {
     // The slow readers were not all served: the long-read pool (two connections) bounded them.
     expect(ends.filter((end) => end.kind !== 'complete').length).toBeGreaterThan(0);
     // Every lease is given back, and the pool serves a whole page again.
-    await pollUntil(async () => ((await harness.sql<{ n: number }>('select count(*)::int as n from long_read_lease where expires_at >= now()'))[0]!.n === 0 ? true : undefined), { timeoutMs: 30_000, what: 'the leases to be released' });
+    await pollUntil(
+      async () =>
+        (await harness.sql<{ n: number }>('select count(*)::int as n from long_read_lease where expires_at >= now()'))[0]!.n === 0
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, what: 'the leases to be released' },
+    );
     const page = await fetch(`${api.url}${feedPath(RECORDS)}`, { headers });
     expect(page.status).toBe(200);
     expect((await page.text()).match(/<(\w+:)?revInfo\b/g)?.length ?? 0).toBe(RECORDS);
-    const snapshot = await fetch(`${api.url}/api/v1/export/snapshots`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: snapshotBody });
+    const snapshot = await fetch(`${api.url}/api/v1/export/snapshots`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: snapshotBody,
+    });
     expect(snapshot.status).toBe(200);
     expect((await snapshot.text()).split(LONG_NAME).length - 1).toBe(RECORDS);
   }, 150_000);
@@ -165,7 +225,14 @@ describe('long reads beside ordinary clients', () => {
       await locker.query('begin');
       await locker.query('lock table transaction in access exclusive mode');
       const held = fetch(`${api.url}${feedPath(10)}`, { headers });
-      await pollUntil(async () => ((await harness.sql(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from transaction%'`)).length > 0 ? true : undefined), { timeoutMs: 10_000, what: 'the feed read to wait for the lock' });
+      await pollUntil(
+        async () =>
+          (await harness.sql(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from transaction%'`)).length >
+          0
+            ? true
+            : undefined,
+        { timeoutMs: 10_000, what: 'the feed read to wait for the lock' },
+      );
       const refused = await fetch(`${api.url}${feedPath(10)}`, { headers });
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -186,7 +253,10 @@ describe('long reads beside ordinary clients', () => {
     const env = { LONG_READS_PER_PRINCIPAL: '2', LONG_READ_IDLE_TIMEOUT_MS: '60000', LONG_READ_STALL_SECONDS: '60' };
     const [one, two] = [await startApi(env), await startApi(env)];
     // Snapshots larger than the socket buffers: a response holds its slot until it is written, and these are not, yet.
-    const holders = [trickleGet(one.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16, snapshotBody), trickleGet(two.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16, snapshotBody)];
+    const holders = [
+      trickleGet(one.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16, snapshotBody),
+      trickleGet(two.url, '/api/v1/export/snapshots', TEST_TOKENS.export, 16, snapshotBody),
+    ];
     expect(await Promise.all(holders.map((holder) => holder.headers))).toEqual([200, 200]);
 
     const third = await fetch(`${one.url}${feedPath(10)}`, { headers: { authorization: `Bearer ${TEST_TOKENS.export}` } });
@@ -197,11 +267,23 @@ describe('long reads beside ordinary clients', () => {
     await otherPrincipal.text();
 
     for (const holder of holders) holder.stop();
-    await pollUntil(async () => ((await harness.sql<{ n: number }>(`select count(*)::int as n from long_read_lease where principal = 'test-exporter' and expires_at >= now()`))[0]!.n === 0 ? true : undefined), { timeoutMs: 30_000, what: 'the leases to be released' });
+    await pollUntil(
+      async () =>
+        (
+          await harness.sql<{ n: number }>(
+            `select count(*)::int as n from long_read_lease where principal = 'test-exporter' and expires_at >= now()`,
+          )
+        )[0]!.n === 0
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, what: 'the leases to be released' },
+    );
 
     // A process that died holding both slots: its leases count until they lapse, and not after.
     await harness.sql(`delete from long_read_lease where principal = 'test-reader'`);
-    await harness.sql(`insert into long_read_lease (principal, slot, holder, expires_at) values ('test-reader', 1, 'dead', now() + interval '1 hour'), ('test-reader', 2, 'dead', now() + interval '1 hour')`);
+    await harness.sql(
+      `insert into long_read_lease (principal, slot, holder, expires_at) values ('test-reader', 1, 'dead', now() + interval '1 hour'), ('test-reader', 2, 'dead', now() + interval '1 hour')`,
+    );
     expect((await fetch(`${two.url}${feedPath(10)}`, { headers: { authorization: `Bearer ${TEST_TOKENS.read}` } })).status).toBe(429);
     await harness.sql(`update long_read_lease set expires_at = now() - interval '1 second' where holder = 'dead'`);
     const after = await fetch(`${two.url}${feedPath(10)}`, { headers: { authorization: `Bearer ${TEST_TOKENS.read}` } });

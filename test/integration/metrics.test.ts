@@ -82,14 +82,18 @@ describe('metrics', () => {
 
     const after = await eventually(async () => {
       const text = await scrape();
-      return sample(text, 'http_request_duration_seconds_count{route="/api/v2/batches",method="POST",status="200"}') >= 2 ? text : undefined;
+      return sample(text, 'http_request_duration_seconds_count{route="/api/v2/batches",method="POST",status="200"}') >= 2
+        ? text
+        : undefined;
     });
     expect(sample(after, 'batches_total{outcome="COMPLETED"}')).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'batches_total{outcome="COMPLETED"}') - sample(before, 'batches_total{outcome="COMPLETED"}')).toBe(1);
     expect(sample(after, 'batches_total{outcome="FAILED"}') - sample(before, 'batches_total{outcome="FAILED"}')).toBe(1);
     expect(sample(after, 'batch_changes_total') - sample(before, 'batch_changes_total')).toBe(2);
     expect(after).toContain('# TYPE http_request_duration_seconds histogram');
-    expect(after).toMatch(/http_request_duration_seconds_bucket\{le="0\.1",route="\/api\/v2\/batches\/:updateRequestId\/status",method="GET",status="200"\} \d+/);
+    expect(after).toMatch(
+      /http_request_duration_seconds_bucket\{le="0\.1",route="\/api\/v2\/batches\/:updateRequestId\/status",method="GET",status="200"\} \d+/,
+    );
     // Identifiers never become label values.
     expect(after).not.toMatch(/route="[^"]*[0-9a-f]{8}-[0-9a-f]{4}-/);
   });
@@ -102,12 +106,18 @@ describe('metrics', () => {
       return scraped.includes('status="401"') ? scraped : undefined;
     });
     expect(sample(text, 'http_request_duration_seconds_count{route="unmatched",method="GET",status="404"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'http_request_duration_seconds_count{route="/api/v2/entities/:entityId",method="GET",status="401"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'http_request_duration_seconds_count{route="/api/v2/entities/:entityId",method="GET",status="401"}'),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('counts completed exports and their bytes', async () => {
     const before = await scrape();
-    const started = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
+    const started = await harness.api('/api/v2/export/snapshots', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[1]',
+    });
     expect(started.status, await started.clone().text()).toBe(200);
     const id = await started.text();
     const status = await eventually(async () => {

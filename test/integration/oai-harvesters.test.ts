@@ -64,7 +64,10 @@ beforeAll(async () => {
   // Pages of 200: several pages in a full test run (thousands of records), where pages of 3 ran past a minute; oai.test.ts pages by 2.
   harness = await startHarness({ env: { OAI_PMH: 'bearer', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '200' } });
   endpoint = `${harness.baseUrl}/oai`;
-  const created = await applyBatch(harness, batchXml(Array.from({ length: 7 }, (_, index) => create(`r${index}`, `Harvested ${index}`, { entityType: TYPE }))));
+  const created = await applyBatch(
+    harness,
+    batchXml(Array.from({ length: 7 }, (_, index) => create(`r${index}`, `Harvested ${index}`, { entityType: TYPE }))),
+  );
   for (const revision of created.revisions.values()) uuids.push(revision.entityUuid);
   // One record deleted (invalidated): Sickle must get its header too.
   const gone = created.revisions.get('r6')!;
@@ -94,7 +97,9 @@ describe("the README's Sickle example", () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const program = /```python\n([\s\S]*?)```/.exec(readmeSection(readme, 'Harvesting (OAI-PMH)'))![1]!;
     expect(program).toContain('http://127.0.0.1:8080/oai');
-    const out = await runPython(python, ['-c', program.replace('http://127.0.0.1:8080', harness.baseUrl)], { ENTITY_RECORDS_TOKEN: TEST_TOKENS.read });
+    const out = await runPython(python, ['-c', program.replace('http://127.0.0.1:8080', harness.baseUrl)], {
+      ENTITY_RECORDS_TOKEN: TEST_TOKENS.read,
+    });
     const lines = out.trimEnd().split('\n');
     const all = (await harness.sql<{ uuid: string }>('select uuid from entity order by id')).map((row) => `oai:${REPOSITORY}:${row.uuid}`);
     expect(lines.map((line) => line.split(' ')[0])).toEqual(all);
@@ -105,15 +110,30 @@ describe("the README's Sickle example", () => {
 
 describe('oaipmh-scythe', () => {
   it('runs every verb, by GET and by POST, and parses every answer', async () => {
-    const seen = await harvester<Record<'GET' | 'POST', { repositoryName: string; formats: string[]; sets: string[]; identifiers: number; oai_dc: number; 'cam-2025': number; record: string }>>(
-      'scythe',
-      endpoint,
-      `oai:${REPOSITORY}:${uuids[0]}`,
-      TEST_TOKENS.read,
-    );
+    const seen = await harvester<
+      Record<
+        'GET' | 'POST',
+        {
+          repositoryName: string;
+          formats: string[];
+          sets: string[];
+          identifiers: number;
+          oai_dc: number;
+          'cam-2025': number;
+          record: string;
+        }
+      >
+    >('scythe', endpoint, `oai:${REPOSITORY}:${uuids[0]}`, TEST_TOKENS.read);
     const entities = Number((await harness.sql<{ n: string }>('select count(*) as n from entity'))[0]!.n);
     for (const method of ['GET', 'POST'] as const) {
-      expect(seen[method]).toMatchObject({ repositoryName: 'Entity Records Service', formats: ['oai_dc', 'cam-2025'], identifiers: entities, oai_dc: entities, 'cam-2025': entities, record: `oai:${REPOSITORY}:${uuids[0]}` });
+      expect(seen[method]).toMatchObject({
+        repositoryName: 'Entity Records Service',
+        formats: ['oai_dc', 'cam-2025'],
+        identifiers: entities,
+        oai_dc: entities,
+        'cam-2025': entities,
+        record: `oai:${REPOSITORY}:${uuids[0]}`,
+      });
       expect(seen[method].sets).toContain(`type:${TYPE}`);
     }
   });

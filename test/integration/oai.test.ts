@@ -26,9 +26,21 @@ const GROUP = `OAI_G_${randomUUID().slice(0, 8)}`;
 const DATESTAMP_SQL = `to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
 const oaiId = (uuid: string) => `oai:${REPOSITORY}:${uuid}`;
 
-const body = (desc: string): Part => ({ partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: desc }] });
-const ident = (value: string): Part => ({ partUuid: randomUUID(), type: 'PT_IDENT', items: [{ kind: 'string', type: 'ID_VALUE', value, spec: 'IS_LOCAL' }] });
-const event = (from: string, to: string): Part => ({ partUuid: randomUUID(), type: 'PT_EVENT', items: [{ kind: 'unitDate', type: 'EV_DATE', from, to }] });
+const body = (desc: string): Part => ({
+  partUuid: randomUUID(),
+  type: 'PT_BODY',
+  items: [{ kind: 'string', type: 'BRIEF_DESC', value: desc }],
+});
+const ident = (value: string): Part => ({
+  partUuid: randomUUID(),
+  type: 'PT_IDENT',
+  items: [{ kind: 'string', type: 'ID_VALUE', value, spec: 'IS_LOCAL' }],
+});
+const event = (from: string, to: string): Part => ({
+  partUuid: randomUUID(),
+  type: 'PT_EVENT',
+  items: [{ kind: 'unitDate', type: 'EV_DATE', from, to }],
+});
 
 let harness: Harness;
 const records = new Map<string, AppliedRevision>();
@@ -53,9 +65,20 @@ async function allUuids(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  harness = await startHarness({ env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', OAI_ADMIN_EMAIL: 'registry@example.org', ANONYMOUS_READ_RATE_LIMIT: '0' } });
+  harness = await startHarness({
+    env: {
+      OAI_PMH: 'public',
+      OAI_REPOSITORY_ID: REPOSITORY,
+      OAI_PAGE_SIZE: '2',
+      OAI_ADMIN_EMAIL: 'registry@example.org',
+      ANONYMOUS_READ_RATE_LIMIT: '0',
+    },
+  });
   await apply([
-    create('novak', '', { entityType: PERSON, parts: [namePart('Novák'), body('Malíř & grafik'), ident('NK-1'), event('1850-01-01', '1905-12-31')] }),
+    create('novak', '', {
+      entityType: PERSON,
+      parts: [namePart('Novák'), body('Malíř & grafik'), ident('NK-1'), event('1850-01-01', '1905-12-31')],
+    }),
     create('dvorak', 'Dvořák', { entityType: PERSON }),
     create('svoboda', 'Svoboda', { entityType: PERSON }),
     create('orchestra', 'Filharmonie', { entityType: GROUP }),
@@ -74,7 +97,9 @@ describe('the verbs', () => {
     expect(text).toContain('<deletedRecord>persistent</deletedRecord>');
     expect(text).toContain('<granularity>YYYY-MM-DDThh:mm:ssZ</granularity>');
     const earliest = /<earliestDatestamp>([^<]+)</.exec(text)![1]!;
-    const [first] = await harness.sql<{ at: string }>(`select ${DATESTAMP_SQL} as at from transaction t join revision r on r.seq = t.seq order by t.commit_seq limit 1`);
+    const [first] = await harness.sql<{ at: string }>(
+      `select ${DATESTAMP_SQL} as at from transaction t join revision r on r.seq = t.seq order by t.commit_seq limit 1`,
+    );
     expect(earliest).toBe(first!.at);
     expect(echoedRequest(text)).toEqual({ verb: 'Identify' });
   });
@@ -82,8 +107,12 @@ describe('the verbs', () => {
   it('ListMetadataFormats names oai_dc and the native format with schema and namespace, for the repository and for one record', async () => {
     for (const query of ['verb=ListMetadataFormats', `verb=ListMetadataFormats&identifier=${oaiId(records.get('novak')!.entityUuid)}`]) {
       const text = await oai(query);
-      expect(text).toContain('<metadataPrefix>oai_dc</metadataPrefix><schema>http://www.openarchives.org/OAI/2.0/oai_dc.xsd</schema><metadataNamespace>http://www.openarchives.org/OAI/2.0/oai_dc/</metadataNamespace>');
-      expect(text).toContain(`<metadataPrefix>cam-2025</metadataPrefix><schema>${harness.baseUrl}/docs/schemas/entity-records-2025.xsd</schema><metadataNamespace>http://cam.tacr.cz/2025</metadataNamespace>`);
+      expect(text).toContain(
+        '<metadataPrefix>oai_dc</metadataPrefix><schema>http://www.openarchives.org/OAI/2.0/oai_dc.xsd</schema><metadataNamespace>http://www.openarchives.org/OAI/2.0/oai_dc/</metadataNamespace>',
+      );
+      expect(text).toContain(
+        `<metadataPrefix>cam-2025</metadataPrefix><schema>${harness.baseUrl}/docs/schemas/entity-records-2025.xsd</schema><metadataNamespace>http://cam.tacr.cz/2025</metadataNamespace>`,
+      );
     }
     expect((await fetch(`${harness.baseUrl}/docs/schemas/entity-records-2025.xsd`)).status).toBe(200);
   });
@@ -125,9 +154,15 @@ describe('the verbs', () => {
 
   // Pages of 2 over one set: the whole registry of a full test run is thousands of records (Sickle harvests it all at the default page size).
   it('ListIdentifiers and ListRecords serve every record once across pages, with completeListSize and cursor', async () => {
-    const expected = (await harness.sql<{ uuid: string }>('select uuid from entity where entity_type = $1 order by id', [PERSON])).map((row) => oaiId(row.uuid));
+    const expected = (await harness.sql<{ uuid: string }>('select uuid from entity where entity_type = $1 order by id', [PERSON])).map(
+      (row) => oaiId(row.uuid),
+    );
     expect(expected).toHaveLength(3);
-    for (const query of ['verb=ListIdentifiers&metadataPrefix=oai_dc', 'verb=ListRecords&metadataPrefix=oai_dc', 'verb=ListRecords&metadataPrefix=cam-2025']) {
+    for (const query of [
+      'verb=ListIdentifiers&metadataPrefix=oai_dc',
+      'verb=ListRecords&metadataPrefix=oai_dc',
+      'verb=ListRecords&metadataPrefix=cam-2025',
+    ]) {
       const result = await harvest(harness.baseUrl, `${query}&set=type:${PERSON}`);
       expect(result.items.map((item) => item.identifier)).toEqual(expected);
       expect(result.completeListSize).toBe(expected.length);
@@ -140,7 +175,9 @@ describe('the verbs', () => {
 
   it('a set selects the records of one entity type', async () => {
     const result = await harvest(harness.baseUrl, `verb=ListIdentifiers&metadataPrefix=oai_dc&set=type:${GROUP}`);
-    expect(result.items.map((item) => item.identifier).sort()).toEqual([records.get('orchestra')!, records.get('theatre')!].map((r) => oaiId(r.entityUuid)).sort());
+    expect(result.items.map((item) => item.identifier).sort()).toEqual(
+      [records.get('orchestra')!, records.get('theatre')!].map((r) => oaiId(r.entityUuid)).sort(),
+    );
   });
 });
 
@@ -157,13 +194,21 @@ describe('protocol errors, each by the argument that causes it', () => {
     ['a GetRecord without identifier', 'verb=GetRecord&metadataPrefix=oai_dc', 'badArgument'],
     ['a from that is no date', 'verb=ListRecords&metadataPrefix=oai_dc&from=2026-13-01', 'badArgument'],
     ['a from with a time zone', 'verb=ListRecords&metadataPrefix=oai_dc&from=2026-01-01T00:00:00%2B01:00', 'badArgument'],
-    ['from and until of different granularities', 'verb=ListRecords&metadataPrefix=oai_dc&from=2026-01-01&until=2026-01-02T00:00:00Z', 'badArgument'],
+    [
+      'from and until of different granularities',
+      'verb=ListRecords&metadataPrefix=oai_dc&from=2026-01-01&until=2026-01-02T00:00:00Z',
+      'badArgument',
+    ],
     ['from later than until', 'verb=ListRecords&metadataPrefix=oai_dc&from=2026-02-01&until=2026-01-01', 'badArgument'],
     ['a resumptionToken with other arguments', `verb=ListRecords&metadataPrefix=oai_dc&resumptionToken=${token()}`, 'badArgument'],
     ['an empty argument', 'verb=ListRecords&metadataPrefix=', 'badArgument'],
     ['an unknown format (list)', 'verb=ListRecords&metadataPrefix=marc21', 'cannotDisseminateFormat'],
     ['an unknown format (record)', 'verb=GetRecord&metadataPrefix=marc21&identifier=oai:x:y', 'cannotDisseminateFormat'],
-    ['an identifier of another repository', `verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:elsewhere.org:${randomUUID()}`, 'idDoesNotExist'],
+    [
+      'an identifier of another repository',
+      `verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:elsewhere.org:${randomUUID()}`,
+      'idDoesNotExist',
+    ],
     ['an identifier of no record', `verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:${REPOSITORY}:${randomUUID()}`, 'idDoesNotExist'],
     ['ListMetadataFormats of no record', `verb=ListMetadataFormats&identifier=oai:${REPOSITORY}:nothing`, 'idDoesNotExist'],
     ['a token this repository never issued', 'verb=ListRecords&resumptionToken=garbage', 'badResumptionToken'],
@@ -205,7 +250,9 @@ describe('a harvest across commits', () => {
         create('newcomer', 'Nováček', { entityType: PERSON }),
         update('novak', novak.entityId, novak.rev, [{ op: 'newPart', part: namePart('Nowak') }]),
         update('dvorak', dvorak.entityId, dvorak.rev, [{ op: 'setState', state: 'ERS_INVALID' }]),
-        update('orchestra', orchestra.entityId, orchestra.rev, [{ op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: theatre.entityId } } }]),
+        update('orchestra', orchestra.entityId, orchestra.rev, [
+          { op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: theatre.entityId } } },
+        ]),
       ]);
     });
     expect(first.items.map((item) => item.identifier)).toEqual(before.map(oaiId));
@@ -217,7 +264,8 @@ describe('a harvest across commits', () => {
     expect(byId.get(oaiId(dvorak.entityUuid))!.deleted).toBe(false);
     expect(byId.get(oaiId(orchestra.entityUuid))!.deleted).toBe(false);
     // Records deleted before this harvest (replaced or invalid ones other test files left in the run's database) are headers without metadata.
-    if (PUBLIC_SCHEMAS_PRESENT) for (const item of first.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
+    if (PUBLIC_SCHEMAS_PRESENT)
+      for (const item of first.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
 
     // Harvest 2, from harvest 1's first responseDate.
     const second = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&from=${first.firstResponseDate}`);
@@ -251,16 +299,28 @@ describe('a harvest across commits', () => {
     const batchId = randomUUID();
     try {
       await client.query('begin');
-      await client.query(`insert into batch (id, body_sha256, api_version, submitted_by, status) values ($1, 'x', 'v2', 'oai-test', 'COMPLETED')`, [batchId]);
+      await client.query(
+        `insert into batch (id, body_sha256, api_version, submitted_by, status) values ($1, 'x', 'v2', 'oai-test', 'COMPLETED')`,
+        [batchId],
+      );
       await client.query('insert into transaction (uuid, batch_id) values ($1, $1)', [batchId]);
       // The commit trigger runs now: the commit time and commit_seq are drawn, the lock held until COMMIT.
       await client.query('set constraints all immediate');
-      const [held] = (await client.query<{ commit_seq: string; at: string }>(`select commit_seq, ${DATESTAMP_SQL} as at from transaction t where uuid = $1`, [batchId])).rows;
+      const [held] = (
+        await client.query<{ commit_seq: string; at: string }>(
+          `select commit_seq, ${DATESTAMP_SQL} as at from transaction t where uuid = $1`,
+          [batchId],
+        )
+      ).rows;
       const answer = oaiGet(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc');
-      await eventually(async () => {
-        const waiting = await harness.sql(`select 1 from pg_locks where locktype = 'advisory' and not granted`);
-        return waiting.length > 0 ? true : undefined;
-      }, 30_000, 'the OAI request to wait for the commit-order lock');
+      await eventually(
+        async () => {
+          const waiting = await harness.sql(`select 1 from pg_locks where locktype = 'advisory' and not granted`);
+          return waiting.length > 0 ? true : undefined;
+        },
+        30_000,
+        'the OAI request to wait for the commit-order lock',
+      );
       await client.query('commit');
       const { text } = await answer;
       const token = decodeResumptionToken(resumptionToken(text)!.token)!;
@@ -293,7 +353,10 @@ describe('access', () => {
   it('a token issued by one API process is answered by another, started after it', async () => {
     const first = await oai('verb=ListIdentifiers&metadataPrefix=oai_dc');
     const whole = await harvest(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc');
-    const other = await startHarness({ worker: false, env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', ANONYMOUS_READ_RATE_LIMIT: '0' } });
+    const other = await startHarness({
+      worker: false,
+      env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', ANONYMOUS_READ_RATE_LIMIT: '0' },
+    });
     try {
       const rest = await harvest(other.baseUrl, `verb=ListIdentifiers&resumptionToken=${resumptionToken(first)!.token}`);
       expect([...items(first), ...rest.items].map((item) => item.identifier)).toEqual(whole.items.map((item) => item.identifier));
@@ -312,7 +375,10 @@ describe('access', () => {
   });
 
   it('OAI_PMH=public: anonymous harvesters are limited per address (503 with Retry-After), principals are not', async () => {
-    const open = await startHarness({ worker: false, env: { OAI_PMH: 'public', ANONYMOUS_READ_RATE_LIMIT: '2', ANONYMOUS_READ_RATE_WINDOW_SECONDS: '3600' } });
+    const open = await startHarness({
+      worker: false,
+      env: { OAI_PMH: 'public', ANONYMOUS_READ_RATE_LIMIT: '2', ANONYMOUS_READ_RATE_WINDOW_SECONDS: '3600' },
+    });
     try {
       await harness.sql(`delete from submission_rate where principal like 'anonymous-read:%'`).catch(() => undefined);
       expect((await fetch(`${open.baseUrl}/oai?verb=Identify`)).status).toBe(200);

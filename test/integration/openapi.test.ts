@@ -7,7 +7,13 @@ import { randomUUID } from 'node:crypto';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.ts';
-import { API_VERSIONS, readOpenApiDocument, servedOpenApiDocument, type ApiVersion, type OpenApiDocument } from '../../api/docs/documents.ts';
+import {
+  API_VERSIONS,
+  readOpenApiDocument,
+  servedOpenApiDocument,
+  type ApiVersion,
+  type OpenApiDocument,
+} from '../../api/docs/documents.ts';
 import { listRoutes } from '../../api/docs/list-routes.ts';
 import { PROBLEM_CODES } from '../../api/problems.ts';
 import { createLogger } from '../../logger.ts';
@@ -66,7 +72,18 @@ interface ProblemBody {
 }
 
 /** Served, but not part of either API contract (OAI-PMH is its own protocol). */
-const NOT_IN_CONTRACT = new Set(['GET /oai', 'POST /oai', 'GET /health', 'GET /metrics', 'GET /docs', 'GET /docs/v2', 'GET /docs/v1', 'GET /docs/assets/{file}', 'GET /docs/schemas', 'GET /docs/schemas/{file}']);
+const NOT_IN_CONTRACT = new Set([
+  'GET /oai',
+  'POST /oai',
+  'GET /health',
+  'GET /metrics',
+  'GET /docs',
+  'GET /docs/v2',
+  'GET /docs/v1',
+  'GET /docs/assets/{file}',
+  'GET /docs/schemas',
+  'GET /docs/schemas/{file}',
+]);
 
 /** The record pages (/global) are HTML for people, not part of either API contract. */
 const isRecordPage = (path: string) => path === '/global' || path.startsWith('/global/');
@@ -94,7 +111,7 @@ afterAll(async () => {
 });
 
 describe('the documents', () => {
-  it.each(API_VERSIONS)('%s is served without a token as JSON, and is the YAML contract with this deployment\'s limits', async (version) => {
+  it.each(API_VERSIONS)("%s is served without a token as JSON, and is the YAML contract with this deployment's limits", async (version) => {
     const response = await harness.api(`/api/${version}/openapi.json`, { as: null });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -137,8 +154,14 @@ describe('the documents', () => {
 });
 
 describe('routes and documents agree', () => {
-  it('documents every served route in its version\'s document with the same path parameters, and serves every documented one', () => {
-    const app = buildApp({ config: harness.config, db: harness.db, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
+  it("documents every served route in its version's document with the same path parameters, and serves every documented one", () => {
+    const app = buildApp({
+      config: harness.config,
+      db: harness.db,
+      temporal: harness.temporal,
+      log: createLogger('silent', 'test'),
+      tokens: 'disabled',
+    });
     const served = listRoutes(app);
     const documented = new Map(operations.map((operation) => [`${operation.method} ${operation.fullPath}`, operation]));
 
@@ -162,8 +185,14 @@ describe('routes and documents agree', () => {
     expect(undocumented, 'served but not documented').toEqual([]);
 
     const servedKeys = new Set(served.map((route) => `${route.method} ${route.path}`));
-    expect([...documented.keys()].filter((key) => !servedKeys.has(key)), 'documented but not served').toEqual([]);
-    expect([...NOT_IN_CONTRACT].filter((key) => !servedKeys.has(key)), 'listed as outside the contract but not served').toEqual([]);
+    expect(
+      [...documented.keys()].filter((key) => !servedKeys.has(key)),
+      'documented but not served',
+    ).toEqual([]);
+    expect(
+      [...NOT_IN_CONTRACT].filter((key) => !servedKeys.has(key)),
+      'listed as outside the contract but not served',
+    ).toEqual([]);
   });
 
   it('answers 405 MethodNotAllowed for a method a documented path does not serve', async () => {
@@ -205,7 +234,8 @@ describe('the service answers as documented', () => {
           const response = await call(operation, { set: { [parameter.name]: bad } });
           const body = await expectDocumented(operation, response);
           expect(response.status, `${label(operation)} ${where}=${bad.slice(0, 40)}`).toBe(400);
-          if (body.code !== 'PageSizeTooLarge') expect(errorPaths(body), `${label(operation)} ${where}=${bad.slice(0, 40)}`).toContain(where);
+          if (body.code !== 'PageSizeTooLarge')
+            expect(errorPaths(body), `${label(operation)} ${where}=${bad.slice(0, 40)}`).toContain(where);
         }
         for (const edge of [schema.minimum, schema.maximum]) {
           if (edge === undefined) continue;
@@ -256,8 +286,14 @@ describe('the service answers as documented', () => {
       const status = (await expectDocumented(statusOperation, response)) as { state: string };
       return status.state === 'FINISHED' || status.state === 'ERROR' ? status : undefined;
     });
-    await expectDocumented(find('v2', 'GET', '/batches/{updateRequestId}/detail'), await harness.api(`/api/v2/batches/${updateRequestId}/detail`));
-    await expectDocumented(find('v2', 'GET', '/batches/{updateRequestId}/result'), await harness.api(`/api/v2/batches/${updateRequestId}/result`));
+    await expectDocumented(
+      find('v2', 'GET', '/batches/{updateRequestId}/detail'),
+      await harness.api(`/api/v2/batches/${updateRequestId}/detail`),
+    );
+    await expectDocumented(
+      find('v2', 'GET', '/batches/{updateRequestId}/result'),
+      await harness.api(`/api/v2/batches/${updateRequestId}/result`),
+    );
 
     const entityOperation = find('v2', 'GET', '/entities/{entityId}');
     const entity = await harness.api(`/api/v2/entities/${entityUuid}`);
@@ -299,7 +335,9 @@ function documentedOperations(version: ApiVersion, document: OpenApiDocument): D
 }
 
 function find(version: ApiVersion, method: string, docPath: string): DocumentedOperation {
-  const found = operations.find((operation) => operation.version === version && operation.method === method && operation.docPath === docPath);
+  const found = operations.find(
+    (operation) => operation.version === version && operation.method === method && operation.docPath === docPath,
+  );
   if (!found) throw new Error(`${version} documents no ${method} ${docPath}`);
   return found;
 }
@@ -319,7 +357,8 @@ function requiredPermission(operation: DocumentedOperation): string | null {
   const roles = security?.[0]?.bearerAuth ?? [];
   expect(roles, `${label(operation)} names one permission`).toHaveLength(1);
   // Either credential, the same permission: a bearer token or an HMAC API key.
-  if (security !== undefined) expect(security, `${label(operation)} accepts a token or a key`).toEqual([{ bearerAuth: roles }, { ndaHmac: roles }]);
+  if (security !== undefined)
+    expect(security, `${label(operation)} accepts a token or a key`).toEqual([{ bearerAuth: roles }, { ndaHmac: roles }]);
   return roles[0]!;
 }
 
@@ -378,7 +417,11 @@ function call(operation: DocumentedOperation, options: CallOptions = {}): Promis
  * documented for that status, and a JSON body matches the documented schema.
  * Returns the parsed JSON body ({} for another one).
  */
-async function expectDocumented(operation: DocumentedOperation, response: Response, options: { noParameterErrors?: boolean } = {}): Promise<ProblemBody> {
+async function expectDocumented(
+  operation: DocumentedOperation,
+  response: Response,
+  options: { noParameterErrors?: boolean } = {},
+): Promise<ProblemBody> {
   const where = `${label(operation)} → ${response.status}`;
   const documented = operation.operation.responses[String(response.status)];
   const text = await response.text();
@@ -394,7 +437,10 @@ async function expectDocumented(operation: DocumentedOperation, response: Respon
   const schema = documented!.content[mediaType]!.schema!;
   expect(schemaErrors(schema, body, '$'), `${where}: ${text.slice(0, 300)}`).toEqual([]);
   if (options.noParameterErrors && response.status === 400) {
-    expect(errorPaths(body).filter((path) => /^(query|path)\./.test(path)), `${where}: ${text.slice(0, 300)}`).toEqual([]);
+    expect(
+      errorPaths(body).filter((path) => /^(query|path)\./.test(path)),
+      `${where}: ${text.slice(0, 300)}`,
+    ).toEqual([]);
   }
   return body;
 }
@@ -428,7 +474,8 @@ function schemaErrors(schema: Schema, value: unknown, at: string): string[] {
   if (schema.type !== undefined) {
     const types = Array.isArray(schema.type) ? schema.type : [schema.type];
     const actual = typeOf(value);
-    if (!types.includes(actual) && !(actual === 'integer' && types.includes('number'))) return [...errors, `${at}: ${actual} is not ${types.join('|')}`];
+    if (!types.includes(actual) && !(actual === 'integer' && types.includes('number')))
+      return [...errors, `${at}: ${actual} is not ${types.join('|')}`];
   }
   if ('const' in schema && value !== schema.const) errors.push(`${at}: is not ${String(schema.const)}`);
   if (schema.enum && !schema.enum.includes(value)) errors.push(`${at}: ${String(value)} is not one of ${schema.enum.join(', ')}`);
@@ -440,7 +487,8 @@ function schemaErrors(schema: Schema, value: unknown, at: string): string[] {
     if (schema.minimum !== undefined && value < schema.minimum) errors.push(`${at}: below ${schema.minimum}`);
     if (schema.maximum !== undefined && value > schema.maximum) errors.push(`${at}: above ${schema.maximum}`);
   }
-  if (Array.isArray(value) && schema.items) value.forEach((item, index) => errors.push(...schemaErrors(schema.items!, item, `${at}[${index}]`)));
+  if (Array.isArray(value) && schema.items)
+    value.forEach((item, index) => errors.push(...schemaErrors(schema.items!, item, `${at}[${index}]`)));
   if (typeOf(value) === 'object') {
     const object = value as Record<string, unknown>;
     for (const name of schema.required ?? []) if (!(name in object)) errors.push(`${at}: ${name} is missing`);

@@ -29,7 +29,11 @@ describe('overlapping batches on two workers, followed through the change feed',
   }
 
   async function submit(commands: ChangeCommand[]): Promise<string> {
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml(commands) });
+    const response = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml(commands),
+    });
     expect(response.status).toBe(200);
     return (await response.json()) as string;
   }
@@ -56,10 +60,16 @@ describe('overlapping batches on two workers, followed through the change feed',
     const batches: string[] = [];
     for (let batch = 0; batch < 10; batch += 1) {
       const size = random() < 0.3 ? 1 + Math.floor(random() * 3) : 1 + Math.floor(random() * 2_500);
-      const commands: ChangeCommand[] = Array.from({ length: size }, (_, index) => create(`c${index}`, `Náhodný ${batch} ${index} ${Math.floor(random() * 1e6)}`, { entityType }));
+      const commands: ChangeCommand[] = Array.from({ length: size }, (_, index) =>
+        create(`c${index}`, `Náhodný ${batch} ${index} ${Math.floor(random() * 1e6)}`, { entityType }),
+      );
       for (const record of sharedRecords) {
         if (random() < 0.3) {
-          const participant = { role: 'EDITOR' as const, lastChange: new Date().toISOString(), user: { id: `editor-${batch}`, name: `Editor ${batch}` } };
+          const participant = {
+            role: 'EDITOR' as const,
+            lastChange: new Date().toISOString(),
+            user: { id: `editor-${batch}`, name: `Editor ${batch}` },
+          };
           commands.push(update(`u${record.entityId}`, record.entityId, record.revision.rev, [{ op: 'addParticipant', participant }]));
         }
       }
@@ -75,6 +85,9 @@ describe('overlapping batches on two workers, followed through the change feed',
     const stored = await records(entityType);
     const missed = stored.filter((record) => feed.seen.get(record.entityId) !== record.revision.metadataRev);
     expect(feed.syncs).toBeGreaterThan(10);
-    expect(missed.map((record) => record.entityId), `FEED_SEED=${seed}: records not seen at their current revision`).toEqual([]);
+    expect(
+      missed.map((record) => record.entityId),
+      `FEED_SEED=${seed}: records not seen at their current revision`,
+    ).toEqual([]);
   });
 });

@@ -36,7 +36,11 @@ describe('overlapping batches', () => {
   async function submit(commands: ChangeCommand[], held = false): Promise<string> {
     const id = randomUUID();
     if (held) gate.hold(id);
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: batchXml(commands, { uuid: id }) });
+    const response = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: batchXml(commands, { uuid: id }),
+    });
     expect(response.status, await response.clone().text()).toBe(200);
     expect(await response.json()).toBe(id);
     return id;
@@ -47,7 +51,9 @@ describe('overlapping batches', () => {
     const handle = harness.temporal.workflow.getHandle(batchId);
     await handle.result();
     const history = await handle.fetchHistory();
-    const started = (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : []));
+    const started = (history.events ?? []).flatMap((event) =>
+      event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt ?? 1] : [],
+    );
     expect(started.length, `activity starts of ${batchId}`).toBeGreaterThan(0);
     return Math.max(...started);
   }
@@ -88,7 +94,8 @@ describe('overlapping batches', () => {
     const entityType = `OVERLAP-WORDS-${randomUUID()}`;
     const words = Array.from({ length: 40 }, (_, index) => `Slovo${randomUUID().slice(0, 8)}x${index}`);
     // Four groups each (7,200 names in all: more than the lock table holds as advisory locks); batch A meets the words front to back, batch B back to front.
-    const names = (order: readonly string[]) => Array.from({ length: 3_600 }, (_, index) => `${order[Math.floor((index / 3_600) * order.length)]} ${index}`);
+    const names = (order: readonly string[]) =>
+      Array.from({ length: 3_600 }, (_, index) => `${order[Math.floor((index / 3_600) * order.length)]} ${index}`);
     const a = await submit(creates(entityType, names(words)), true);
     const b = await submit(creates(entityType, names([...words].reverse())), true);
     // Both hold their first group's words in their open transactions before either goes on.
@@ -128,11 +135,23 @@ describe('overlapping batches', () => {
     const seed = await submit(creates(entityType, ['Xaver První', 'Ypsilon Druhý']));
     expect((await batchEnded(harness, seed)).status).toBe('COMPLETED');
     const [x, y] = await records(entityType);
-    const participant = (name: string) => ({ op: 'addParticipant' as const, participant: { role: 'EDITOR' as const, lastChange: new Date().toISOString(), user: { id: name, name } } });
+    const participant = (name: string) => ({
+      op: 'addParticipant' as const,
+      participant: { role: 'EDITOR' as const, lastChange: new Date().toISOString(), user: { id: name, name } },
+    });
 
-    const a = await submit([update('ax', x!.entityId, x!.revision.rev, [participant('editor-a')]), update('ay', y!.entityId, y!.revision.rev, [participant('editor-a')])], true);
+    const a = await submit(
+      [
+        update('ax', x!.entityId, x!.revision.rev, [participant('editor-a')]),
+        update('ay', y!.entityId, y!.revision.rev, [participant('editor-a')]),
+      ],
+      true,
+    );
     const releaseA = await gate.reached(a);
-    const b = await submit([update('by', y!.entityId, y!.revision.rev, [participant('editor-b')]), update('bx', x!.entityId, x!.revision.rev, [participant('editor-b')])]);
+    const b = await submit([
+      update('by', y!.entityId, y!.revision.rev, [participant('editor-b')]),
+      update('bx', x!.entityId, x!.revision.rev, [participant('editor-b')]),
+    ]);
     // B waits for A's locks: it cannot finish while A holds them.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await statusOf(b)).toBe('PROCESSING');

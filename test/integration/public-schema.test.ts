@@ -12,7 +12,6 @@ import { batchEnded } from '../support/batch-ended.ts';
 import { eventually } from '../support/poll.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
-
 /** A record with every item kind, extension items, a relation to another new record, and a second name. */
 function richParts(): Part[] {
   const body = randomUUID();
@@ -22,7 +21,15 @@ function richParts(): Part[] {
         { kind: 'string', type: 'NM_MAIN', value: 'Dvořák' },
         { kind: 'string', type: 'NM_MINOR', value: 'Antonín' },
         { kind: 'enum', type: 'NM_TYPE', spec: 'NT_ACTUAL' },
-        { kind: 'unitDate', type: 'NM_DATE', from: '1841-09-08T00:00:00', to: '1904-05-01T23:59:59', format: 'D-D', fromEstimate: true, toEstimate: false },
+        {
+          kind: 'unitDate',
+          type: 'NM_DATE',
+          from: '1841-09-08T00:00:00',
+          to: '1904-05-01T23:59:59',
+          format: 'D-D',
+          fromEstimate: true,
+          toEstimate: false,
+        },
       ],
     }),
     {
@@ -37,7 +44,12 @@ function richParts(): Part[] {
       ],
       extensionItems: [{ kind: 'string', type: 'NOTE', value: 'poznámka\nna dvou řádcích' }],
     },
-    { partUuid: randomUUID(), type: 'PT_REL', parent: body, items: [{ kind: 'entityRef', type: 'REL_ENTITY', spec: 'RT_PLACE', target: { kind: 'local', localId: 'place' } }] },
+    {
+      partUuid: randomUUID(),
+      type: 'PT_REL',
+      parent: body,
+      items: [{ kind: 'entityRef', type: 'REL_ENTITY', spec: 'RT_PLACE', target: { kind: 'local', localId: 'place' } }],
+    },
     namePart('Dvořák, Antonín Leopold'),
   ];
 }
@@ -53,7 +65,10 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     harness = await startHarness();
     const first = await applyBatch(
       harness,
-      batchXml([create('person', 'Dvořák', { entityType, parts: richParts() }), create('place', 'Nelahozeves', { entityType: `${entityType}-GEO` })]),
+      batchXml([
+        create('person', 'Dvořák', { entityType, parts: richParts() }),
+        create('place', 'Nelahozeves', { entityType: `${entityType}-GEO` }),
+      ]),
     );
     person = first.revisions.get('person')!;
     firstTransaction = first.transaction;
@@ -92,7 +107,11 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     expect(entity).toContain('<parts>');
     await expectValid(entity, 'v2', 'entity');
     await expectValid(await get(`/api/v2/entities/${person.entityUuid}/revision/${person.rev}`), 'v2', 'entity revision');
-    await expectValid(await get(`/api/v2/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`), 'v2', 'updates');
+    await expectValid(
+      await get(`/api/v2/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`),
+      'v2',
+      'updates',
+    );
     await expectValid(await get(`/api/v2/updates/from/${firstTransaction}`), 'v2', 'updatesFrom');
     await expectValid(await get(`/api/v2/updates/from/${GENESIS_TRANSACTION_ID}`), 'v2', 'updatesFrom genesis');
   });
@@ -102,7 +121,11 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     await expectValid(success.result, 'v2', 'batchChangeSuccess');
 
     const failing = randomUUID();
-    await post('/api/v2/batches', batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: failing }), 'application/xml');
+    await post(
+      '/api/v2/batches',
+      batchXml([update('bad', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { uuid: failing }),
+      'application/xml',
+    );
     await batchEnded(harness, failing);
     await expectValid(await get(`/api/v2/batches/${failing}/result`), 'v2', 'batchChangeFailure (errors)');
 
@@ -113,14 +136,26 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     expect(failure).toContain('<forceKey>');
     await expectValid(failure, 'v2', 'batchChangeFailure (warnings)');
 
-    await expectValid(await post('/api/v2/batches/test', batchXml([create('t', 'Zkušební', { entityType })]), 'application/xml'), 'v2', 'test batch result');
+    await expectValid(
+      await post('/api/v2/batches/test', batchXml([create('t', 'Zkušební', { entityType })]), 'application/xml'),
+      'v2',
+      'test batch result',
+    );
   });
 
   it('v2 exports: snapshot and revisions files', async () => {
-    for (const [kind, query] of [['snapshots', ''], ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`]] as const) {
+    for (const [kind, query] of [
+      ['snapshots', ''],
+      ['revisions', `?fromTransId=${GENESIS_TRANSACTION_ID}`],
+    ] as const) {
       const id = await post(`/api/v2/export/${kind}${query}`, JSON.stringify([String(person.entityId)]), 'application/json', 'export');
-      await eventually(async () => ((await (await harness.api(`/api/v2/export/status/${id}`)).json()) as { state: string }).state === 'FINISHED' || undefined);
-      const file = await (await harness.api(`/api/v2/export/download/${id}`, { as: 'export', headers: { 'accept-encoding': 'identity' } })).text();
+      await eventually(
+        async () =>
+          ((await (await harness.api(`/api/v2/export/status/${id}`)).json()) as { state: string }).state === 'FINISHED' || undefined,
+      );
+      const file = await (
+        await harness.api(`/api/v2/export/download/${id}`, { as: 'export', headers: { 'accept-encoding': 'identity' } })
+      ).text();
       await expectValid(file, 'v2', `${kind} export`);
     }
   });
@@ -129,12 +164,33 @@ describe.skipIf(!PUBLIC_SCHEMAS_PRESENT)('every emitted document validates again
     await expectValid(await get(`/api/v1/entities/${person.entityId}`), 'v1', 'ent');
     const bus = await post('/api/v1/batches', batchXml([create('a', 'Jan Neruda', { entityType })], { version: 'v1' }), 'application/xml');
     await expectValid(bus, 'v1', 'bus');
-    const bue = await post('/api/v1/batches', batchXml([update('x', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }), 'application/xml');
+    const bue = await post(
+      '/api/v1/batches',
+      batchXml([update('x', 999_999_999, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }),
+      'application/xml',
+    );
     expect(bue).toContain('<bue');
     await expectValid(bue, 'v1', 'bue');
-    await expectValid(await get(`/api/v1/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`), 'v1', 'ups');
+    await expectValid(
+      await get(`/api/v1/updates?fromTransId=${firstTransaction}&toTransId=${lastTransaction}&page=1&pageSize=10`),
+      'v1',
+      'ups',
+    );
     await expectValid(await get(`/api/v1/updates/from/${firstTransaction}`), 'v1', 'upsf');
-    await expectValid(await post('/api/v1/export/snapshots', JSON.stringify([person.entityId]), 'application/json', 'export'), 'v1', 'ents');
-    await expectValid(await post(`/api/v1/export/revisions?fromTransId=${firstTransaction}`, JSON.stringify([person.entityId]), 'application/json', 'export'), 'v1', 'v1 revisions export');
+    await expectValid(
+      await post('/api/v1/export/snapshots', JSON.stringify([person.entityId]), 'application/json', 'export'),
+      'v1',
+      'ents',
+    );
+    await expectValid(
+      await post(
+        `/api/v1/export/revisions?fromTransId=${firstTransaction}`,
+        JSON.stringify([person.entityId]),
+        'application/json',
+        'export',
+      ),
+      'v1',
+      'v1 revisions export',
+    );
   });
 });

@@ -88,14 +88,24 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     expect(xml).toContain(`rev="${xRev2}"`);
     expect(xml).not.toContain(`rev="${xRev}"`);
 
-    const onlyT1 = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=1&pageSize=10`)).text();
+    const onlyT1 = await (
+      await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t1.transaction}&page=1&pageSize=10`)
+    ).text();
     expect(onlyT1).toContain(`rev="${xRev}"`);
-    const empty = await (await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`)).text();
+    const empty = await (
+      await harness.api(`/api/v2/updates?fromTransId=${t2.transaction}&toTransId=${t2.transaction}&page=1&pageSize=10`)
+    ).text();
     expect(empty).not.toContain('<revInfo');
 
-    const first = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
-    const second = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=2&pageSize=1`)).text();
-    const again = await (await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)).text();
+    const first = await (
+      await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)
+    ).text();
+    const second = await (
+      await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=2&pageSize=1`)
+    ).text();
+    const again = await (
+      await harness.api(`/api/v2/updates?fromTransId=${t0.transaction}&toTransId=${t2.transaction}&page=1&pageSize=1`)
+    ).text();
     expect(first).toBe(again);
     expect(attribute(first, 'entityId')).not.toBe(attribute(second, 'entityId'));
   });
@@ -107,11 +117,18 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const unknown = await harness.api(`/api/v2/updates?fromTransId=${unknownId}&toTransId=${b.transaction}&page=1&pageSize=10`);
     expect(unknown.status).toBe(404);
     // Also the real ErrorTransactionNotFound and BaseException: transactionId, message and properties.
-    expect(await unknown.json()).toMatchObject({ code: 'TransactionNotFound', transactionId: unknownId, properties: { transactionId: unknownId }, message: `no transaction ${unknownId}` });
+    expect(await unknown.json()).toMatchObject({
+      code: 'TransactionNotFound',
+      transactionId: unknownId,
+      properties: { transactionId: unknownId },
+      message: `no transaction ${unknownId}`,
+    });
     const zero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
     expect(zero.status).toBe(400);
     expect(JSON.stringify(await zero.json())).toContain('pages start at 1');
-    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=1&pageSize=10`)).status).toBe(400);
+    expect((await harness.api(`/api/v2/updates?fromTransId=${b.transaction}&toTransId=${a.transaction}&page=1&pageSize=10`)).status).toBe(
+      400,
+    );
     const big = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=1&pageSize=50001`);
     expect(big.status).toBe(400);
     expect(await big.json()).toMatchObject({ code: 'PageSizeTooLarge' });
@@ -121,7 +138,9 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     // The page parameter is shared with search: pages count from 1, and a missing one is named as required.
     const pageZero = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&page=0&pageSize=10`);
     expect(pageZero.status).toBe(400);
-    expect(await pageZero.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }] });
+    expect(await pageZero.json()).toMatchObject({
+      errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }],
+    });
     const noPage = await harness.api(`/api/v2/updates?fromTransId=${a.transaction}&toTransId=${b.transaction}&pageSize=10`);
     expect(await noPage.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'page is required' }] });
   });
@@ -154,7 +173,9 @@ describe('v2 reads: entities, revisions, change feeds', () => {
     const from = await harness.api(`/api/v2/updates/from/${GENESIS_TRANSACTION_ID}`);
     expect(from.status).toBe(200);
     expect(await from.text()).toMatch(/<updatesFrom /);
-    const paged = await harness.api(`/api/v2/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${applied.transaction}&page=1&pageSize=50000`);
+    const paged = await harness.api(
+      `/api/v2/updates?fromTransId=${GENESIS_TRANSACTION_ID}&toTransId=${applied.transaction}&page=1&pageSize=50000`,
+    );
     expect(paged.status).toBe(200);
     expect(await paged.text()).toContain(`entityId="${applied.revisions.get('g')!.entityId}"`);
     const v1 = await harness.api(`/api/v1/updates/from/${GENESIS_TRANSACTION_ID}`);

@@ -65,8 +65,12 @@ async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated by the driver, not loaded by the page: the pages' CSP allows no script at all.
   await page.evaluate(AXE_SOURCE);
   // Expressions as text: the test is compiled without the DOM's types.
-  const results = (await page.evaluate('axe.run()')) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> };
-  return results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${JSON.stringify(violation.nodes.map((node) => node.target))}`);
+  const results = (await page.evaluate('axe.run()')) as {
+    violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
+  };
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${JSON.stringify(violation.nodes.map((node) => node.target))}`);
 }
 
 /** The pages of each kind: the front door with results, a record, a replaced record, a revision, a history, a 404 and the sign-in page. */
@@ -142,7 +146,10 @@ describe('/global in headless Chromium', () => {
       await page.getByRole('link', { name: `Čapek ${data.marker}, Karel` }).click();
       await page.waitForURL(`${pub.baseUrl}/global/${data.karel.entityId}`);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(`Čapek ${data.marker}, Karel`);
-      await page.getByRole('link', { name: `Čapek ${data.marker} Josef` }).first().click();
+      await page
+        .getByRole('link', { name: `Čapek ${data.marker} Josef` })
+        .first()
+        .click();
       await page.waitForURL(`${pub.baseUrl}/global/${data.josef.entityId}`);
 
       await page.goto(`${pub.baseUrl}/global/${data.karel.entityId}`);
@@ -167,7 +174,9 @@ describe('/global in headless Chromium', () => {
       await page.waitForURL(record);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(`Čapek ${data.marker}, Karel`);
       const cookies = await own.cookies(signedIn.baseUrl + '/global');
-      expect(cookies.map(({ name, httpOnly, sameSite, path }) => ({ name, httpOnly, sameSite, path }))).toEqual([{ name: 'records_session', httpOnly: true, sameSite: 'Lax', path: '/global' }]);
+      expect(cookies.map(({ name, httpOnly, sameSite, path }) => ({ name, httpOnly, sameSite, path }))).toEqual([
+        { name: 'records_session', httpOnly: true, sameSite: 'Lax', path: '/global' },
+      ]);
       expect(await page.evaluate('document.cookie')).toBe('');
 
       await page.getByRole('button', { name: 'Sign out' }).click();

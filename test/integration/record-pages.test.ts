@@ -34,7 +34,10 @@ beforeAll(async () => {
   signedIn = await startHarness({ worker: false, env: signedEnv });
   signedInOther = await startHarness({ worker: false, env: { ...signedEnv, PUBLIC_HOST: 'records.example.org' } });
   off = await startHarness({ worker: false, env: { RECORD_PAGES: 'off' } });
-  limited = await startHarness({ worker: false, env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: String(ANONYMOUS_LIMIT), ANONYMOUS_READ_RATE_WINDOW_SECONDS: '3600' } });
+  limited = await startHarness({
+    worker: false,
+    env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: String(ANONYMOUS_LIMIT), ANONYMOUS_READ_RATE_WINDOW_SECONDS: '3600' },
+  });
   data = await seedRecordPages(pub);
 });
 
@@ -108,7 +111,9 @@ describe('a record page (public)', () => {
 
   it('shows each revision as a page of its own, with its API address, and says which is not the current one', async () => {
     const { body: current } = await page(pub, `/global/${data.karel.entityId}`);
-    const links = hrefs(/<ol class="history">[\s\S]*?<\/ol>/.exec(current)![0]).filter((href) => href.startsWith(`/global/${data.karel.entityId}/revision/`));
+    const links = hrefs(/<ol class="history">[\s\S]*?<\/ol>/.exec(current)![0]).filter((href) =>
+      href.startsWith(`/global/${data.karel.entityId}/revision/`),
+    );
     const oldest = links.at(-1)!;
     const { response, body } = await page(pub, oldest);
     expect(response.status).toBe(200);
@@ -278,7 +283,11 @@ describe('RECORD_PAGES=signed-in', () => {
     }
 
     // Signing out ends the session in the browser.
-    const out = await page(signedIn, '/global/sign-out', { method: 'POST', headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    const out = await page(signedIn, '/global/sign-out', {
+      method: 'POST',
+      headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
     expect(out.response.status).toBe(303);
     expect(out.response.headers.get('set-cookie')).toMatch(/^records_session=; Path=\/global; Max-Age=0; HttpOnly; SameSite=Lax$/);
   });
@@ -292,7 +301,10 @@ describe('RECORD_PAGES=signed-in', () => {
     expect(unknown.response.status).toBe(401);
     expect(unknown.response.headers.get('set-cookie')).toBeNull();
     // Sent as a bearer token, the write-only token is refused too; a reader's is accepted as it is.
-    expect((await page(signedIn, `/global/${data.karel.entityId}`, { headers: { authorization: `Bearer ${WRITE_ONLY_TOKEN}` } })).response.status).toBe(403);
+    expect(
+      (await page(signedIn, `/global/${data.karel.entityId}`, { headers: { authorization: `Bearer ${WRITE_ONLY_TOKEN}` } })).response
+        .status,
+    ).toBe(403);
     const bearer = await page(signedIn, `/global/${data.karel.entityId}`, { headers: { authorization: `Bearer ${TEST_TOKENS.read}` } });
     expect(bearer.response.status).toBe(200);
     expect(bearer.body).not.toContain('action="/global/sign-out"');
@@ -328,7 +340,13 @@ describe('RECORD_PAGES=signed-in', () => {
 
 describe('RECORD_PAGES=off', () => {
   it('answers every /global path with a 404 page, with or without credentials', async () => {
-    for (const path of ['/global', `/global/${data.karel.entityId}`, '/global/sign-in', '/global/assets/pages.css', `/global/${data.karel.entityId}/revisions`]) {
+    for (const path of [
+      '/global',
+      `/global/${data.karel.entityId}`,
+      '/global/sign-in',
+      '/global/assets/pages.css',
+      `/global/${data.karel.entityId}/revisions`,
+    ]) {
       const anonymous = await page(off, path);
       expect(anonymous.response.status, path).toBe(404);
       expect(anonymous.response.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -380,19 +398,22 @@ describe('a session cookie', () => {
   const signedAt = new Date('2026-01-01T00:00:00Z');
   const later = (hours: number) => new Date(signedAt.getTime() + hours * 3600_000);
 
-  it('names its token\'s principal until it expires, under its own secret alone, and only while the token is configured', () => {
+  it("names its token's principal until it expires, under its own secret alone, and only while the token is configured", () => {
     const signer = sessionSigner(registry, SESSION_SECRET, 8);
     const { value, maxAgeSeconds } = signer.issue(TEST_TOKENS.read, signedAt);
     expect(maxAgeSeconds).toBe(8 * 3600);
     expect(signer.principalOf(value, later(7.9))?.name).toBe('test-reader');
     expect(signer.principalOf(value, later(8))).toBeUndefined();
     expect(sessionSigner(registry, `${SESSION_SECRET}-other`, 8).principalOf(value, later(1))).toBeUndefined();
-    const withoutReader = TokenRegistry.parse(JSON.stringify(JSON.parse(TOKENS).filter((entry: { name: string }) => entry.name !== 'test-reader')), 'test');
+    const withoutReader = TokenRegistry.parse(
+      JSON.stringify(JSON.parse(TOKENS).filter((entry: { name: string }) => entry.name !== 'test-reader')),
+      'test',
+    );
     expect(sessionSigner(withoutReader, SESSION_SECRET, 8).principalOf(value, later(1))).toBeUndefined();
     expect(signer.principalOf(undefined, later(1))).toBeUndefined();
   });
 
-  it('is signed with RECORD_PAGES_SESSION_SECRET, else with a key of its own derived from the force keys\' secret', () => {
+  it("is signed with RECORD_PAGES_SESSION_SECRET, else with a key of its own derived from the force keys' secret", () => {
     const derived = sessionSecret({ RECORD_PAGES_SESSION_SECRET: undefined, forceKeySecret: FORCE_KEY_SECRET });
     expect(derived).not.toContain(FORCE_KEY_SECRET);
     expect(sessionSecret({ RECORD_PAGES_SESSION_SECRET: undefined, forceKeySecret: FORCE_KEY_SECRET })).toBe(derived);

@@ -47,14 +47,19 @@ function negativeControlBundle(): Promise<string> {
 
 async function replay(bundlePath: string, histories: RecordedHistory[]): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, replayName: 'replay-test' }, histories)) results.push(result);
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, replayName: 'replay-test' }, histories))
+    results.push(result);
   return results;
 }
 
 describe('recorded workflow histories replay against the current bundle', () => {
   const histories = recordedHistories();
   beforeAll(() => {
-    if (!Runtime._instance) Runtime.install({ logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m: string) => console.error(m) }, telemetryOptions: { logging: { forward: {} } } });
+    if (!Runtime._instance)
+      Runtime.install({
+        logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (m: string) => console.error(m) },
+        telemetryOptions: { logging: { forward: {} } },
+      });
     // The negative control's failed workflow tasks are the core's warnings: expected, so not printed.
   });
 
@@ -89,16 +94,30 @@ describe('recorded workflow histories replay against the current bundle', () => 
       try {
         const client = new Client({ connection });
         // The history: the current bundle's first workflow task, the apply scheduled on a lane nobody polls. No cache, so no sticky queue to wait out.
-        const current = await Worker.create({ connection: nativeConnection, taskQueue, workflowBundle: { codePath: inject('workflowBundlePath') }, maxCachedWorkflows: 0 });
+        const current = await Worker.create({
+          connection: nativeConnection,
+          taskQueue,
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          maxCachedWorkflows: 0,
+        });
         const handle = await current.runUntil(async () => {
           const input: BatchWorkflowInput = { batchId, lane: 'interactive' };
           const started = await client.workflow.start(WORKFLOW_TYPES.batch, { taskQueue, workflowId: batchId, args: [input] });
-          await eventually(async () => ((await started.fetchHistory()).events?.some((event) => event.activityTaskScheduledEventAttributes) ? true : undefined));
+          await eventually(async () =>
+            (await started.fetchHistory()).events?.some((event) => event.activityTaskScheduledEventAttributes) ? true : undefined,
+          );
           return started;
         });
 
         // The worker as deployed (worker/main.ts), on the negative control's bundle, with its metrics served.
-        const env = { ...(await entryEnv()), TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE: await negativeControlBundle(), WORKER_LANES: 'bulk', WORKER_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'silent' };
+        const env = {
+          ...(await entryEnv()),
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          WORKFLOW_BUNDLE: await negativeControlBundle(),
+          WORKER_LANES: 'bulk',
+          WORKER_METRICS_PORT: String(await freePort()),
+          LOG_LEVEL: 'silent',
+        };
         const worker = processes.start('worker/main.ts', env);
         const metrics = async () => {
           if (worker.exitCode !== null) throw new Error(`the worker exited:\n${processes.output.join('')}`);
@@ -106,7 +125,10 @@ describe('recorded workflow histories replay against the current bundle', () => 
           return answer?.ok ? await answer.text() : undefined;
         };
         // Polling: the core's series are there, no workflow task has failed yet.
-        const before = await eventually(async () => ((await metrics())?.includes('temporal_num_pollers') ? (await metrics())! : undefined), 60_000);
+        const before = await eventually(
+          async () => ((await metrics())?.includes('temporal_num_pollers') ? (await metrics())! : undefined),
+          60_000,
+        );
         expect(seriesTotal(before, 'temporal_workflow_task_execution_failed')).toBe(0);
 
         // A cancel asks for a workflow task: the worker replays the history, meets the apply where its bundle starts a timer, and fails the task.
@@ -115,7 +137,9 @@ describe('recorded workflow histories replay against the current bundle', () => 
           const text = await metrics();
           return text !== undefined && seriesTotal(text, 'temporal_workflow_task_execution_failed') > 0 ? text : undefined;
         }, 60_000);
-        expect(after).toMatch(/^temporal_workflow_task_execution_failed\{failure_reason="NonDeterminismError",[^}]*workflow_type="batchWorkflow"/m);
+        expect(after).toMatch(
+          /^temporal_workflow_task_execution_failed\{failure_reason="NonDeterminismError",[^}]*workflow_type="batchWorkflow"/m,
+        );
 
         await handle.terminate('negative control done');
         const exit = once(worker, 'exit');

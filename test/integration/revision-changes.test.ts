@@ -32,12 +32,18 @@ describe('stored change sets of revisions', () => {
   }
 
   /** Parts as sent: the service gives every item a uuid of its own. */
-  const withoutItemUuids = (parts: Part[] | undefined) => parts?.map((part) => ({ ...part, items: part.items.map(({ uuid: _uuid, ...item }) => item) }));
+  const withoutItemUuids = (parts: Part[] | undefined) =>
+    parts?.map((part) => ({ ...part, items: part.items.map(({ uuid: _uuid, ...item }) => item) }));
 
   it('gives a plain create its parts from the record, while current and after the record changed', async () => {
-    const parts: Part[] = [namePart('Božena Němcová'), { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka' }] }];
+    const parts: Part[] = [
+      namePart('Božena Němcová'),
+      { partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: 'spisovatelka' }] },
+    ];
     const created = await apply(batchXml([create('a', '', { parts, entityType })]));
-    const [stored] = (await harness.sql<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [created.entityId]));
+    const [stored] = await harness.sql<{ changes: { created: object } }>('select changes from revision where entity_id = $1', [
+      created.entityId,
+    ]);
     expect(stored!.changes.created).toEqual({ entityType });
 
     const current = await changesOf(created.entityId);
@@ -47,7 +53,13 @@ describe('stored change sets of revisions', () => {
 
     const extra = namePart('Barbora Panklová');
     await apply(
-      batchXml([{ kind: 'update', entity: { kind: 'stored', localId: 'a', entityId: created.entityId, rev: created.rev }, changes: [{ op: 'newPart', part: extra }] }]),
+      batchXml([
+        {
+          kind: 'update',
+          entity: { kind: 'stored', localId: 'a', entityId: created.entityId, rev: created.rev },
+          changes: [{ op: 'newPart', part: extra }],
+        },
+      ]),
     );
     const superseded = await changesOf(created.entityId);
     expect(superseded).toHaveLength(2);
@@ -60,7 +72,10 @@ describe('stored change sets of revisions', () => {
     const first = namePart('Jan Neruda');
     const second = namePart('Jan Nepomuk Neruda');
     const created = await apply(
-      batchXml([create('a', '', { parts: [first], entityType }), { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: second }] }]),
+      batchXml([
+        create('a', '', { parts: [first], entityType }),
+        { kind: 'update', entity: { kind: 'local', localId: 'a' }, changes: [{ op: 'newPart', part: second }] },
+      ]),
     );
     const [revision] = await changesOf(created.entityId);
     expect(withoutItemUuids(revision!.created?.parts)).toEqual([first]);

@@ -35,7 +35,10 @@ const TYPE = `CF-${run}`;
 const str = (type: string, value: string): Item => ({ kind: 'string', type, value });
 const date = (type: string, from: string, to: string): Item => ({ kind: 'unitDate', type, from, to });
 const part = (type: Part['type'], items: Item[]): Part => ({ partUuid: randomUUID(), type, items });
-const person = (main: string, minor: string, parts: Part[] = []): Part[] => [part('PT_NAME', [str('NM_MAIN', main), ...(minor ? [str('NM_MINOR', minor)] : [])]), ...parts];
+const person = (main: string, minor: string, parts: Part[] = []): Part[] => [
+  part('PT_NAME', [str('NM_MAIN', main), ...(minor ? [str('NM_MINOR', minor)] : [])]),
+  ...parts,
+];
 const created = (from: string, to: string) => part('PT_CRE', [date('CRE_DATE', from, to)]);
 const extinct = (from: string, to: string) => part('PT_EXT', [date('EXT_DATE', from, to)]);
 
@@ -63,7 +66,11 @@ describe('POST /api/v1/search with the known client’s filters', () => {
   /** A v1 batch from `usr` (the v1 sender is one name: id and name alike), applied synchronously. */
   async function applyV1(usr: string, commands: ChangeCommand[]): Promise<void> {
     const sender: UserInfo = { id: usr, name: usr };
-    const response = await harness.api('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'text/xml' }, body: serializeBatch({ version: 'v1', batchUuid: randomUUID(), sender }, commands, 'v1') });
+    const response = await harness.api('/api/v1/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'text/xml' },
+      body: serializeBatch({ version: 'v1', batchUuid: randomUUID(), sender }, commands, 'v1'),
+    });
     const bus = await response.text();
     expect(response.status, bus).toBe(200);
     expect(bus).toContain('<bus ');
@@ -75,7 +82,11 @@ describe('POST /api/v1/search with the known client’s filters', () => {
   }
 
   async function search(body: object): Promise<{ count: number; entities: Found[] }> {
-    const response = await harness.api('/api/v1/search?page=1&pageSize=50', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await harness.api('/api/v1/search?page=1&pageSize=50', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const xml = await response.text();
     expect(response.status, xml).toBe(200);
     if (PUBLIC_SCHEMAS_PRESENT) expect(await publicSchemaErrors(xml, 'v1'), xml).toEqual([]);
@@ -98,21 +109,47 @@ describe('POST /api/v1/search with the known client’s filters', () => {
       create('alfa', '', { entityType: TYPE, parts: person('Alfa', 'Jan') }),
       create('beta', '', { entityType: TYPE, parts: person('Beta', 'Petr') }),
     ]);
-    await applyV1(LATER_EDITOR, [update('beta', ids.beta!, revs.beta!, [{ op: 'newPart', part: part('PT_BODY', [str('BRIEF_DESC', 'úředník')]) }])]);
+    await applyV1(LATER_EDITOR, [
+      update('beta', ids.beta!, revs.beta!, [{ op: 'newPart', part: part('PT_BODY', [str('BRIEF_DESC', 'úředník')]) }]),
+    ]);
 
     // Creation and extinction dates as the XSDs' TimeInterval holds them.
     await applyV1(CREATOR, [
-      create('year1850', '', { entityType: TYPE, parts: person('Novák', 'Karel', [created('1850-01-01T00:00:00', '1850-12-31T23:59:59'), extinct('1900-01-01T00:00:00', '1900-12-31T23:59:59')]) }),
+      create('year1850', '', {
+        entityType: TYPE,
+        parts: person('Novák', 'Karel', [
+          created('1850-01-01T00:00:00', '1850-12-31T23:59:59'),
+          extinct('1900-01-01T00:00:00', '1900-12-31T23:59:59'),
+        ]),
+      }),
       create('day1850', '', { entityType: TYPE, parts: person('Dvořák', 'Jan', [created('1850-03-12T00:00:00', '1850-03-12T23:59:59')]) }),
-      create('century19', '', { entityType: TYPE, parts: person('Novák', 'Josef', [created('1801-01-01T00:00:00', '1900-12-31T23:59:59')]) }),
-      create('year1900', '', { entityType: TYPE, parts: person('Svoboda', 'Ivan', [created('1900-01-01T00:00:00', '1900-12-31T23:59:59')]) }),
+      create('century19', '', {
+        entityType: TYPE,
+        parts: person('Novák', 'Josef', [created('1801-01-01T00:00:00', '1900-12-31T23:59:59')]),
+      }),
+      create('year1900', '', {
+        entityType: TYPE,
+        parts: person('Svoboda', 'Ivan', [created('1900-01-01T00:00:00', '1900-12-31T23:59:59')]),
+      }),
       create('bc', '', { entityType: TYPE, parts: person('Vercingetorix', '', [created('-0100-01-01T00:00:00', '-0001-12-31T23:59:59')]) }),
     ]);
 
     // A participant (v2 only: v1 has no participants), who sent nothing.
-    const gama = (await applyBatch(harness, batchXml([create('gama', '', { entityType: TYPE, parts: person('Gama', 'Eva') })]))).revisions.get('gama')!;
+    const gama = (
+      await applyBatch(harness, batchXml([create('gama', '', { entityType: TYPE, parts: person('Gama', 'Eva') })]))
+    ).revisions.get('gama')!;
     ids.gama = gama.entityId;
-    await applyBatch(harness, batchXml([update('gama', gama.entityId, gama.rev, [{ op: 'addParticipant', participant: { role: 'EDITOR', lastChange: '2026-01-02T03:04:05Z', user: { id: PARTICIPANT, name: 'Účastník' } } }])]));
+    await applyBatch(
+      harness,
+      batchXml([
+        update('gama', gama.entityId, gama.rev, [
+          {
+            op: 'addParticipant',
+            participant: { role: 'EDITOR', lastChange: '2026-01-02T03:04:05Z', user: { id: PARTICIPANT, name: 'Účastník' } },
+          },
+        ]),
+      ]),
+    );
   });
 
   afterAll(async () => {
@@ -132,8 +169,9 @@ describe('POST /api/v1/search with the known client’s filters', () => {
     it('is one semi-join on search_user, never a subplan per entity', async () => {
       // An OR of "sent a revision" and "takes part" as two EXISTS would be a subplan run for every entity
       // (a walk of all of them for a rare user); search_user holds both, in entity order within a user.
-      const client = await (harness.db.pool).connect();
-      const plan = async (text: string, values: unknown[]) => JSON.stringify((await client.query(`explain (format json) ${text}`, values)).rows[0]);
+      const client = await harness.db.pool.connect();
+      const plan = async (text: string, values: unknown[]) =>
+        JSON.stringify((await client.query(`explain (format json) ${text}`, values)).rows[0]);
       try {
         await client.query('begin');
         await client.query(`insert into entity (id, uuid, entity_type, state, rev, metadata_rev, last_seq, record)
@@ -161,7 +199,14 @@ describe('POST /api/v1/search with the known client’s filters', () => {
       const senders = [`soubezny-a-${run}`, `soubezny-b-${run}`, `soubezny-c-${run}`];
       const overlapType = `CO-${run}`;
       await Promise.all(
-        senders.map((usr, index) => applyV1(usr, Array.from({ length: 20 }, (_, n) => create(`o${index}-${n}`, '', { entityType: overlapType, parts: person(`Souběh ${index}`, String(n)) })))),
+        senders.map((usr, index) =>
+          applyV1(
+            usr,
+            Array.from({ length: 20 }, (_, n) =>
+              create(`o${index}-${n}`, '', { entityType: overlapType, parts: person(`Souběh ${index}`, String(n)) }),
+            ),
+          ),
+        ),
       );
       for (const [index, usr] of senders.entries()) {
         const result = await search({ types: [overlapType], user: usr });
@@ -193,11 +238,17 @@ describe('POST /api/v1/search with the known client’s filters', () => {
     // filter (…/repository/ApCachedAccessPointRepositoryImpl.java lines 267-276: normalized from ≤ asked from, to ≥ asked to).
     it('finds the records whose date interval contains the one asked for', async () => {
       // Datum vzniku "1850": the year 1850 and the 19th century contain it; one day of 1850 does not.
-      expect(await found({ types: [TYPE], cond: creation('1850-01-01T00:00:00', '1850-12-31T23:59:59') })).toEqual(byId('year1850', 'century19'));
+      expect(await found({ types: [TYPE], cond: creation('1850-01-01T00:00:00', '1850-12-31T23:59:59') })).toEqual(
+        byId('year1850', 'century19'),
+      );
       // "12.3.1850": that day, the year and the century.
-      expect(await found({ types: [TYPE], cond: creation('1850-03-12T00:00:00', '1850-03-12T23:59:59') })).toEqual(byId('year1850', 'day1850', 'century19'));
+      expect(await found({ types: [TYPE], cond: creation('1850-03-12T00:00:00', '1850-03-12T23:59:59') })).toEqual(
+        byId('year1850', 'day1850', 'century19'),
+      );
       // "1900": the last year of the 19th century.
-      expect(await found({ types: [TYPE], cond: creation('1900-01-01T00:00:00', '1900-12-31T23:59:59') })).toEqual(byId('century19', 'year1900'));
+      expect(await found({ types: [TYPE], cond: creation('1900-01-01T00:00:00', '1900-12-31T23:59:59') })).toEqual(
+        byId('century19', 'year1900'),
+      );
       // "1850-1900" (an interval): only the century spans it.
       expect(await found({ types: [TYPE], cond: creation('1850-01-01T00:00:00', '1900-12-31T23:59:59') })).toEqual(byId('century19'));
       // Datum zániku "1900".
@@ -218,7 +269,11 @@ describe('POST /api/v1/search with the known client’s filters', () => {
         cond: {
           condType: 'and',
           conds: [
-            { condType: 'part', partType: 'PT_NAME', cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAIN', value: 'Novák' } },
+            {
+              condType: 'part',
+              partType: 'PT_NAME',
+              cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAIN', value: 'Novák' },
+            },
             creation('1850-01-01T00:00:00', '1850-12-31T23:59:59'),
           ],
         },

@@ -26,29 +26,47 @@ const FIRST_SENDER: UserInfo = { id: `first-${run}`, name: `První Odesílatel $
 const SECOND_SENDER: UserInfo = { id: `second-${run}`, name: `Druhý Odesílatel ${run}`, uuid: randomUUID() };
 const EDITOR: UserInfo = { id: `editor-${run}`, name: `Eva Editorová ${run}`, uuid: randomUUID() };
 
-const namePart = (main: string): Part => ({ partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: main }] });
+const namePart = (main: string): Part => ({
+  partUuid: randomUUID(),
+  type: 'PT_NAME',
+  items: [{ kind: 'string', type: 'NM_MAIN', value: main }],
+});
 
 describe('search limits and user filters', () => {
   let harness: Harness;
   const ids: Record<string, number> = {};
 
   const post = (version: 'v1' | 'v2', body: unknown, query = 'page=1&pageSize=50') =>
-    harness.api(`/api/${version}/search?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    harness.api(`/api/${version}/search?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   async function found(body: object, query?: string): Promise<{ count: number; ids: number[] }> {
     const response = await post('v2', body, query);
     const text = await response.text();
     expect(response.status, text).toBe(200);
-    return { count: Number(/<count>(\d+)<\/count>/.exec(text)![1]), ids: [...text.matchAll(/<entityInfo [^>]*\bentityId="(\d+)"/g)].map((match) => Number(match[1])) };
+    return {
+      count: Number(/<count>(\d+)<\/count>/.exec(text)![1]),
+      ids: [...text.matchAll(/<entityInfo [^>]*\bentityId="(\d+)"/g)].map((match) => Number(match[1])),
+    };
   }
 
   beforeAll(async () => {
     harness = await startHarness({ env: { SEARCH_MAX_COUNT_COST: '0.001', SEARCH_FULLTEXT_MAX_NAMES: '2' } });
-    const send = async (sender: UserInfo, commands: Parameters<typeof serializeBatch>[1]) => (await applyBatch(harness, serializeBatch({ version: 'v2', batchUuid: randomUUID(), sender }, commands, 'v2'))).revisions;
-    const created = await send(FIRST_SENDER, ['alpha', 'beta', 'gamma'].map((name) => create(name, '', { entityType: TYPE, parts: [namePart(`${name} ${run}`)] })));
+    const send = async (sender: UserInfo, commands: Parameters<typeof serializeBatch>[1]) =>
+      (await applyBatch(harness, serializeBatch({ version: 'v2', batchUuid: randomUUID(), sender }, commands, 'v2'))).revisions;
+    const created = await send(
+      FIRST_SENDER,
+      ['alpha', 'beta', 'gamma'].map((name) => create(name, '', { entityType: TYPE, parts: [namePart(`${name} ${run}`)] })),
+    );
     for (const [localId, revision] of created) ids[localId] = revision.entityId;
     const rev = (localId: string) => created.get(localId)!.rev;
-    const editor: RecordChange = { op: 'addParticipant', participant: { role: 'EDITOR', lastChange: '2026-01-02T03:04:05Z', user: EDITOR } };
+    const editor: RecordChange = {
+      op: 'addParticipant',
+      participant: { role: 'EDITOR', lastChange: '2026-01-02T03:04:05Z', user: EDITOR },
+    };
     // gamma's content is now the second sender's; beta gains an editor (metadata only: its sender stays the first).
     await send(SECOND_SENDER, [
       update('gamma', ids.gamma!, rev('gamma'), [{ op: 'newPart', part: namePart(`delta ${run}`) }]),
@@ -66,10 +84,19 @@ describe('search limits and user filters', () => {
       expect(await found({ userRoles: 'SENDER', userUuid: SECOND_SENDER.uuid!.toUpperCase() })).toEqual({ count: 1, ids: [ids.gamma] });
       expect(await found({ userRoles: 'SENDER', userName: FIRST_SENDER.name })).toEqual({ count: 2, ids: [ids.alpha, ids.beta] });
       expect(await found({ userRoles: 'SENDER', userUuid: randomUUID() })).toEqual({ count: 0, ids: [] });
-      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: FIRST_SENDER.name })).toEqual({ count: 2, ids: [ids.alpha, ids.beta] });
-      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: SECOND_SENDER.name })).toEqual({ count: 0, ids: [] });
+      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: FIRST_SENDER.name })).toEqual({
+        count: 2,
+        ids: [ids.alpha, ids.beta],
+      });
+      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid, userName: SECOND_SENDER.name })).toEqual({
+        count: 0,
+        ids: [],
+      });
       // A user alone in one role is counted from the user's index entries, which no cost estimate refuses.
-      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid }, 'page=1&pageSize=1')).toEqual({ count: 2, ids: [ids.alpha] });
+      expect(await found({ userRoles: 'SENDER', userUuid: FIRST_SENDER.uuid }, 'page=1&pageSize=1')).toEqual({
+        count: 2,
+        ids: [ids.alpha],
+      });
     });
 
     it('finds participants in their role, and a user in any role without one', async () => {
@@ -100,7 +127,9 @@ describe('search limits and user filters', () => {
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       const problem = (await response.json()) as { detail: string };
       expect(problem).toMatchObject({ code: 'BadRequest', status: 400, properties: { reason: 'SearchTooBroad', maxCost: 0.001 } });
-      expect(problem.detail).toMatch(/too broad: its conditions match too many records to count them exactly .*narrow it with entity types, states, a user/);
+      expect(problem.detail).toMatch(
+        /too broad: its conditions match too many records to count them exactly .*narrow it with entity types, states, a user/,
+      );
     });
 
     it('but not a total that follows its matches: a name through its words, with types', async () => {
@@ -130,8 +159,12 @@ describe('search limits and user filters', () => {
         expect(problem.properties).toEqual({ reason: 'SearchTooBroad', minLength: 3 });
         expect(problem.detail).toContain('shorter than 3 characters');
       }
-      expect((await found({ types: [TYPE], cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'ta' } })).ids).toEqual([ids.beta, ids.gamma]);
-      expect((await found({ cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_STARTS_WITH', value: 'al' }, types: [TYPE] })).ids).toEqual([ids.alpha]);
+      expect(
+        (await found({ types: [TYPE], cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'ta' } })).ids,
+      ).toEqual([ids.beta, ids.gamma]);
+      expect(
+        (await found({ cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_STARTS_WITH', value: 'al' }, types: [TYPE] })).ids,
+      ).toEqual([ids.alpha]);
     });
   });
 
@@ -172,7 +205,10 @@ describe('search limits and user filters', () => {
 
     it('cancels a statement past SEARCH_STATEMENT_TIMEOUT_MS and answers ServiceUnavailable (503) saying so', async () => {
       const pool = harness.db.pool;
-      const error = await searchEntities(searchRepository(slowPool(pool, 5)), { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 }).catch((caught: unknown) => caught);
+      const error = await searchEntities(searchRepository(slowPool(pool, 5)), { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', {
+        statementTimeoutMs: 50,
+        maxCountCost: 0,
+      }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ServiceError);
       expect(error).toMatchObject({ code: 'ServiceUnavailable', properties: { reason: 'SearchTimeout', statementTimeoutMs: 50 } });
       expect((error as Error).message).toMatch(/did not finish within 50 ms/);
@@ -180,7 +216,10 @@ describe('search limits and user filters', () => {
       const { rows } = await pool.query<{ statement_timeout: string }>('show statement_timeout');
       expect(rows[0]!.statement_timeout).not.toBe('50ms');
       // Without the sleep the same search answers.
-      const result = await searchEntities(harness.db.search, { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', { statementTimeoutMs: 50, maxCountCost: 0 });
+      const result = await searchEntities(harness.db.search, { types: [TYPE] }, { page: 1, pageSize: 10 }, 'EXACT', {
+        statementTimeoutMs: 50,
+        maxCountCost: 0,
+      });
       expect(result.count).toBe(3);
     });
   });

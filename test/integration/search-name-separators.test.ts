@@ -26,7 +26,11 @@ const str = (type: string, value: string): Item => ({ kind: 'string', type, valu
 const namePart = (main: string, minor?: string, ...others: Array<[string, string]>): Part => ({
   partUuid: randomUUID(),
   type: 'PT_NAME',
-  items: [str('NM_MAIN', main), ...(minor === undefined ? [] : [str('NM_MINOR', minor)]), ...others.map(([type, value]) => str(type, value))],
+  items: [
+    str('NM_MAIN', main),
+    ...(minor === undefined ? [] : [str('NM_MINOR', minor)]),
+    ...others.map(([type, value]) => str(type, value)),
+  ],
 });
 
 /** Names with separators of every kind, words split across names, one-letter words, diacritics and non-ASCII punctuation. */
@@ -134,10 +138,17 @@ describe('name CT_CONTAINS with separators', () => {
   });
 
   async function search(body: object, query = 'page=1&pageSize=50'): Promise<{ count: number; ids: number[] }> {
-    const response = await harness.api(`/api/v2/search?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await harness.api(`/api/v2/search?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     expect(response.status, text).toBe(200);
-    return { count: Number(/<count>(\d+)<\/count>/.exec(text)![1]), ids: [...text.matchAll(/<entityInfo [^>]*\bentityId="(\d+)"/g)].map((match) => Number(match[1])) };
+    return {
+      count: Number(/<count>(\d+)<\/count>/.exec(text)![1]),
+      ids: [...text.matchAll(/<entityInfo [^>]*\bentityId="(\d+)"/g)].map((match) => Number(match[1])),
+    };
   }
 
   /** The definition: entities of `types` with a (preferred) name whose normalised text contains the normalised needle. */
@@ -153,7 +164,12 @@ describe('name CT_CONTAINS with separators', () => {
     return rows.map((row) => Number(row.id));
   }
 
-  const contains = (indexName: string, needle: string) => ({ condType: 'index', name: indexName, comparator: 'CT_CONTAINS', value: needle });
+  const contains = (indexName: string, needle: string) => ({
+    condType: 'index',
+    name: indexName,
+    comparator: 'CT_CONTAINS',
+    value: needle,
+  });
 
   it('splits a needle into words, each beginning, ending or being a word of the name', () => {
     expect(needleWords('novak, jan')).toEqual([
@@ -178,13 +194,17 @@ describe('name CT_CONTAINS with separators', () => {
   });
 
   it('narrows the needles with words through name_word, and those without words not', () => {
-    const sql = (needle: string) => compileSearch({ types: [TYPE], cond: contains('name', needle) } as SearchQuery, { page: 1, pageSize: 10 }, 'EXACT').page.text;
+    const sql = (needle: string) =>
+      compileSearch({ types: [TYPE], cond: contains('name', needle) } as SearchQuery, { page: 1, pageSize: 10 }, 'EXACT').page.text;
     const narrowed = 'e.id = any(array(select nw.entity_id from name_word nw';
     expect(sql('Novák, Jan')).toContain(narrowed);
     expect(sql('c1-42)')).toContain(narrowed);
     expect(sql(', ')).not.toContain('name_word');
     // Under or / not the narrowing would be a test per entity: those keep the plain comparison.
-    const either = { types: [TYPE], cond: { condType: 'or', conds: [contains('name', 'Novák, Jan'), contains('name', 'x')] } } as SearchQuery;
+    const either = {
+      types: [TYPE],
+      cond: { condType: 'or', conds: [contains('name', 'Novák, Jan'), contains('name', 'x')] },
+    } as SearchQuery;
     expect(compileSearch(either, { page: 1, pageSize: 10 }, 'EXACT').page.text).not.toContain(narrowed);
   });
 
@@ -193,11 +213,13 @@ describe('name CT_CONTAINS with separators', () => {
     for (const needle of NEEDLES) {
       const expected = await definition(needle, { types: [TYPE] });
       const found = await search({ types: [TYPE], cond: contains('name', needle) });
-      if (JSON.stringify(found) !== JSON.stringify({ count: expected.length, ids: expected })) mismatches.push(`${needle}: ${JSON.stringify(found)} != ${JSON.stringify(expected)}`);
+      if (JSON.stringify(found) !== JSON.stringify({ count: expected.length, ids: expected }))
+        mismatches.push(`${needle}: ${JSON.stringify(found)} != ${JSON.stringify(expected)}`);
       const preferred = await definition(needle, { types: [TYPE], preferred: true });
       for (const cond of [contains('prefName', needle), { condType: 'part', partType: 'PT_PREF_NAME', cond: contains('name', needle) }]) {
         const foundPreferred = await search({ types: [TYPE], cond });
-        if (JSON.stringify(foundPreferred) !== JSON.stringify({ count: preferred.length, ids: preferred })) mismatches.push(`preferred ${JSON.stringify(cond)}: ${JSON.stringify(foundPreferred)} != ${JSON.stringify(preferred)}`);
+        if (JSON.stringify(foundPreferred) !== JSON.stringify({ count: preferred.length, ids: preferred }))
+          mismatches.push(`preferred ${JSON.stringify(cond)}: ${JSON.stringify(foundPreferred)} != ${JSON.stringify(preferred)}`);
       }
     }
     expect(mismatches).toEqual([]);
@@ -218,26 +240,39 @@ describe('name CT_CONTAINS with separators', () => {
     const all = await definition('novák, jan', { types: [TYPE] });
     expect(all.length).toBeGreaterThan(3);
     const pages = [];
-    for (let page = 1; page <= Math.ceil(all.length / 2); page += 1) pages.push(await search({ types: [TYPE], cond: contains('name', 'Novák, Jan') }, `page=${page}&pageSize=2`));
+    for (let page = 1; page <= Math.ceil(all.length / 2); page += 1)
+      pages.push(await search({ types: [TYPE], cond: contains('name', 'Novák, Jan') }, `page=${page}&pageSize=2`));
     expect(pages.map((page) => page.count)).toEqual(pages.map(() => all.length));
     expect(pages.flatMap((page) => page.ids)).toEqual(all);
 
     const jan = new Set(await definition('jan, ', { types: [TYPE] }));
     const both = all.filter((id) => jan.has(id));
-    expect(await search({ types: [TYPE], cond: { condType: 'and', conds: [contains('name', 'Novák, Jan'), contains('name', 'jan, ')] } })).toEqual({ count: both.length, ids: both });
+    expect(
+      await search({ types: [TYPE], cond: { condType: 'and', conds: [contains('name', 'Novák, Jan'), contains('name', 'jan, ')] } }),
+    ).toEqual({ count: both.length, ids: both });
     const notJan = all.filter((id) => !jan.has(id));
-    expect(await search({ types: [TYPE], cond: { condType: 'and', conds: [contains('name', 'Novák, Jan'), { condType: 'not', cond: contains('name', 'jan, ') }] } })).toEqual({
+    expect(
+      await search({
+        types: [TYPE],
+        cond: { condType: 'and', conds: [contains('name', 'Novák, Jan'), { condType: 'not', cond: contains('name', 'jan, ') }] },
+      }),
+    ).toEqual({
       count: notJan.length,
       ids: notJan,
     });
     const either = [...new Set([...all, ...jan])].sort((a, b) => a - b);
-    expect(await search({ types: [TYPE], cond: { condType: 'or', conds: [contains('name', 'Novák, Jan'), contains('name', 'jan, ')] } })).toEqual({ count: either.length, ids: either });
+    expect(
+      await search({ types: [TYPE], cond: { condType: 'or', conds: [contains('name', 'Novák, Jan'), contains('name', 'jan, ')] } }),
+    ).toEqual({ count: either.length, ids: either });
 
     // No type filter: the needle's own total, here only this file's entities (the token is theirs).
     for (const needle of [`${TOKEN}-novák, j`, `novák ${TOKEN}`, `${TOKEN}, jan`, `, ${TOKEN}`, `${TOKEN} `, `-${TOKEN}`]) {
       const expected = await definition(needle);
       expect(await search({ cond: contains('name', needle) }), needle).toEqual({ count: expected.length, ids: expected });
-      expect(await search({ cond: contains('name', needle) }, 'page=1&pageSize=1'), needle).toEqual({ count: expected.length, ids: expected.slice(0, 1) });
+      expect(await search({ cond: contains('name', needle) }, 'page=1&pageSize=1'), needle).toEqual({
+        count: expected.length,
+        ids: expected.slice(0, 1),
+      });
     }
     expect(await search({ cond: contains('name', `${TOKEN}, jan`) })).toEqual({ count: 1, ids: [ids['token-other']] });
   });

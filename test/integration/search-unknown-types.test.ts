@@ -16,7 +16,11 @@ const ORIGIN = 'https://app.example.org';
 describe('search: unknown entity types and closed enumerations', () => {
   let harness: Harness;
   const post = (version: 'v1' | 'v2', body: unknown, query = 'page=1&pageSize=20') =>
-    harness.api(`/api/${version}/search?${query}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: ORIGIN }, body: JSON.stringify(body) });
+    harness.api(`/api/${version}/search?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: ORIGIN },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     harness = await startHarness({ env: { CORS_ORIGINS: ORIGIN } });
@@ -66,10 +70,22 @@ describe('search: unknown entity types and closed enumerations', () => {
     { what: 'state', body: { state: ['RS_NEWW'] }, values: ['RS_NEW', 'RS_APPROVED', 'RS_INVALID', 'RS_REPLACED'] },
     { what: 'userRoles', body: { userRoles: 'EDITORS', userName: 'x' }, values: ['EDITOR', 'APPROVER', 'SENDER'] },
     { what: 'condType', body: { cond: { condType: 'MAYBE' } }, values: ['AND', 'OR', 'NOT', 'VALUE', 'PART', 'INDEX'] },
-    { what: 'comparator', body: { cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_LIKE', value: 'x' } }, values: ['CT_EQ', 'CT_CONTAINS', 'CT_STARTS_WITH'] },
-    { what: 'index name', body: { cond: { condType: 'INDEX', name: 'NAME', comparator: 'CT_EQ', value: 'x' } }, values: ['DISPLAY_NAME', 'SHORT_NAME', 'prefName', 'entityUuid'] },
+    {
+      what: 'comparator',
+      body: { cond: { condType: 'INDEX', name: 'DISPLAY_NAME', comparator: 'CT_LIKE', value: 'x' } },
+      values: ['CT_EQ', 'CT_CONTAINS', 'CT_STARTS_WITH'],
+    },
+    {
+      what: 'index name',
+      body: { cond: { condType: 'INDEX', name: 'NAME', comparator: 'CT_EQ', value: 'x' } },
+      values: ['DISPLAY_NAME', 'SHORT_NAME', 'prefName', 'entityUuid'],
+    },
     { what: 'partType', body: { cond: { condType: 'PART', partType: 'PT_PREF' } }, values: ['PT_NAME', 'PT_PREF_NAME', 'PT_BODY'] },
-    { what: 'VALUE comparator', body: { cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'LIKE', value: 'x' } }, values: ['CT_EQ', 'CT_ENDS_WITH'] },
+    {
+      what: 'VALUE comparator',
+      body: { cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'LIKE', value: 'x' } },
+      values: ['CT_EQ', 'CT_ENDS_WITH'],
+    },
   ];
   for (const version of ['v2', 'v1'] as const) {
     for (const { what, body, query, values } of closed) {

@@ -33,7 +33,12 @@ interface Found {
 }
 
 const unescape = (text: string) =>
-  text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 function parseResult(xml: string): { count: number; entities: Found[] } {
   const count = Number(/<count>(\d+)<\/count>/.exec(xml)![1]);
@@ -43,7 +48,12 @@ function parseResult(xml: string): { count: number; entities: Found[] } {
       const text = new RegExp(`<${name}>(.*?)</${name}>`, 's').exec(within)?.[1];
       return text === undefined ? undefined : unescape(text);
     };
-    const found: Found = { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid')!, entityType: attribute('et')!, name: element('name') ?? '' };
+    const found: Found = {
+      entityId: Number(attribute('entityId')),
+      entityUuid: attribute('entityUuid')!,
+      entityType: attribute('et')!,
+      name: element('name') ?? '',
+    };
     const description = element('description');
     if (description !== undefined) found.description = description;
     const lookup = /<lookup( pt="([^"]*)")?>(.*?)<\/lookup>/s.exec(body!);
@@ -51,7 +61,10 @@ function parseResult(xml: string): { count: number; entities: Found[] } {
       found.lookup = {
         value: element('value', lookup[3])!,
         partType: lookup[2],
-        highlights: [...lookup[3]!.matchAll(/<highlightPos spos="(\d+)" epos="(\d+)"\/>/g)].map(([, start, end]) => [Number(start), Number(end)]),
+        highlights: [...lookup[3]!.matchAll(/<highlightPos spos="(\d+)" epos="(\d+)"\/>/g)].map(([, start, end]) => [
+          Number(start),
+          Number(end),
+        ]),
       };
     }
     return found;
@@ -100,10 +113,17 @@ describe('POST /api/v2/search', () => {
         }),
         create('dvorak', '', {
           entityType: TYPE_A,
-          parts: [name('Dvořák', 'Antonín'), part('PT_BODY', [str('BRIEF_DESC', 'skladatel')]), part('PT_EVENT', [{ kind: 'int', type: 'EV_YEAR', value: '1841' }])],
+          parts: [
+            name('Dvořák', 'Antonín'),
+            part('PT_BODY', [str('BRIEF_DESC', 'skladatel')]),
+            part('PT_EVENT', [{ kind: 'int', type: 'EV_YEAR', value: '1841' }]),
+          ],
         }),
         create('svoboda', '', { entityType: TYPE_B, parts: [name('Svoboda', 'Petr'), name('Novák', 'Karel')] }),
-        create('kafka', '', { entityType: TYPE_B, parts: [name('Kafka', 'Franz'), part('PT_IDENT', [str('ID_VALUE', 'ABC-1000x', 'IS_OTHER')])] }),
+        create('kafka', '', {
+          entityType: TYPE_B,
+          parts: [name('Kafka', 'Franz'), part('PT_IDENT', [str('ID_VALUE', 'ABC-1000x', 'IS_OTHER')])],
+        }),
         create('dvorakova', '', { entityType: TYPE_A, parts: [name('Dvořáková', 'Anna')] }),
         // Decomposed accent (NFD): the normalised text is one code unit shorter than the original.
         create('jirasek', '', { entityType: TYPE_C, parts: [name('Jira\u0301sek', 'Alois')] }),
@@ -169,7 +189,12 @@ describe('POST /api/v2/search', () => {
     return result.entities.map((entity) => entity.name);
   }
 
-  const value = (itemTypes: string[] | undefined, comparator: string, text: string) => ({ condType: 'value', ...(itemTypes ? { itemTypes } : {}), comparator, value: text });
+  const value = (itemTypes: string[] | undefined, comparator: string, text: string) => ({
+    condType: 'value',
+    ...(itemTypes ? { itemTypes } : {}),
+    comparator,
+    value: text,
+  });
   const index = (indexName: string, comparator: string, text: string) => ({ condType: 'index', name: indexName, comparator, value: text });
 
   it('answers the brief information of each entity as a v2 queryResult', async () => {
@@ -205,7 +230,11 @@ describe('POST /api/v2/search', () => {
       const xml = await (await post(body, query)).text();
       expect(await publicSchemaErrors(xml, 'v2'), xml).toEqual([]);
       if ('text' in body) continue;
-      const v1 = await harness.api(`/api/v1/search?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const v1 = await harness.api(`/api/v1/search?${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const v1Xml = await v1.text();
       expect(v1.status, v1Xml).toBe(200);
       expect(await publicSchemaErrors(v1Xml, 'v1'), v1Xml).toEqual([]);
@@ -218,11 +247,21 @@ describe('POST /api/v2/search', () => {
     expect(await names(upper(value(main, 'CT_STARTS_WITH', 'dvo')))).toEqual(byId('dvorak', 'dvorakova'));
     expect(await names(upper(value(main, 'CT_ENDS_WITH', 'KOVA')))).toEqual(byId('dvorakova'));
     expect(await names(upper(value(main, 'CT_CONTAINS', 'ořá')))).toEqual(byId('dvorak', 'dvorakova'));
-    expect(await names({ condType: 'OR', conds: [upper(value(main, 'CT_EQ', 'dvorak')), upper(value(main, 'CT_EQ', 'kafka'))] })).toEqual(byId('dvorak', 'kafka'));
-    expect(await names({ condType: 'AND', conds: [upper(index('DISPLAY_NAME', 'CT_CONTAINS', 'nov')), { condType: 'NOT', cond: upper(value(['BRIEF_DESC'], 'CT_CONTAINS', 'malir')) }] })).toEqual(
-      byId('svoboda'),
+    expect(await names({ condType: 'OR', conds: [upper(value(main, 'CT_EQ', 'dvorak')), upper(value(main, 'CT_EQ', 'kafka'))] })).toEqual(
+      byId('dvorak', 'kafka'),
     );
-    expect(await names({ condType: 'PART', partType: 'PT_BODY', cond: upper(value(undefined, 'CT_CONTAINS', 'skladatel')) })).toEqual(byId('dvorak'));
+    expect(
+      await names({
+        condType: 'AND',
+        conds: [
+          upper(index('DISPLAY_NAME', 'CT_CONTAINS', 'nov')),
+          { condType: 'NOT', cond: upper(value(['BRIEF_DESC'], 'CT_CONTAINS', 'malir')) },
+        ],
+      }),
+    ).toEqual(byId('svoboda'));
+    expect(await names({ condType: 'PART', partType: 'PT_BODY', cond: upper(value(undefined, 'CT_CONTAINS', 'skladatel')) })).toEqual(
+      byId('dvorak'),
+    );
     // The v1 spellings and lower-case condTypes stay accepted on v2.
     expect(await names(value(main, 'CT_START_WITH', 'dvo'))).toEqual(byId('dvorak', 'dvorakova'));
 
@@ -242,12 +281,16 @@ describe('POST /api/v2/search', () => {
     expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: displayName })).toEqual([]);
     expect(await names({ condType: 'PART', partType: 'PT_NAME', cond: displayName })).toEqual(byId('novak'));
     expect(await names(displayName)).toEqual(byId('novak'));
-    expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: index('DISPLAY_NAME', 'CT_STARTS_WITH', 'kafka, fr') })).toEqual(byId('kafka'));
+    expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: index('DISPLAY_NAME', 'CT_STARTS_WITH', 'kafka, fr') })).toEqual(
+      byId('kafka'),
+    );
     // SHORT_NAME is the main part of a name alone: 'Novák' equals it, 'Novák, Jan' does not.
     expect(await names(index('SHORT_NAME', 'CT_EQ', 'novak'))).toEqual(byId('novak', 'svoboda'));
     expect(await names(index('SHORT_NAME', 'CT_EQ', 'novák, jan'))).toEqual([]);
     expect(await names({ condType: 'PART', partType: 'PT_PREF_NAME', cond: index('SHORT_NAME', 'CT_EQ', 'novak') })).toEqual(byId('novak'));
-    const [svoboda] = (await search({ ...OURS, cond: index('SHORT_NAME', 'CT_STARTS_WITH', 'nov') })).entities.filter((entity) => entity.entityId === ids.svoboda);
+    const [svoboda] = (await search({ ...OURS, cond: index('SHORT_NAME', 'CT_STARTS_WITH', 'nov') })).entities.filter(
+      (entity) => entity.entityId === ids.svoboda,
+    );
     expect(svoboda!.lookup).toEqual({ value: 'Novák', partType: 'PT_NAME', highlights: [[0, 3]] });
   });
 
@@ -308,16 +351,28 @@ describe('POST /api/v2/search', () => {
 
   it('combines conditions with and, or and not', async () => {
     const main = ['NM_MAIN'];
-    expect(await names({ condType: 'or', conds: [value(main, 'CT_EQ', 'dvorak'), value(main, 'CT_EQ', 'kafka')] })).toEqual(byId('dvorak', 'kafka'));
-    expect(await names({ condType: 'and', conds: [index('name', 'CT_CONTAIN', 'nov'), value(['BRIEF_DESC'], 'CT_CONTAIN', 'malir')] })).toEqual(byId('novak'));
+    expect(await names({ condType: 'or', conds: [value(main, 'CT_EQ', 'dvorak'), value(main, 'CT_EQ', 'kafka')] })).toEqual(
+      byId('dvorak', 'kafka'),
+    );
+    expect(
+      await names({ condType: 'and', conds: [index('name', 'CT_CONTAIN', 'nov'), value(['BRIEF_DESC'], 'CT_CONTAIN', 'malir')] }),
+    ).toEqual(byId('novak'));
     expect(await names({ condType: 'not', cond: index('name', 'CT_CONTAIN', 'nov') })).toEqual(byId('dvorak', 'kafka', 'dvorakova'));
     expect(
-      await names({ condType: 'and', conds: [{ condType: 'not', cond: { condType: 'not', cond: value(main, 'CT_START_WITH', 'dvo') } }, { condType: 'not', cond: value(main, 'CT_EQ', 'dvorakova') }] }),
+      await names({
+        condType: 'and',
+        conds: [
+          { condType: 'not', cond: { condType: 'not', cond: value(main, 'CT_START_WITH', 'dvo') } },
+          { condType: 'not', cond: value(main, 'CT_EQ', 'dvorakova') },
+        ],
+      }),
     ).toEqual(byId('dvorak'));
   });
 
   it('restricts conditions to a part type, to the preferred name, and to one part', async () => {
-    expect(await names({ condType: 'part', partType: 'PT_BODY', cond: value(undefined, 'CT_CONTAIN', 'skladatel') })).toEqual(byId('dvorak'));
+    expect(await names({ condType: 'part', partType: 'PT_BODY', cond: value(undefined, 'CT_CONTAIN', 'skladatel') })).toEqual(
+      byId('dvorak'),
+    );
     expect(await names({ condType: 'part', partType: 'PT_NAME', cond: value(undefined, 'CT_CONTAIN', 'skladatel') })).toEqual([]);
     expect(await names({ condType: 'part', partType: 'PT_IDENT' })).toEqual(byId('novak', 'kafka'));
 
@@ -331,7 +386,10 @@ describe('POST /api/v2/search', () => {
     const novakKarel = { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'novak'), value(['NM_MINOR'], 'CT_EQ', 'karel')] };
     expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: true, cond: novakKarel })).toEqual(byId('svoboda'));
     // A negation inside one part: some name part with NM_MAIN novák whose NM_MINOR is not Jan.
-    const novakNotJan = { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'novak'), { condType: 'not', cond: value(['NM_MINOR'], 'CT_EQ', 'jan') }] };
+    const novakNotJan = {
+      condType: 'and',
+      conds: [value(['NM_MAIN'], 'CT_EQ', 'novak'), { condType: 'not', cond: value(['NM_MINOR'], 'CT_EQ', 'jan') }],
+    };
     expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: true, cond: novakNotJan })).toEqual(byId('svoboda'));
     expect(await names({ condType: 'part', partType: 'PT_NAME', onePart: false, cond: novakNotJan })).toEqual(byId('svoboda'));
   });
@@ -343,8 +401,12 @@ describe('POST /api/v2/search', () => {
     expect(await names(index('description', 'CT_CONTAIN', 'grafik'))).toEqual(byId('novak'));
     expect(await names(index('entityId', 'CT_EQ', String(ids.dvorak)))).toEqual(byId('dvorak'));
     const ours = ['novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova'];
-    expect(await names(index('entityId', 'CT_GTE', String(ids.svoboda)))).toEqual(byId(...ours.filter((localId) => ids[localId]! >= ids.svoboda!)));
-    expect(await names(index('entityId', 'CT_LT', String(ids.dvorak)))).toEqual(byId(...ours.filter((localId) => ids[localId]! < ids.dvorak!)));
+    expect(await names(index('entityId', 'CT_GTE', String(ids.svoboda)))).toEqual(
+      byId(...ours.filter((localId) => ids[localId]! >= ids.svoboda!)),
+    );
+    expect(await names(index('entityId', 'CT_LT', String(ids.dvorak)))).toEqual(
+      byId(...ours.filter((localId) => ids[localId]! < ids.dvorak!)),
+    );
     expect(await names(index('entityUuid', 'CT_EQ', uuids.kafka!.toUpperCase()))).toEqual(byId('kafka'));
     expect(await names(index('entityUuid', 'CT_START_WITH', uuids.kafka!.slice(0, 13)))).toEqual(byId('kafka'));
   });
@@ -354,19 +416,46 @@ describe('POST /api/v2/search', () => {
     const expected = byId('novak', 'dvorak', 'svoboda', 'kafka', 'dvorakova');
     const pages = await Promise.all([1, 2, 3, 4].map((page) => search(all, `page=${page}&pageSize=2`)));
     expect(pages.map((page) => page.count)).toEqual([5, 5, 5, 5]);
-    expect(pages.map((page) => page.entities.map((entity) => entity.name))).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4), []]);
+    expect(pages.map((page) => page.entities.map((entity) => entity.name))).toEqual([
+      expected.slice(0, 2),
+      expected.slice(2, 4),
+      expected.slice(4),
+      [],
+    ]);
     expect((await search(all, 'page=1&pageSize=1000')).entities).toHaveLength(5);
   });
 
   it('shows the matched value with highlight positions in the original text', async () => {
-    const [dvorakova] = (await search({ ...OURS, cond: { condType: 'and', conds: [index('entityId', 'CT_EQ', String(ids.dvorakova)), index('name', 'CT_CONTAIN', 'A')] } })).entities;
-    expect(dvorakova!.lookup).toEqual({ value: 'Dvořáková, Anna', partType: 'PT_NAME', highlights: [[4, 5], [8, 9], [11, 12], [14, 15]] });
+    const [dvorakova] = (
+      await search({
+        ...OURS,
+        cond: { condType: 'and', conds: [index('entityId', 'CT_EQ', String(ids.dvorakova)), index('name', 'CT_CONTAIN', 'A')] },
+      })
+    ).entities;
+    expect(dvorakova!.lookup).toEqual({
+      value: 'Dvořáková, Anna',
+      partType: 'PT_NAME',
+      highlights: [
+        [4, 5],
+        [8, 9],
+        [11, 12],
+        [14, 15],
+      ],
+    });
 
     const [novak] = (await search({ ...OURS, cond: value(['BRIEF_DESC'], 'CT_CONTAIN', 'GRAFIK') })).entities;
     expect(novak!.lookup).toEqual({ value: 'Malíř a grafik', partType: 'PT_BODY', highlights: [[8, 14]] });
 
     // The first text condition that is not negated supplies the lookup.
-    const [dvorak] = (await search({ ...OURS, cond: { condType: 'and', conds: [{ condType: 'not', cond: index('name', 'CT_CONTAIN', 'anna') }, index('prefName', 'CT_START_WITH', 'dvorak')] } })).entities;
+    const [dvorak] = (
+      await search({
+        ...OURS,
+        cond: {
+          condType: 'and',
+          conds: [{ condType: 'not', cond: index('name', 'CT_CONTAIN', 'anna') }, index('prefName', 'CT_START_WITH', 'dvorak')],
+        },
+      })
+    ).entities;
     expect(dvorak!.lookup).toEqual({ value: 'Dvořák, Antonín', partType: 'PT_NAME', highlights: [[0, 6]] });
 
     const [jirasek] = (await search({ types: [TYPE_C], cond: index('name', 'CT_CONTAIN', 'rase') })).entities;
@@ -406,17 +495,30 @@ describe('POST /api/v2/search', () => {
     expect(await found(index('name', 'CT_CONTAIN', 'ivan'))).toEqual(['Kovář, Ivan', 'Kovářová, Ivana']);
     expect(await found(index('name', 'CT_CONTAIN', 'hrub'))).toEqual(['Kovářová, Ivana']);
     expect(await found(index('prefName', 'CT_CONTAIN', 'hrub'))).toEqual([]);
-    expect(await found({ condType: 'part', partType: 'PT_PREF_NAME', cond: index('name', 'CT_CONTAIN', 'ivan') })).toEqual(['Kovář, Ivan', 'Kovářová, Ivana']);
+    expect(await found({ condType: 'part', partType: 'PT_PREF_NAME', cond: index('name', 'CT_CONTAIN', 'ivan') })).toEqual([
+      'Kovář, Ivan',
+      'Kovářová, Ivana',
+    ]);
     // A query of nothing but such a name condition is counted straight from the word index: still one per entity.
     const alone = await search({ cond: index('name', 'CT_CONTAIN', `LÁŠTNÍ${run}`) }, 'page=1&pageSize=1');
-    expect({ count: alone.count, names: alone.entities.map((entity) => entity.name) }).toEqual({ count: 1, names: [`Zvláštní${run}, Ivo`] });
+    expect({ count: alone.count, names: alone.entities.map((entity) => entity.name) }).toEqual({
+      count: 1,
+      names: [`Zvláštní${run}, Ivo`],
+    });
     const both = await search({ cond: index('name', 'CT_CONTAIN', run) }, 'page=1&pageSize=1');
     expect(both.count).toBe(1);
     const [lookup] = (await search({ types: [TYPE_W], cond: index('name', 'CT_CONTAIN', 'ářov') })).entities;
     expect(lookup!.lookup).toEqual({ value: 'Kovářová, Ivana', partType: 'PT_NAME', highlights: [[3, 7]] });
 
     // The other name becomes the preferred one, then the first name goes.
-    await apply(batchXml([update('kovarova', entityId, created.get('kovarova')!.rev, [{ op: 'setPreferredName', partUuid: second.partUuid }, { op: 'deletePart', part: { type: 'PT_NAME', partUuid: first.partUuid } }])]));
+    await apply(
+      batchXml([
+        update('kovarova', entityId, created.get('kovarova')!.rev, [
+          { op: 'setPreferredName', partUuid: second.partUuid },
+          { op: 'deletePart', part: { type: 'PT_NAME', partUuid: first.partUuid } },
+        ]),
+      ]),
+    );
     expect(await found(index('name', 'CT_CONTAIN', 'ářov'))).toEqual([]);
     expect(await found(index('name', 'CT_CONTAIN', 'ovář'))).toEqual(['Kovář, Ivan']);
     expect(await found(index('prefName', 'CT_CONTAIN', 'hrub'))).toEqual(['Hrubá, Eva']);
@@ -432,12 +534,22 @@ describe('POST /api/v2/search', () => {
     expect(result.entities[1]!.lookup).toEqual({ value: 'Novák, Karel', partType: 'PT_NAME', highlights: [[0, 5]] });
 
     const [best] = (await search({ ...OURS, text: 'JAN novák' }, 'page=1&pageSize=10&searchType=FULLTEXT')).entities;
-    expect(best!.lookup).toEqual({ value: 'Novák, Jan', partType: 'PT_NAME', highlights: [[0, 5], [7, 10]] });
+    expect(best!.lookup).toEqual({
+      value: 'Novák, Jan',
+      partType: 'PT_NAME',
+      highlights: [
+        [0, 5],
+        [7, 10],
+      ],
+    });
 
     const typo = await search({ ...OURS, text: 'Dvorzak Antonin' }, 'page=1&pageSize=10&searchType=FULLTEXT');
     expect(typo.entities[0]!.name).toBe('Dvořák, Antonín');
 
-    const filtered = await search({ ...OURS, text: 'novak', cond: index('prefName', 'CT_START_WITH', 'svo') }, 'page=1&pageSize=10&searchType=FULLTEXT');
+    const filtered = await search(
+      { ...OURS, text: 'novak', cond: index('prefName', 'CT_START_WITH', 'svo') },
+      'page=1&pageSize=10&searchType=FULLTEXT',
+    );
     expect(filtered.entities.map((entity) => entity.name)).toEqual(['Svoboda, Petr']);
   });
 
@@ -445,10 +557,15 @@ describe('POST /api/v2/search', () => {
     // With sequential scans priced out, the plan shows which access paths exist at all:
     // each text condition must reach search_value through a value index, not by
     // reading every row (a seq scan, or a full walk of the entity_id index).
-    const VALUE_INDEXES = new Set(['search_value_trgm_idx', 'search_value_name_trgm_idx', 'search_value_exact_idx', 'search_value_type_idx']);
+    const VALUE_INDEXES = new Set([
+      'search_value_trgm_idx',
+      'search_value_name_trgm_idx',
+      'search_value_exact_idx',
+      'search_value_type_idx',
+    ]);
     // One transaction (rolled back at the end) holds the planning volume for every query below: filling it
     // fires the name word triggers too, and doing that once per query took most of a minute on a loaded machine.
-    const client = await (harness.db.pool).connect();
+    const client = await harness.db.pool.connect();
     async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
       const compiled = compileSearch(query, { page: 1, pageSize: 10 }, searchType);
       const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${compiled.page.text}`, compiled.page.values);
@@ -489,13 +606,23 @@ describe('POST /api/v2/search', () => {
         const cond = value(undefined, comparator, 'vrchlicky') as SearchQuery['cond'];
         expect(await searchValueAccess({ cond }, 'EXACT'), comparator).toEqual(['value index']);
       }
-      const either = { condType: 'or', conds: [index('name', 'CT_CONTAINS', 'nov'), index('description', 'CT_CONTAINS', 'graf')] } as SearchQuery['cond'];
+      const either = {
+        condType: 'or',
+        conds: [index('name', 'CT_CONTAINS', 'nov'), index('description', 'CT_CONTAINS', 'graf')],
+      } as SearchQuery['cond'];
       expect(await searchValueAccess({ cond: either }, 'EXACT')).toEqual(['value index', 'value index']);
       const nameWithSeparator = index('name', 'CT_CONTAINS', 'novak, j') as SearchQuery['cond'];
       // Its words narrow the candidates through name_word (one read each), whose names are then compared by entity.
-      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index', 'value index', 'search_value_entity_idx']);
+      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual([
+        'value index',
+        'value index',
+        'search_value_entity_idx',
+      ]);
       // Under `or`, it is the plain comparison.
-      const nameOrDescription = { condType: 'or', conds: [nameWithSeparator, index('description', 'CT_CONTAINS', 'graf')] } as SearchQuery['cond'];
+      const nameOrDescription = {
+        condType: 'or',
+        conds: [nameWithSeparator, index('description', 'CT_CONTAINS', 'graf')],
+      } as SearchQuery['cond'];
       expect(await searchValueAccess({ cond: nameOrDescription }, 'EXACT')).toEqual(['value index', 'value index']);
       expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index']);
     } finally {
@@ -541,18 +668,30 @@ describe('POST /api/v2/search', () => {
     });
 
     it('a missing page or pageSize, saying that it is required', async () => {
-      expect(await problem(await post({}, 'pageSize=10'), 400, 'BadRequest')).toEqual([{ path: 'query.page', message: 'page is required' }]);
-      expect(await problem(await post({}, 'page=1'), 400, 'BadRequest')).toEqual([{ path: 'query.pageSize', message: 'pageSize is required' }]);
+      expect(await problem(await post({}, 'pageSize=10'), 400, 'BadRequest')).toEqual([
+        { path: 'query.page', message: 'page is required' },
+      ]);
+      expect(await problem(await post({}, 'page=1'), 400, 'BadRequest')).toEqual([
+        { path: 'query.pageSize', message: 'pageSize is required' },
+      ]);
       const both = await problem(await post({}, ''), 400, 'BadRequest');
       expect(both.map((error) => error.message)).toEqual(['page is required', 'pageSize is required']);
       expect(JSON.stringify(both)).not.toMatch(/NaN/);
-      expect(await problem(await post({}, 'page=1&page=2&pageSize=10'), 400, 'BadRequest')).toEqual([{ path: 'query.page', message: 'page must be given once' }]);
+      expect(await problem(await post({}, 'page=1&page=2&pageSize=10'), 400, 'BadRequest')).toEqual([
+        { path: 'query.page', message: 'page must be given once' },
+      ]);
     });
 
     it('a bad condition, named by its path', async () => {
-      const errors = await problem(await post({ cond: { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'x'), { condType: 'near', value: 'x' }] } }), 400, 'BadRequest');
+      const errors = await problem(
+        await post({ cond: { condType: 'and', conds: [value(['NM_MAIN'], 'CT_EQ', 'x'), { condType: 'near', value: 'x' }] } }),
+        400,
+        'BadRequest',
+      );
       expect(errors.map((error) => error.path)).toEqual(['body.cond.conds.1.condType']);
-      expect((await problem(await post({ cond: value(undefined, 'CT_ALMOST', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.comparator');
+      expect((await problem(await post({ cond: value(undefined, 'CT_ALMOST', 'x') }), 400, 'BadRequest'))[0]!.path).toBe(
+        'body.cond.comparator',
+      );
       expect((await problem(await post({ cond: index('colour', 'CT_EQ', 'x') }), 400, 'BadRequest'))[0]!.path).toBe('body.cond.name');
       expect((await problem(await post({ state: ['RS_OLD'] }), 400, 'BadRequest'))[0]!.path).toBe('body.state.0');
       expect((await problem(await post({ userRoles: 'OWNER' }), 400, 'BadRequest'))[0]!.path).toBe('body.userRoles');

@@ -32,18 +32,51 @@ interface RouteCase {
 }
 
 const ROUTES: RouteCase[] = [
-  { name: 'v2 submit batch', method: 'POST', path: `${V2}/batches`, headers: xml, body: () => batchXml([create('a', `Oprávnění ${randomUUID()}`)]), permission: 'write' },
-  { name: 'v2 test batch', method: 'POST', path: `${V2}/batches/test`, headers: xml, body: () => batchXml([create('a', 'Test')]), permission: 'write' },
+  {
+    name: 'v2 submit batch',
+    method: 'POST',
+    path: `${V2}/batches`,
+    headers: xml,
+    body: () => batchXml([create('a', `Oprávnění ${randomUUID()}`)]),
+    permission: 'write',
+  },
+  {
+    name: 'v2 test batch',
+    method: 'POST',
+    path: `${V2}/batches/test`,
+    headers: xml,
+    body: () => batchXml([create('a', 'Test')]),
+    permission: 'write',
+  },
   { name: 'v2 batch status', method: 'GET', path: `${V2}/batches/${randomUUID()}/status`, permission: 'read' },
   { name: 'v2 batch detail (extension)', method: 'GET', path: `${V2}/batches/${randomUUID()}/detail`, permission: 'read' },
   { name: 'v2 batch result', method: 'GET', path: `${V2}/batches/${randomUUID()}/result`, permission: 'read' },
   { name: 'v2 entity', method: 'GET', path: `${V2}/entities/1`, permission: 'read' },
   { name: 'v2 revision', method: 'GET', path: `${V2}/entities/1/revision/${randomUUID()}`, permission: 'read' },
   { name: 'v2 search', method: 'POST', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: () => '{}', permission: 'read' },
-  { name: 'v2 updates', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
+  {
+    name: 'v2 updates',
+    method: 'GET',
+    path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`,
+    permission: 'read',
+  },
   { name: 'v2 updates from', method: 'GET', path: `${V2}/updates/from/${randomUUID()}`, permission: 'read' },
-  { name: 'v2 export snapshots', method: 'POST', path: `${V2}/export/snapshots`, headers: json, body: () => '[999999991]', permission: 'export' },
-  { name: 'v2 export revisions', method: 'POST', path: `${V2}/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
+  {
+    name: 'v2 export snapshots',
+    method: 'POST',
+    path: `${V2}/export/snapshots`,
+    headers: json,
+    body: () => '[999999991]',
+    permission: 'export',
+  },
+  {
+    name: 'v2 export revisions',
+    method: 'POST',
+    path: `${V2}/export/revisions?fromTransId=${randomUUID()}`,
+    headers: json,
+    body: () => '[]',
+    permission: 'export',
+  },
   { name: 'v2 export status', method: 'GET', path: `${V2}/export/status/${randomUUID()}`, permission: 'read' },
   { name: 'v2 export detail (extension)', method: 'GET', path: `${V2}/export/${randomUUID()}/detail`, permission: 'read' },
   { name: 'v2 export download', method: 'GET', path: `${V2}/export/download/${randomUUID()}`, permission: 'export' },
@@ -51,10 +84,29 @@ const ROUTES: RouteCase[] = [
   { name: 'v1 batch response', method: 'GET', path: `/api/v1/batches/${randomUUID()}/response`, permission: 'read' },
   { name: 'v1 search', method: 'POST', path: '/api/v1/search?page=1&pageSize=10', headers: json, body: () => '{}', permission: 'read' },
   { name: 'v1 updates from', method: 'GET', path: `/api/v1/updates/from/${randomUUID()}`, permission: 'read' },
-  { name: 'v1 export snapshots', method: 'POST', path: '/api/v1/export/snapshots', headers: json, body: () => '["1"]', permission: 'export' },
-  { name: 'v1 export revisions', method: 'POST', path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`, headers: json, body: () => '[]', permission: 'export' },
+  {
+    name: 'v1 export snapshots',
+    method: 'POST',
+    path: '/api/v1/export/snapshots',
+    headers: json,
+    body: () => '["1"]',
+    permission: 'export',
+  },
+  {
+    name: 'v1 export revisions',
+    method: 'POST',
+    path: `/api/v1/export/revisions?fromTransId=${randomUUID()}`,
+    headers: json,
+    body: () => '[]',
+    permission: 'export',
+  },
   { name: 'v1 submit batch', method: 'POST', path: '/api/v1/batches', headers: xml, body: () => '<bu', permission: 'write' },
-  { name: 'v1 updates', method: 'GET', path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`, permission: 'read' },
+  {
+    name: 'v1 updates',
+    method: 'GET',
+    path: `/api/v1/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=1&pageSize=10`,
+    permission: 'read',
+  },
 ];
 
 /** Which test tokens hold each permission (admin holds all). */
@@ -98,18 +150,34 @@ describe('security', () => {
 
   it('records the authenticated principal on the batch and on every revision it wrote (the XML sender grants nothing)', async () => {
     const entityType = `T-${randomUUID()}`;
-    const response = await harness.api(`${V2}/batches`, { method: 'POST', headers: xml, body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]), as: 'write' });
+    const response = await harness.api(`${V2}/batches`, {
+      method: 'POST',
+      headers: xml,
+      body: batchXml([create('a', 'Audit A', { entityType }), create('b', 'Audit B', { entityType })]),
+      as: 'write',
+    });
     const updateRequestId = (await response.json()) as string;
     expect((await batchEnded(harness, updateRequestId)).status).toBe('COMPLETED');
     const [batch] = await harness.sql<{ submitted_by: string }>('select submitted_by from batch where id = $1', [updateRequestId]);
     expect(batch!.submitted_by).toBe('test-writer');
-    const revisions = await harness.sql<{ principal: string; user_name: string }>('select principal, user_name from revision where batch_id = $1', [updateRequestId]);
+    const revisions = await harness.sql<{ principal: string; user_name: string }>(
+      'select principal, user_name from revision where batch_id = $1',
+      [updateRequestId],
+    );
     expect(revisions).toHaveLength(2);
     for (const revision of revisions) expect(revision).toEqual({ principal: 'test-writer', user_name: 'Jana Nováková' });
   });
 
   describe('hostile input gets a clear 4xx and the service stays healthy', () => {
-    const hostile: { name: string; method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; status: number; code: string }[] = [
+    const hostile: {
+      name: string;
+      method?: string;
+      path: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      status: number;
+      code: string;
+    }[] = [
       {
         name: 'a DTD with an external entity (XXE)',
         path: `${V2}/batches`,
@@ -138,19 +206,68 @@ describe('security', () => {
         name: 'invalid UTF-8',
         path: `${V2}/batches`,
         headers: xml,
-        body: Buffer.concat([Buffer.from('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info><sender><id>'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('</id></sender></info></batchUpdate>')]),
+        body: Buffer.concat([
+          Buffer.from('<batchUpdate xmlns="http://cam.tacr.cz/2025"><info><sender><id>'),
+          Buffer.from([0xc3, 0x28, 0xff]),
+          Buffer.from('</id></sender></info></batchUpdate>'),
+        ]),
         status: 400,
         code: 'InvalidXml',
       },
-      { name: 'a declared body over the limit', path: `${V2}/batches`, headers: { ...xml, 'content-length': String(10 * 1024 * 1024) }, body: 'x'.repeat(10 * 1024 * 1024), status: 413, code: 'PayloadTooLarge' },
+      {
+        name: 'a declared body over the limit',
+        path: `${V2}/batches`,
+        headers: { ...xml, 'content-length': String(10 * 1024 * 1024) },
+        body: 'x'.repeat(10 * 1024 * 1024),
+        status: 413,
+        code: 'PayloadTooLarge',
+      },
       { name: 'a JSON body to an XML route', path: `${V2}/batches`, headers: json, body: '{}', status: 415, code: 'UnsupportedMediaType' },
-      { name: 'an XML body to a JSON route', path: `${V2}/search?page=1&pageSize=10`, headers: xml, body: '<x/>', status: 415, code: 'UnsupportedMediaType' },
-      { name: 'malformed JSON', path: `${V2}/search?page=1&pageSize=10`, headers: json, body: '{"types": [', status: 400, code: 'BadRequest' },
-      { name: 'a non-numeric page', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=x&pageSize=10`, status: 400, code: 'BadRequest' },
-      { name: 'a negative page', method: 'GET', path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=-1&pageSize=10`, status: 400, code: 'BadRequest' },
+      {
+        name: 'an XML body to a JSON route',
+        path: `${V2}/search?page=1&pageSize=10`,
+        headers: xml,
+        body: '<x/>',
+        status: 415,
+        code: 'UnsupportedMediaType',
+      },
+      {
+        name: 'malformed JSON',
+        path: `${V2}/search?page=1&pageSize=10`,
+        headers: json,
+        body: '{"types": [',
+        status: 400,
+        code: 'BadRequest',
+      },
+      {
+        name: 'a non-numeric page',
+        method: 'GET',
+        path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=x&pageSize=10`,
+        status: 400,
+        code: 'BadRequest',
+      },
+      {
+        name: 'a negative page',
+        method: 'GET',
+        path: `${V2}/updates?fromTransId=${randomUUID()}&toTransId=${randomUUID()}&page=-1&pageSize=10`,
+        status: 400,
+        code: 'BadRequest',
+      },
       // Any string is an entity reference on the real interface: one that names no record is unknown (404), never a 400.
-      { name: 'an out-of-range identifier', method: 'GET', path: `${V2}/entities/123456789012345678901234567890`, status: 404, code: 'EntityNotFound' },
-      { name: 'a SQL-looking identifier', method: 'GET', path: `${V2}/entities/1%3B%20drop%20table%20entity`, status: 404, code: 'EntityNotFound' },
+      {
+        name: 'an out-of-range identifier',
+        method: 'GET',
+        path: `${V2}/entities/123456789012345678901234567890`,
+        status: 404,
+        code: 'EntityNotFound',
+      },
+      {
+        name: 'a SQL-looking identifier',
+        method: 'GET',
+        path: `${V2}/entities/1%3B%20drop%20table%20entity`,
+        status: 404,
+        code: 'EntityNotFound',
+      },
       { name: 'an unknown route', method: 'GET', path: '/api/v2/nothing-here', status: 404, code: 'NotFound' },
       { name: 'an unsupported method', method: 'DELETE', path: `${V2}/batches`, status: 405, code: 'MethodNotAllowed' },
     ];
@@ -176,7 +293,11 @@ describe('security', () => {
     });
 
     it('names the bad field of a JSON body that is not the expected shape', async () => {
-      const response = await harness.api(`${V2}/search?page=1&pageSize=10`, { method: 'POST', headers: json, body: JSON.stringify({ cond: { condType: 'value', comparator: 'CT_NOPE', value: 'x' } }) });
+      const response = await harness.api(`${V2}/search?page=1&pageSize=10`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ cond: { condType: 'value', comparator: 'CT_NOPE', value: 'x' } }),
+      });
       expect(response.status).toBe(400);
       const problem = (await response.json()) as { errors: { path: string }[] };
       expect(problem.errors.map((error) => error.path).join(' ')).toContain('comparator');
@@ -185,10 +306,14 @@ describe('security', () => {
     it('refuses a chunked body that grows over the limit while it is read (413)', async () => {
       const url = new URL(`${harness.baseUrl}${V2}/batches`);
       const status = await new Promise<number>((resolve, reject) => {
-        const req = request(url, { method: 'POST', headers: { ...xml, authorization: `Bearer ${TEST_TOKENS.write}`, 'transfer-encoding': 'chunked' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          url,
+          { method: 'POST', headers: { ...xml, authorization: `Bearer ${TEST_TOKENS.write}`, 'transfer-encoding': 'chunked' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         for (let i = 0; i < 20; i += 1) req.write('x'.repeat(8 * 1024));
         req.end();
@@ -204,7 +329,13 @@ describe('security', () => {
     url.pathname = `/er_unmigrated_${process.pid}`;
     await ensureDatabase(url.toString());
     const broken = await openDb(url.toString());
-    const app = buildApp({ config: harness.config, db: broken, temporal: harness.temporal, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const app = buildApp({
+      config: harness.config,
+      db: broken,
+      temporal: harness.temporal,
+      log: createLogger('silent', 'test'),
+      tokens: 'disabled',
+    });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
@@ -264,7 +395,8 @@ describe('default admin token', () => {
       const other = await refusal(generated, { authorization: 'Basic dXNlcjpwYXNz' });
       expect(other.properties.reason).toBe('UnsupportedScheme');
       // With AUTH_TOKENS configured no token was generated, and none is named.
-      for (const headers of [{}, { authorization: 'Bearer not-this-servers-token' }] as Record<string, string>[]) expect((await refusal(configured, headers)).detail).not.toContain('admin-token');
+      for (const headers of [{}, { authorization: 'Bearer not-this-servers-token' }] as Record<string, string>[])
+        expect((await refusal(configured, headers)).detail).not.toContain('admin-token');
     } finally {
       await generated.close();
       await configured.close();
@@ -273,12 +405,27 @@ describe('default admin token', () => {
 
   it('takes configured tokens, also as SHA-256 hashes, and refuses a malformed list at start', () => {
     const hash = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'; // sha256("test")
-    const tokens = loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: JSON.stringify([{ tokenSha256: hash, name: 'hashed', permissions: ['read'] }]) }, () => undefined);
+    const tokens = loadTokens(
+      { DATA_DIR: '/nonexistent', AUTH_TOKENS: JSON.stringify([{ tokenSha256: hash, name: 'hashed', permissions: ['read'] }]) },
+      () => undefined,
+    );
     expect(tokens.authenticate('test')?.name).toBe('hashed');
-    expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: '[{"token":"short","name":"x","permissions":["read"]}]' }, () => undefined)).toThrow(/AUTH_TOKENS/);
+    expect(() =>
+      loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: '[{"token":"short","name":"x","permissions":["read"]}]' }, () => undefined),
+    ).toThrow(/AUTH_TOKENS/);
     // Plain tokens of fewer than 32 characters are refused at start; hashed entries are exempt.
-    expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(31)}","name":"x","permissions":["read"]}]` }, () => undefined)).toThrow(/at least 32 characters/);
-    expect(loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(32)}","name":"x","permissions":["read"]}]` }, () => undefined).authenticate('a'.repeat(32))?.name).toBe('x');
+    expect(() =>
+      loadTokens(
+        { DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(31)}","name":"x","permissions":["read"]}]` },
+        () => undefined,
+      ),
+    ).toThrow(/at least 32 characters/);
+    expect(
+      loadTokens(
+        { DATA_DIR: '/nonexistent', AUTH_TOKENS: `[{"token":"${'a'.repeat(32)}","name":"x","permissions":["read"]}]` },
+        () => undefined,
+      ).authenticate('a'.repeat(32))?.name,
+    ).toBe('x');
     expect(() => loadTokens({ DATA_DIR: '/nonexistent', AUTH_TOKENS: 'not json' }, () => undefined)).toThrow(/AUTH_TOKENS/);
   });
 });

@@ -17,9 +17,25 @@ import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 const SUBMISSIONS_PER_WINDOW = 3;
 // Principal names of this run only: the counters are per name, in the run's one database.
 const run = randomUUID().slice(0, 8);
-const EXPORTER = { name: `guard-exporter-${run}`, keyId: `guard-export-${run}`, secret: 'guard-secret-export-0123456789abcdefgh', permissions: ['read', 'export'] };
-const WRITER = { name: `guard-writer-${run}`, keyId: `guard-write-${run}`, secret: 'guard-secret-write-0123456789abcdefghi', permissions: ['read', 'write'] };
-const SINGLE_WRITER = { name: `guard-single-${run}`, keyId: `guard-single-${run}`, secret: 'guard-secret-single-0123456789abcdefgh', permissions: ['read', 'write'], singleWriter: true };
+const EXPORTER = {
+  name: `guard-exporter-${run}`,
+  keyId: `guard-export-${run}`,
+  secret: 'guard-secret-export-0123456789abcdefgh',
+  permissions: ['read', 'export'],
+};
+const WRITER = {
+  name: `guard-writer-${run}`,
+  keyId: `guard-write-${run}`,
+  secret: 'guard-secret-write-0123456789abcdefghi',
+  permissions: ['read', 'write'],
+};
+const SINGLE_WRITER = {
+  name: `guard-single-${run}`,
+  keyId: `guard-single-${run}`,
+  secret: 'guard-secret-single-0123456789abcdefgh',
+  permissions: ['read', 'write'],
+  singleWriter: true,
+};
 
 describe('two API processes on one database', () => {
   let harness: Harness;
@@ -85,7 +101,10 @@ describe('two API processes on one database', () => {
     const later = await post(processB, path, headers, body);
     const answers = [...together, later];
     const texts = await Promise.all(answers.map((answer) => answer.text()));
-    expect(answers.map((answer) => answer.status), `${texts.join('\n')}\n${childOutput.join('')}`).toEqual([200, 200, 200]);
+    expect(
+      answers.map((answer) => answer.status),
+      `${texts.join('\n')}\n${childOutput.join('')}`,
+    ).toEqual([200, 200, 200]);
     expect(new Set(texts).size).toBe(1);
     const rows = await harness.sql<{ id: string }>('select id from export_request where requested_by = $1', [EXPORTER.name]);
     expect(rows.map((row) => row.id)).toEqual([texts[0]]);
@@ -93,7 +112,8 @@ describe('two API processes on one database', () => {
 
   it('counts the submission rate limit between them: two on A and one on B, then B and A refuse', async () => {
     const path = '/api/v2/batches/test';
-    const submit = (baseUrl: string) => post(baseUrl, path, sign(WRITER, path, 'application/xml'), batchXml([create('a', `Sdílený limit ${randomUUID()}`)]));
+    const submit = (baseUrl: string) =>
+      post(baseUrl, path, sign(WRITER, path, 'application/xml'), batchXml([create('a', `Sdílený limit ${randomUUID()}`)]));
     const statuses: number[] = [];
     for (const baseUrl of [processA, processA, processB]) {
       const answer = await submit(baseUrl);

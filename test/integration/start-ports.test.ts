@@ -24,7 +24,13 @@ describe('npm start on busy ports', () => {
 
   async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
     const child = spawn(process.execPath, [fileURLToPath(new URL('../../scripts/start.ts', import.meta.url))], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: inject('databaseUrl'), DATA_DIR: join(inject('scratchDir'), 'start-ports'), ...env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: inject('databaseUrl'),
+        DATA_DIR: join(inject('scratchDir'), 'start-ports'),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -35,7 +41,12 @@ describe('npm start on busy ports', () => {
 
   it('names every busy port at once, each with its variable, and starts nothing', async () => {
     const [api, temporal, ui, metrics] = [await occupied(), await occupied(), await occupied(), await occupied()];
-    const { code, output } = await start({ PORT: String(api), TEMPORAL_PORT: String(temporal), TEMPORAL_UI_PORT: String(ui), WORKER_METRICS_PORT: String(metrics) });
+    const { code, output } = await start({
+      PORT: String(api),
+      TEMPORAL_PORT: String(temporal),
+      TEMPORAL_UI_PORT: String(ui),
+      WORKER_METRICS_PORT: String(metrics),
+    });
     expect(code).toBe(1);
     expect(output).toMatch(new RegExp(`port ${api} .*the API.* set PORT to another port`));
     expect(output).toMatch(new RegExp(`port ${temporal} .*Temporal dev server.* set TEMPORAL_PORT to another port`));

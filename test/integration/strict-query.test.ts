@@ -22,7 +22,11 @@ describe('query parameters', () => {
   });
 
   it('refuses a parameter an operation does not define, naming it, on v1 and v2', async () => {
-    for (const path of ['/api/v2/entities/1?foo=1', '/api/v1/entities/1?5', `/api/v2/updates?fromTransId=${UUID}&toTransId=${UUID}&page=1&pageSize=1&pagesize=2`]) {
+    for (const path of [
+      '/api/v2/entities/1?foo=1',
+      '/api/v1/entities/1?5',
+      `/api/v2/updates?fromTransId=${UUID}&toTransId=${UUID}&page=1&pageSize=1&pagesize=2`,
+    ]) {
       const response = await harness.api(path);
       expect(response.status, path).toBe(400);
       const body = (await response.json()) as { detail: string; errors: { path: string }[] };
@@ -34,20 +38,28 @@ describe('query parameters', () => {
     expect(shifted.status).toBe(400);
   });
 
-  it.skipIf(!existsSync(REFERENCES.v1) || !existsSync(REFERENCES.v2))('refuses none of the query parameters of the reference OpenAPI documents', async () => {
-    let sent = 0;
-    for (const [version, file] of Object.entries(REFERENCES)) {
-      for (const operation of documentOperations(parse(readFileSync(file, 'utf8')))) {
-        const query = operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => `${encodeURIComponent(String(parameter.name))}=1`);
-        if (query.length === 0) continue;
-        const path = `/api/${version}${operation.docPath.replace(/\{[^}]+\}/g, '1')}?${query.join('&')}`;
-        const response = await harness.api(path, { method: operation.method, ...(operation.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '[]' } : {}) });
-        const text = await response.text();
-        expect(text, `${operation.method} ${path}`).not.toMatch(/unknown query parameter/);
-        sent += query.length;
+  it.skipIf(!existsSync(REFERENCES.v1) || !existsSync(REFERENCES.v2))(
+    'refuses none of the query parameters of the reference OpenAPI documents',
+    async () => {
+      let sent = 0;
+      for (const [version, file] of Object.entries(REFERENCES)) {
+        for (const operation of documentOperations(parse(readFileSync(file, 'utf8')))) {
+          const query = operation.parameters
+            .filter((parameter) => parameter.in === 'query')
+            .map((parameter) => `${encodeURIComponent(String(parameter.name))}=1`);
+          if (query.length === 0) continue;
+          const path = `/api/${version}${operation.docPath.replace(/\{[^}]+\}/g, '1')}?${query.join('&')}`;
+          const response = await harness.api(path, {
+            method: operation.method,
+            ...(operation.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '[]' } : {}),
+          });
+          const text = await response.text();
+          expect(text, `${operation.method} ${path}`).not.toMatch(/unknown query parameter/);
+          sent += query.length;
+        }
       }
-    }
-    expect(sent).toBeGreaterThan(10);
-  });
+      expect(sent).toBeGreaterThan(10);
+    },
+  );
   if (!existsSync(REFERENCES.v1)) console.warn(`SKIPPED: the reference OpenAPI documents are not at ${REFERENCE}`);
 });

@@ -20,7 +20,12 @@ describe('workflows as the Temporal UI shows them', () => {
   });
 
   async function submit(xml: string, as: 'write' | 'admin'): Promise<string> {
-    const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml, as });
+    const response = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: xml,
+      as,
+    });
     expect(response.status).toBe(200);
     return (await response.json()) as string;
   }
@@ -30,7 +35,11 @@ describe('workflows as the Temporal UI shows them', () => {
     const rows = new Map<string, { status: string; Outcome: unknown; Submitter: unknown }>();
     for await (const workflow of harness.temporal.workflow.list({ query })) {
       const attributes = workflow.typedSearchAttributes;
-      rows.set(workflow.workflowId, { status: workflow.status.name, Outcome: attributes.get(SEARCH_ATTRIBUTES.outcome), Submitter: attributes.get(SEARCH_ATTRIBUTES.submitter) });
+      rows.set(workflow.workflowId, {
+        status: workflow.status.name,
+        Outcome: attributes.get(SEARCH_ATTRIBUTES.outcome),
+        Submitter: attributes.get(SEARCH_ATTRIBUTES.submitter),
+      });
     }
     return rows;
   }
@@ -50,7 +59,13 @@ describe('workflows as the Temporal UI shows them', () => {
     });
     // The same name again: PreferredNameExists stops the batch, and its workflow still completes.
     const failed = await submit(batchXml([create('a', 'Ema Destinnová', { entityType })]), 'admin');
-    expect(await described.memo).toEqual({ submitter: 'test-writer', apiVersion: 'v2', bytes: Buffer.byteLength(xml), changes: 1, lane: 'interactive' });
+    expect(await described.memo).toEqual({
+      submitter: 'test-writer',
+      apiVersion: 'v2',
+      bytes: Buffer.byteLength(xml),
+      changes: 1,
+      lane: 'interactive',
+    });
     expect(described.typedSearchAttributes.getAll().map(({ key, value }) => [key.name, value])).toEqual(
       expect.arrayContaining([
         ['Submitter', 'test-writer'],
@@ -60,7 +75,9 @@ describe('workflows as the Temporal UI shows them', () => {
     );
 
     // Visibility lags a moment behind the workflow.
-    await eventually(async () => ((await listed(`Submitter = "test-writer" AND Outcome = "COMPLETED" AND RequestKind = "v2"`)).includes(completed) ? true : undefined));
+    await eventually(async () =>
+      (await listed(`Submitter = "test-writer" AND Outcome = "COMPLETED" AND RequestKind = "v2"`)).includes(completed) ? true : undefined,
+    );
     await eventually(async () => ((await listed(`Submitter = "test-admin" AND Outcome = "FAILED"`)).includes(failed) ? true : undefined));
     expect(await listed(`Submitter = "test-writer" AND Outcome = "FAILED"`)).not.toContain(completed);
 
@@ -77,20 +94,33 @@ describe('workflows as the Temporal UI shows them', () => {
   });
 
   it('gives an export workflow a memo and lists it by submitter, kind and outcome', async () => {
-    const response = await harness.api('/api/v2/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1, 2]', as: 'export' });
+    const response = await harness.api('/api/v2/export/snapshots', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[1, 2]',
+      as: 'export',
+    });
     expect(response.status).toBe(200);
     const id = await response.text();
     const described = await harness.temporal.workflow.getHandle(id).describe();
     expect(await described.memo).toEqual({ submitter: 'test-exporter', kind: 'snapshot', requestedIds: 2 });
-    await eventually(async () => ((await listed(`Submitter = "test-exporter" AND RequestKind = "snapshot" AND Outcome = "COMPLETED"`)).includes(id) ? true : undefined));
+    await eventually(async () =>
+      (await listed(`Submitter = "test-exporter" AND RequestKind = "snapshot" AND Outcome = "COMPLETED"`)).includes(id) ? true : undefined,
+    );
   });
 
   it("lists every job that did not succeed with the README's saved query for failures", async () => {
     // A batch its rules stopped (its workflow COMPLETED, Outcome=FAILED) and one an operator terminated.
     const failedBatch = await submit(batchXml([create('a', 'Ema Destinnová', { entityType })]), 'admin');
-    await eventually(async () => ((await harness.temporal.workflow.getHandle(failedBatch).describe()).status.name === 'COMPLETED' ? true : undefined));
+    await eventually(async () =>
+      (await harness.temporal.workflow.getHandle(failedBatch).describe()).status.name === 'COMPLETED' ? true : undefined,
+    );
     const stopped = randomUUID();
-    await harness.temporal.workflow.start('batchWorkflow', { taskQueue: `nobody-${stopped}`, workflowId: stopped, args: [{ batchId: stopped }] });
+    await harness.temporal.workflow.start('batchWorkflow', {
+      taskQueue: `nobody-${stopped}`,
+      workflowId: stopped,
+      args: [{ batchId: stopped }],
+    });
     await harness.temporal.workflow.getHandle(stopped).terminate('test: an operator stops it');
 
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

@@ -37,12 +37,22 @@ interface OtlpValue {
 interface OtlpExport {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value: OtlpValue }[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: { key: string; value: OtlpValue }[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: { key: string; value: OtlpValue }[];
+      }[];
+    }[];
   }[];
 }
 
 const valueOf = (value: OtlpValue) => value.stringValue ?? Number(value.intValue);
-const attributesOf = (list: { key: string; value: OtlpValue }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
+const attributesOf = (list: { key: string; value: OtlpValue }[] = []) =>
+  Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
 const SERVER = 2;
 const quiet = () => undefined;
 
@@ -60,7 +70,15 @@ async function startCollector(): Promise<{ url: string; requests: string[]; span
         const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
         for (const scope of resourceSpans.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) {
-            spans.push({ service, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', name: span.name, kind: span.kind, attributes: attributesOf(span.attributes) });
+            spans.push({
+              service,
+              traceId: span.traceId,
+              spanId: span.spanId,
+              parentSpanId: span.parentSpanId ?? '',
+              name: span.name,
+              kind: span.kind,
+              attributes: attributesOf(span.attributes),
+            });
           }
         }
       }
@@ -77,7 +95,9 @@ describe('OpenTelemetry tracing', () => {
   let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
   beforeAll(() => {
     // The replay's worker states its start and stop at info: errors only.
-    Runtime.install({ logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message: string) => console.error(message) } });
+    Runtime.install({
+      logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message: string) => console.error(message) },
+    });
   });
   afterAll(async () => {
     processes.killAll();
@@ -120,7 +140,11 @@ describe('OpenTelemetry tracing', () => {
       const handle = new Client({ connection }).workflow.getHandle(applied.batchId);
       await handle.result();
       // A traced history replays against the bundle as an untraced one does (test/integration/replay.test.ts): the choice is in the history.
-      await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, sinks: UNTRACED_WORKFLOW_SINKS }, await handle.fetchHistory(), applied.batchId);
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') }, sinks: UNTRACED_WORKFLOW_SINKS },
+        await handle.fetchHistory(),
+        applied.batchId,
+      );
     } finally {
       await connection.close();
     }
@@ -128,15 +152,25 @@ describe('OpenTelemetry tracing', () => {
     const exits = [api, worker].map((child) => once(child, 'exit'));
     api.kill('SIGTERM');
     worker.kill('SIGTERM');
-    expect((await Promise.all(exits)).map(([code]) => code), processes.output.join('')).toEqual([0, 0]);
+    expect(
+      (await Promise.all(exits)).map(([code]) => code),
+      processes.output.join(''),
+    ).toEqual([0, 0]);
 
     const { spans } = collector;
     const submit = await eventually(async () => spans.find((span) => span.name === 'POST /api/v2/batches'), 10_000);
-    expect(submit).toMatchObject({ service: 'entity-records-api', kind: SERVER, attributes: { 'http.request.method': 'POST', 'http.route': '/api/v2/batches', 'http.response.status_code': 200 } });
+    expect(submit).toMatchObject({
+      service: 'entity-records-api',
+      kind: SERVER,
+      attributes: { 'http.request.method': 'POST', 'http.route': '/api/v2/batches', 'http.response.status_code': 200 },
+    });
     const trace = spans.filter((span) => span.traceId === submit.traceId);
     const childOf = (parent: ReceivedSpan, name: string) => {
       const child = trace.find((span) => span.name === name && span.parentSpanId === parent.spanId);
-      expect(child, `${name} under ${parent.name} in ${JSON.stringify(trace.map(({ name: n, spanId, parentSpanId }) => ({ n, spanId, parentSpanId })))}`).toBeDefined();
+      expect(
+        child,
+        `${name} under ${parent.name} in ${JSON.stringify(trace.map(({ name: n, spanId, parentSpanId }) => ({ n, spanId, parentSpanId })))}`,
+      ).toBeDefined();
       return child!;
     };
     const start = childOf(submit, 'StartWorkflow:batchWorkflow');
@@ -147,7 +181,14 @@ describe('OpenTelemetry tracing', () => {
     expect(childOf(schedule, 'RunActivity:applyBatch').service).toBe('entity-records-worker');
 
     // The read of the result and the direct GET: server spans of their own traces, named by route pattern.
-    expect(spans.some((span) => span.name === 'GET /api/v2/batches/:updateRequestId/result' && span.kind === SERVER && span.traceId !== submit.traceId)).toBe(true);
-    expect(spans.find((span) => span.name === 'GET /api/v2/entities/:entityId')).toMatchObject({ kind: SERVER, attributes: { 'http.route': '/api/v2/entities/:entityId', 'http.response.status_code': 200 } });
+    expect(
+      spans.some(
+        (span) => span.name === 'GET /api/v2/batches/:updateRequestId/result' && span.kind === SERVER && span.traceId !== submit.traceId,
+      ),
+    ).toBe(true);
+    expect(spans.find((span) => span.name === 'GET /api/v2/entities/:entityId')).toMatchObject({
+      kind: SERVER,
+      attributes: { 'http.route': '/api/v2/entities/:entityId', 'http.response.status_code': 200 },
+    });
   });
 });

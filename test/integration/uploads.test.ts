@@ -33,9 +33,16 @@ interface StreamOptions {
 /** POSTs a generated batch in 64 KiB chunks (transfer-encoding chunked), as the generator writes it. */
 async function streamBatch(harness: Harness, options: StreamOptions): Promise<Sent> {
   const hash = createHash('sha256');
-  const post = chunkedPost(new URL('/api/v2/batches', harness.baseUrl), { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.admin}` });
+  const post = chunkedPost(new URL('/api/v2/batches', harness.baseUrl), {
+    'content-type': 'application/xml',
+    authorization: `Bearer ${TEST_TOKENS.admin}`,
+  });
   const header = { version: 'v2' as const, batchUuid: options.uuid, sender: { id: 'u-1', name: 'Jana Nováková' } };
-  const commands = generateCreates(ENTITIES, { seed: options.seed, localIdPrefix: `s${options.seed}e`, entityType: `UPLOAD-${options.seed}` });
+  const commands = generateCreates(ENTITIES, {
+    seed: options.seed,
+    localIdPrefix: `s${options.seed}e`,
+    entityType: `UPLOAD-${options.seed}`,
+  });
   let bytes = 0;
   let pending = '';
   let injected = options.inject === undefined;
@@ -69,7 +76,10 @@ describe('streamed uploads', () => {
   const count = async (sql: string, params: unknown[] = []) => Number((await harness.sql<{ n: string }>(sql, params))[0]!.n);
   const chunks = () => count('select count(*) as n from batch_body_chunk');
   /** Sessions of this database still inside a transaction: an upload's must be gone once it is answered or abandoned. */
-  const openUploads = () => count(`select count(*) as n from pg_stat_activity where datname = current_database() and query ilike 'copy batch_body_chunk%' and state <> 'idle'`);
+  const openUploads = () =>
+    count(
+      `select count(*) as n from pg_stat_activity where datname = current_database() and query ilike 'copy batch_body_chunk%' and state <> 'idle'`,
+    );
 
   beforeAll(async () => {
     harness = await startHarness();
@@ -78,39 +88,43 @@ describe('streamed uploads', () => {
     await harness?.close();
   });
 
-  it('accepts and applies a body of several slices and chunks, stored byte for byte; the same body again is a 409', { timeout: 180_000 }, async () => {
-    const uuid = randomUUID();
-    const sent = await streamBatch(harness, { uuid, seed: 1 });
-    expect(sent.status, sent.answer).toBe(200);
-    expect(JSON.parse(sent.answer)).toBe(uuid);
-    expect(sent.bytes).toBeGreaterThan(3 * MIB);
+  it(
+    'accepts and applies a body of several slices and chunks, stored byte for byte; the same body again is a 409',
+    { timeout: 180_000 },
+    async () => {
+      const uuid = randomUUID();
+      const sent = await streamBatch(harness, { uuid, seed: 1 });
+      expect(sent.status, sent.answer).toBe(200);
+      expect(JSON.parse(sent.answer)).toBe(uuid);
+      expect(sent.bytes).toBeGreaterThan(3 * MIB);
 
-    const pool = harness.db.pool;
-    const { rows } = await pool.query<{ body_sha256: string; changes_total: number; bytes: string }>(
-      'select b.body_sha256, b.changes_total, bb.bytes from batch b join batch_body bb on bb.batch_id = b.id where b.id = $1',
-      [uuid],
-    );
-    expect(rows[0]).toEqual({ body_sha256: sent.sha256, changes_total: ENTITIES, bytes: String(sent.bytes) });
-    const stored = createHash('sha256');
-    let parts = 0;
-    for await (const part of harness.db.batches.readBody(uuid)) {
-      stored.update(part);
-      parts += 1;
-    }
-    expect(stored.digest('hex')).toBe(sent.sha256);
-    expect(parts).toBe(Math.ceil(sent.bytes / MIB));
+      const pool = harness.db.pool;
+      const { rows } = await pool.query<{ body_sha256: string; changes_total: number; bytes: string }>(
+        'select b.body_sha256, b.changes_total, bb.bytes from batch b join batch_body bb on bb.batch_id = b.id where b.id = $1',
+        [uuid],
+      );
+      expect(rows[0]).toEqual({ body_sha256: sent.sha256, changes_total: ENTITIES, bytes: String(sent.bytes) });
+      const stored = createHash('sha256');
+      let parts = 0;
+      for await (const part of harness.db.batches.readBody(uuid)) {
+        stored.update(part);
+        parts += 1;
+      }
+      expect(stored.digest('hex')).toBe(sent.sha256);
+      expect(parts).toBe(Math.ceil(sent.bytes / MIB));
 
-    const status = await eventually(async () => {
-      const detail = (await (await harness.api(`/api/v2/batches/${uuid}/detail`)).json()) as { status: string };
-      return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail.status : undefined;
-    }, 150_000);
-    expect(status).toBe('COMPLETED');
-    expect(await count('select count(*) as n from revision where batch_id = $1', [uuid])).toBe(ENTITIES);
+      const status = await eventually(async () => {
+        const detail = (await (await harness.api(`/api/v2/batches/${uuid}/detail`)).json()) as { status: string };
+        return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail.status : undefined;
+      }, 150_000);
+      expect(status).toBe('COMPLETED');
+      expect(await count('select count(*) as n from revision where batch_id = $1', [uuid])).toBe(ENTITIES);
 
-    const again = await streamBatch(harness, { uuid, seed: 1 });
-    expect(again.status).toBe(409);
-    expect(JSON.parse(again.answer)).toMatchObject({ code: 'BatchAlreadyExists' });
-  });
+      const again = await streamBatch(harness, { uuid, seed: 1 });
+      expect(again.status).toBe(409);
+      expect(JSON.parse(again.answer)).toMatchObject({ code: 'BatchAlreadyExists' });
+    },
+  );
 
   it.each([
     ['a schema error', '</createEntity><createEntity localId="late" entityType=""/>', 'SchemaViolation', /entityType.*minLength/],
@@ -136,7 +150,10 @@ describe('streamed uploads', () => {
     const uuid = randomUUID();
     const answers = await Promise.all([streamBatch(harness, { uuid, seed: 4 }), streamBatch(harness, { uuid, seed: 4 })]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
-    const stored = await count('select count(*) as n from batch_body_chunk c join batch_body b on b.upload_id = c.upload_id where b.batch_id = $1', [uuid]);
+    const stored = await count(
+      'select count(*) as n from batch_body_chunk c join batch_body b on b.upload_id = c.upload_id where b.batch_id = $1',
+      [uuid],
+    );
     expect(stored).toBe(Math.ceil(answers[0]!.bytes / MIB));
     expect(await openUploads()).toBe(0);
   });
@@ -153,6 +170,10 @@ describe('streamed uploads', () => {
 
     const next = await streamBatch(harness, { uuid, seed: 3 });
     expect(next.status, next.answer).toBe(200);
-    expect(await count('select count(*) as n from batch_body_chunk c join batch_body b on b.upload_id = c.upload_id where b.batch_id = $1', [uuid])).toBe(Math.ceil(next.bytes / MIB));
+    expect(
+      await count('select count(*) as n from batch_body_chunk c join batch_body b on b.upload_id = c.upload_id where b.batch_id = $1', [
+        uuid,
+      ]),
+    ).toBe(Math.ceil(next.bytes / MIB));
   });
 });

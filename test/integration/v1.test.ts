@@ -32,13 +32,20 @@ async function v1Document(response: Response, root: string): Promise<string> {
 }
 
 /** A raw HTTP/1.1 exchange: everything the server sent until it closed the connection. */
-async function rawExchange(baseUrl: string, request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<string> {
+async function rawExchange(
+  baseUrl: string,
+  request: { method: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<string> {
   const { hostname, port } = new URL(baseUrl);
   const socket = net.connect(Number(port), hostname);
   await once(socket, 'connect');
   const body = Buffer.from(request.body ?? '');
   const headers = { Host: `${hostname}:${port}`, 'Content-Length': String(body.length), ...request.headers };
-  socket.write(`${request.method} ${request.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+  socket.write(
+    `${request.method} ${request.path} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`,
+  );
   socket.write(body);
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,9 +56,13 @@ async function rawExchange(baseUrl: string, request: { method: string; path: str
 /** curl's view of a request: the status code it reports and its exit code. */
 function curlStatus(url: string, token: string): Promise<{ httpCode: string; exitCode: number }> {
   return new Promise((resolve) => {
-    execFile('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', '-H', `Authorization: Bearer ${token}`, url], (error, stdout) => {
-      resolve({ httpCode: stdout, exitCode: error ? Number(error.code) : 0 });
-    });
+    execFile(
+      'curl',
+      ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', '-H', `Authorization: Bearer ${token}`, url],
+      (error, stdout) => {
+        resolve({ httpCode: stdout, exitCode: error ? Number(error.code) : 0 });
+      },
+    );
   });
 }
 
@@ -77,10 +88,18 @@ describe('v1 legacy interface', () => {
     return text;
   }
 
-  async function createV1(name: string, entityType = `T-${randomUUID()}`): Promise<{ entityId: string; entityUuid: string; rev: string; trns: string }> {
+  async function createV1(
+    name: string,
+    entityType = `T-${randomUUID()}`,
+  ): Promise<{ entityId: string; entityUuid: string; rev: string; trns: string }> {
     const bus = await applyV1(batchXml([create('a', name, { entityType })], { version: 'v1' }));
     expect(bus).toContain('<bus ');
-    return { entityId: attribute(bus, 'eid')!, entityUuid: attribute(bus, 'euid')!, rev: attribute(bus, 'rev')!, trns: attribute(bus, 'trns')! };
+    return {
+      entityId: attribute(bus, 'eid')!,
+      entityUuid: attribute(bus, 'euid')!,
+      rev: attribute(bus, 'rev')!,
+      trns: attribute(bus, 'trns')!,
+    };
   }
 
   const postJson = (path: string, body: unknown, as: keyof typeof TEST_TOKENS = 'admin') =>
@@ -127,7 +146,10 @@ describe('v1 legacy interface', () => {
       const rev = attribute(bus, 'rev')!;
       const [transaction] = await harness.sql<{ uuid: string }>('select uuid from transaction where batch_id = $1', [bid]);
       expect(attribute(bus, 'trns')).toBe(transaction!.uuid);
-      const [batch] = await harness.sql<{ api_version: string; force: boolean; status: string }>('select api_version, force, status from batch where id = $1', [bid]);
+      const [batch] = await harness.sql<{ api_version: string; force: boolean; status: string }>(
+        'select api_version, force, status from batch where id = $1',
+        [bid],
+      );
       expect(batch).toMatchObject({ api_version: 'v1', force: false, status: 'COMPLETED' });
 
       const ent = await v1Document(await harness.api(`/api/v1/entities/${entityId}`), 'ent');
@@ -229,13 +251,24 @@ describe('v1 legacy interface', () => {
       const v2 = await postBatch(batchXml([create('a', 'Verze Dvě')]));
       expect(v2.status).toBe(400);
       // Sent to the wrong interface: the detail names the right one.
-      expect(await v2.json()).toMatchObject({ code: 'SchemaViolation', detail: expect.stringContaining('send v2 batches to /api/v2/batches') });
+      expect(await v2.json()).toMatchObject({
+        code: 'SchemaViolation',
+        detail: expect.stringContaining('send v2 batches to /api/v2/batches'),
+      });
       const malformed = await postBatch('<bu xmlns="http://cam.tacr.cz/2019"><inf>');
       expect(malformed.status).toBe(400);
       expect(await malformed.json()).toMatchObject({ code: 'InvalidXml' });
       const json = await postBatch('{}', 'admin', 'application/json');
       expect(json.status).toBe(415);
-      expect((await postBatch(batchXml([create('a', 'Aplikační XML', { entityType: `T-${randomUUID()}` })], { version: 'v1' }), 'admin', 'application/xml')).status).toBe(200);
+      expect(
+        (
+          await postBatch(
+            batchXml([create('a', 'Aplikační XML', { entityType: `T-${randomUUID()}` })], { version: 'v1' }),
+            'admin',
+            'application/xml',
+          )
+        ).status,
+      ).toBe(200);
     });
   });
 
@@ -250,20 +283,31 @@ describe('v1 legacy interface', () => {
 
     it('a stale rev is ET_OTHER_REV', async () => {
       const { entityId, rev } = await createV1('Petr Bezruč');
-      await applyV1(batchXml([update('u', Number(entityId), rev, [{ op: 'setEntityType', entityType: `T-${randomUUID()}` }])], { version: 'v1' }));
-      await expectFailure(batchXml([update('u', Number(entityId), rev, [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }), 'ET_OTHER_REV');
+      await applyV1(
+        batchXml([update('u', Number(entityId), rev, [{ op: 'setEntityType', entityType: `T-${randomUUID()}` }])], { version: 'v1' }),
+      );
+      await expectFailure(
+        batchXml([update('u', Number(entityId), rev, [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }),
+        'ET_OTHER_REV',
+      );
     });
 
     it('an entity UUID already taken is ET_DUPLICATED_UUID', async () => {
       const { entityUuid } = await createV1('Jaroslav Hašek');
-      await expectFailure(batchXml([create('dup', 'Jiný Hašek', { entityType: `T-${randomUUID()}`, entityUuid })], { version: 'v1' }), 'ET_DUPLICATED_UUID');
+      await expectFailure(
+        batchXml([create('dup', 'Jiný Hašek', { entityType: `T-${randomUUID()}`, entityUuid })], { version: 'v1' }),
+        'ET_DUPLICATED_UUID',
+      );
     });
 
     it('a preferred name that exists is ET_PREF_NAME_EXIST: a warning fails the batch, since v1 has no force, and nothing is written', async () => {
       const entityType = `T-${randomUUID()}`;
       await createV1('Josef Lada', entityType);
       const bid = randomUUID();
-      const bue = await expectFailure(batchXml([create('again', 'Josef Lada', { entityType })], { uuid: bid, version: 'v1' }), 'ET_PREF_NAME_EXIST');
+      const bue = await expectFailure(
+        batchXml([create('again', 'Josef Lada', { entityType })], { uuid: bid, version: 'v1' }),
+        'ET_PREF_NAME_EXIST',
+      );
       expect(bue).toContain('lid="again"');
       expect(await harness.sql('select 1 from entity where entity_type = $1', [entityType])).toHaveLength(1);
       expect(await harness.sql('select 1 from transaction where batch_id = $1', [bid])).toHaveLength(0);
@@ -274,7 +318,10 @@ describe('v1 legacy interface', () => {
     });
 
     it('an unknown entity is ET_ERROR', async () => {
-      await expectFailure(batchXml([update('x', 999_999_977, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }), 'ET_ERROR');
+      await expectFailure(
+        batchXml([update('x', 999_999_977, randomUUID(), [{ op: 'setEntityType', entityType: 'X' }])], { version: 'v1' }),
+        'ET_ERROR',
+      );
     });
   });
 
@@ -294,7 +341,12 @@ describe('v1 legacy interface', () => {
         const xml = batchXml([create('a', 'Čekající Záznam', { entityType: `T-${randomUUID()}` })], { uuid: bid, version: 'v1' });
         // The v1 POST may answer 200 (bus or bue) or 409. The real client (OkHttp 4.12 under a generated
         // client) skips a 1xx as interim and fails on the closed connection; a 200 bue it reads and reports.
-        const posted = await idle.api('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8' }, body: xml, as: 'write' });
+        const posted = await idle.api('/api/v1/batches', {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml; charset=utf-8' },
+          body: xml,
+          as: 'write',
+        });
         const bue = await posted.text();
         expect(posted.status, bue).toBe(200);
         expect(posted.headers.get('content-type')).toContain('text/xml');
@@ -305,10 +357,16 @@ describe('v1 legacy interface', () => {
         expect(bue).toContain('<et>ET_ERROR</et>');
         expect(bue).toMatch(new RegExp(`<msg>[^<]*${bid}[^<]*still being processed[^<]*/api/v1/batches/${bid}/response`));
         // Only the answer gave up: the batch is still waiting to be applied, not failed.
-        expect((await idle.api(`/api/v2/batches/${bid}/detail`).then((r) => r.json())) as { status: string }).toMatchObject({ status: 'ACCEPTED' });
+        expect((await idle.api(`/api/v2/batches/${bid}/detail`).then((r) => r.json())) as { status: string }).toMatchObject({
+          status: 'ACCEPTED',
+        });
 
         const url = `${idle.baseUrl}/api/v1/batches/${bid}/response`;
-        const raw = await rawExchange(idle.baseUrl, { method: 'GET', path: `/api/v1/batches/${bid}/response`, headers: { Authorization: `Bearer ${TEST_TOKENS.read}` } });
+        const raw = await rawExchange(idle.baseUrl, {
+          method: 'GET',
+          path: `/api/v1/batches/${bid}/response`,
+          headers: { Authorization: `Bearer ${TEST_TOKENS.read}` },
+        });
         expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 102 Processing');
         expect(raw).toMatch(/\r\nx-request-id: [\w-]+\r\n/i);
 
@@ -357,7 +415,10 @@ describe('v1 legacy interface', () => {
         expect((await idle.api('/health')).status).toBe(200);
         expect((await idle.api(`/api/v1/batches/${randomUUID()}/response`)).status).toBe(404);
       } finally {
-        await idle.temporal.workflow.getHandle(bid).terminate('test cleanup').catch(() => undefined);
+        await idle.temporal.workflow
+          .getHandle(bid)
+          .terminate('test cleanup')
+          .catch(() => undefined);
         await idle.close();
       }
     });
@@ -376,7 +437,11 @@ describe('v1 legacy interface', () => {
     it('streams the current form of the listed records as ents; unknown ids are absent', async () => {
       const first = await createV1('Bedřich Smetana');
       const second = await createV1('Leoš Janáček');
-      const response = await postJson('/api/v1/export/snapshots', [first.entityId, second.entityUuid.toUpperCase(), '987654320', randomUUID(), first.entityUuid], 'export');
+      const response = await postJson(
+        '/api/v1/export/snapshots',
+        [first.entityId, second.entityUuid.toUpperCase(), '987654320', randomUUID(), first.entityUuid],
+        'export',
+      );
       const ents = await v1Document(response, 'ents');
       expect(count(ents, 'ent')).toBe(2);
       expect(ents).toContain(`eid="${first.entityId}"`);
@@ -392,7 +457,11 @@ describe('v1 legacy interface', () => {
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ code: 'BadRequest' });
       expect((await postJson('/api/v1/export/snapshots', { ids: [] })).status).toBe(400);
-      const notJson = await harness.api('/api/v1/export/snapshots', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,' });
+      const notJson = await harness.api('/api/v1/export/snapshots', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '[1,',
+      });
       expect(notJson.status).toBe(400);
       const xml = await harness.api('/api/v1/export/snapshots', { method: 'POST', headers: { 'content-type': 'text/xml' }, body: '<x/>' });
       expect(xml.status).toBe(415);
@@ -402,7 +471,11 @@ describe('v1 legacy interface', () => {
     it('streams the changes after a transaction as errs, in transaction order, for all or only the listed records', async () => {
       const entityType = `T-${randomUUID()}`;
       const first = await createV1('Ema Destinnová', entityType);
-      const updated = await applyV1(batchXml([update('u', Number(first.entityId), first.rev, [{ op: 'setEntityType', entityType: `${entityType}-2` }])], { version: 'v1' }));
+      const updated = await applyV1(
+        batchXml([update('u', Number(first.entityId), first.rev, [{ op: 'setEntityType', entityType: `${entityType}-2` }])], {
+          version: 'v1',
+        }),
+      );
       const second = await createV1('Otakar Ševčík', entityType);
 
       const all = await postJson(`/api/v1/export/revisions?fromTransId=${first.trns}`, [], 'export');
@@ -435,7 +508,11 @@ describe('v1 legacy interface', () => {
   describe('POST /search', () => {
     it('finds records by v1 QueryParamsDef (types, RS_* states, codes) and answers qr, paged', async () => {
       const entityType = `T-${randomUUID()}`;
-      const records = [await createV1('Hledaný První', entityType), await createV1('Hledaný Druhý', entityType), await createV1('Hledaný Třetí', entityType)];
+      const records = [
+        await createV1('Hledaný První', entityType),
+        await createV1('Hledaný Druhý', entityType),
+        await createV1('Hledaný Třetí', entityType),
+      ];
       const search = (body: unknown, query = 'page=1&pageSize=10') => postJson(`/api/v1/search?${query}`, body, 'read');
 
       const all = await search({ types: [entityType], state: ['RS_NEW', 'RS_APPROVED'] });
@@ -463,10 +540,17 @@ describe('v1 legacy interface', () => {
       expect(qr).toContain('<rl pt="PT_NAME"><v>Hledaný První</v></rl>');
 
       // The v1 names stay: lower-case condTypes, CT_CONTAIN; v1 accepts the v2 spellings too.
-      const named = await (await search({ types: [entityType], cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAIN', value: 'druhý' } })).text();
+      const named = await (
+        await search({ types: [entityType], cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAIN', value: 'druhý' } })
+      ).text();
       expect(named).toContain('<cnt>1</cnt>');
       expect(named).toContain(`eid="${records[1]!.entityId}"`);
-      const upper = await (await search({ types: [entityType], cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_ENDS_WITH', value: 'třetí' } })).text();
+      const upper = await (
+        await search({
+          types: [entityType],
+          cond: { condType: 'VALUE', itemTypes: ['NM_MAIN'], comparator: 'CT_ENDS_WITH', value: 'třetí' },
+        })
+      ).text();
       expect(upper).toContain(`eid="${records[2]!.entityId}"`);
       expect(upper).toContain('<cnt>1</cnt>');
     });
@@ -480,7 +564,9 @@ describe('v1 legacy interface', () => {
       expect(await noPageSize.json()).toMatchObject({ errors: [{ path: 'query.pageSize', message: 'pageSize is required' }] });
       const pageZero = await postJson('/api/v1/search?page=0&pageSize=10', {});
       expect(pageZero.status).toBe(400);
-      expect(await pageZero.json()).toMatchObject({ errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }] });
+      expect(await pageZero.json()).toMatchObject({
+        errors: [{ path: 'query.page', message: 'pages start at 1: page=1 is the first page' }],
+      });
       const badCodes = await postJson('/api/v1/search?page=1&pageSize=10', { codes: ['not an id'] });
       expect(badCodes.status).toBe(400);
       expect(await badCodes.json()).toMatchObject({ code: 'BadRequest' });
@@ -519,13 +605,17 @@ describe('v1 legacy interface', () => {
       const created = [await createV1('Stránka 1'), await createV1('Stránka 2'), await createV1('Stránka 3')];
       const end = created[2]!.trns;
       const page = async (n: number) => {
-        const response = await harness.api(`/api/v1/updates?fromTransId=${start.trns}&toTransId=${end}&page=${n}&pageSize=2`, { as: 'read' });
+        const response = await harness.api(`/api/v1/updates?fromTransId=${start.trns}&toTransId=${end}&page=${n}&pageSize=2`, {
+          as: 'read',
+        });
         const ups = await v1Document(response, 'ups');
         return [...ups.matchAll(/\beid="(\d+)"/g)].map((match) => match[1]);
       };
       expect([...(await page(1)), ...(await page(2))]).toEqual(created.map((record) => record.entityId));
 
-      const tooLarge = await harness.api(`/api/v1/updates?fromTransId=${start.trns}&toTransId=${end}&page=1&pageSize=${harness.config.UPDATES_MAX_PAGE_SIZE + 1}`);
+      const tooLarge = await harness.api(
+        `/api/v1/updates?fromTransId=${start.trns}&toTransId=${end}&page=1&pageSize=${harness.config.UPDATES_MAX_PAGE_SIZE + 1}`,
+      );
       expect(tooLarge.status).toBe(400);
       expect(await tooLarge.json()).toMatchObject({ code: 'PageSizeTooLarge' });
       expect((await harness.api(`/api/v1/updates?fromTransId=${start.trns}&page=1&pageSize=2`)).status).toBe(400);

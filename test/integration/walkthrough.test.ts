@@ -38,7 +38,11 @@ const CLUB = 'bfa24999-0634-4f45-8e78-8c56a4344733';
 const NAMESAKE = '7d8263cc-9407-4a25-9af5-fdfb9959732f';
 const NAMELESS = '2b3a2859-42ff-4909-82a5-9e6c8219c813';
 const FIRST_BATCH = '7bdfc3dd-ee72-4efc-a423-9993a6230643';
-const V1 = { tgm: '2c99bcdf-b0d8-4cdc-9708-a14996682157', alice: '78e88b3a-5a41-4b12-9567-898d3487eed5', namesake: 'a48d55a7-eef2-4b05-9c67-568d61973a1d' };
+const V1 = {
+  tgm: '2c99bcdf-b0d8-4cdc-9708-a14996682157',
+  alice: '78e88b3a-5a41-4b12-9567-898d3487eed5',
+  namesake: 'a48d55a7-eef2-4b05-9c67-568d61973a1d',
+};
 
 interface Outcome extends ReadmeCommand {
   code: number;
@@ -122,7 +126,8 @@ describe('README walkthrough', () => {
   async function paste(run: number): Promise<Outcome[]> {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const commands = PASTED_SECTIONS.flatMap((section) => shellCommands(readmeSection(readme, section)));
-    for (const { line } of commands) expect(line, 'every command reaches the service through $ENTITY_RECORDS_URL').not.toMatch(/127\.0\.0\.1:8080/);
+    for (const { line } of commands)
+      expect(line, 'every command reaches the service through $ENTITY_RECORDS_URL').not.toMatch(/127\.0\.0\.1:8080/);
     const outDir = join(folder, '.data', `walkthrough-output-${run}`);
     mkdirSync(outDir);
     // Not spawnSync: a blocked event loop would let this process's idle keep-alive sockets outlive the server's timeout.
@@ -166,7 +171,9 @@ describe('README walkthrough', () => {
       });
 
       it('starts from an empty database', () => {
-        expect(outcomeOf(/db:reset/).stdout).toMatch(run === 1 ? /0 records, 0 batches/ : /[1-9]\d* records, [1-9]\d* batches and [1-9]\d* exports/);
+        expect(outcomeOf(/db:reset/).stdout).toMatch(
+          run === 1 ? /0 records, 0 batches/ : /[1-9]\d* records, [1-9]\d* batches and [1-9]\d* exports/,
+        );
       });
 
       it('writes the first batch: four records, readable by number and UUID', async () => {
@@ -213,7 +220,9 @@ describe('README walkthrough', () => {
       });
 
       it('runs the v1 series as the README gives it: create, update and approve on the current rid, a namesake and an invalid batch refused', async () => {
-        const answers = outcomes.filter((outcome) => /^post_v1 /.test(outcome.line)).map((outcome) => /<(bus|bue)[\s>]/.exec(outcome.stdout)?.[1]);
+        const answers = outcomes
+          .filter((outcome) => /^post_v1 /.test(outcome.line))
+          .map((outcome) => /<(bus|bue)[\s>]/.exec(outcome.stdout)?.[1]);
         expect(answers).toEqual(['bus', 'bus', 'bus', 'bue', 'bue']);
         expect(await (await api(`/api/v2/entities/${V1.tgm}`)).text()).toContain('prezident republiky');
         expect(await (await api(`/api/v2/entities/${V1.alice}`)).text()).toMatch(/state="E?RS_APPROVED"/);
@@ -256,6 +265,9 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     if (/^(npm_|NODE_|VITEST|TEST_|AUTH_|TEMPORAL_|DATABASE_URL$|PORT$|HOST$|DATA_DIR$|ENTITY_RECORDS_)/.test(key)) continue;
     env[key] = value;
   }
-  env.PATH = (process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.includes('node_modules')).join(delimiter);
+  env.PATH = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((entry) => !entry.includes('node_modules'))
+    .join(delimiter);
   return { ...env, ...extra };
 }

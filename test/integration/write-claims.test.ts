@@ -26,12 +26,21 @@ describe('write claims', () => {
 
   it('claims keys COPY would have to escape, many at once, and leaves no row or staging table behind', async () => {
     // Keys with what COPY's text format escapes, duplicates, and more than one COPY piece of them.
-    const keys = ['T\u0001back\\slash', 'T\u0001tab\there', 'T\u0001line\nend', 'T\u0001cr\rhere', 'T\u0001back\\slash', ...Array.from({ length: 2500 }, (_, i) => `T\u0001name ${i}`)];
+    const keys = [
+      'T\u0001back\\slash',
+      'T\u0001tab\there',
+      'T\u0001line\nend',
+      'T\u0001cr\rhere',
+      'T\u0001back\\slash',
+      ...Array.from({ length: 2500 }, (_, i) => `T\u0001name ${i}`),
+    ];
     const first = await begun();
     const second = await begun();
     try {
       await claimKeys(first, CLAIM_KINDS.preferredName, keys);
-      expect((await first.query(`select count(*)::int as n from pg_class where relname = 'claim_keys_${CLAIM_KINDS.preferredName}'`)).rows).toEqual([{ n: 0 }]);
+      expect(
+        (await first.query(`select count(*)::int as n from pg_class where relname = 'claim_keys_${CLAIM_KINDS.preferredName}'`)).rows,
+      ).toEqual([{ n: 0 }]);
       // Another transaction claiming a key with a backslash must wait for the first one.
       await second.query(`set local lock_timeout = '200ms'`);
       await expect(claimKeys(second, CLAIM_KINDS.preferredName, ['T\u0001back\\slash'])).rejects.toThrow(/lock timeout/);

@@ -28,7 +28,11 @@ export async function applyBatch(harness: Harness, xml: string): Promise<Applied
   const revisions = new Map<string, AppliedRevision>();
   for (const [, attributes] of result.matchAll(/<revision ([^>]*)\/>/g)) {
     const attribute = (key: string) => new RegExp(`\\b${key}="([^"]*)"`).exec(attributes!)![1]!;
-    revisions.set(attribute('localId'), { entityId: Number(attribute('entityId')), entityUuid: attribute('entityUuid'), rev: attribute('rev') });
+    revisions.set(attribute('localId'), {
+      entityId: Number(attribute('entityId')),
+      entityUuid: attribute('entityUuid'),
+      rev: attribute('rev'),
+    });
   }
   return { batchId: updateRequestId, result, transaction: /transaction="([^"]+)"/.exec(result)![1]!, revisions };
 }

@@ -1,7 +1,15 @@
 // Small factories for batch documents, built from the domain model and
 // written by the project's own serializer.
 import { randomUUID } from 'node:crypto';
-import type { ChangeCommand, CreateEntityCommand, Part, RecordChange, UpdateEntityCommand, UserInfo, XmlVersion } from '../../domain/model.ts';
+import type {
+  ChangeCommand,
+  CreateEntityCommand,
+  Part,
+  RecordChange,
+  UpdateEntityCommand,
+  UserInfo,
+  XmlVersion,
+} from '../../domain/model.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 
 export const SENDER: UserInfo = { id: 'u-1', name: 'Jana Nováková' };
@@ -10,7 +18,11 @@ export function namePart(name: string, extra: Partial<Part> = {}): Part {
   return { partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: name }], ...extra };
 }
 
-export function create(localId: string, name: string, options: { entityType?: string; entityUuid?: string; parts?: Part[] } = {}): CreateEntityCommand {
+export function create(
+  localId: string,
+  name: string,
+  options: { entityType?: string; entityUuid?: string; parts?: Part[] } = {},
+): CreateEntityCommand {
   return {
     kind: 'create',
     localId,
@@ -25,5 +37,9 @@ export function update(localId: string, entityId: number, rev: string, changes: 
 }
 
 export function batchXml(commands: ChangeCommand[], options: { uuid?: string; version?: XmlVersion } = {}): string {
-  return serializeBatch({ version: options.version ?? 'v2', batchUuid: options.uuid ?? randomUUID(), sender: SENDER }, commands, options.version ?? 'v2');
+  return serializeBatch(
+    { version: options.version ?? 'v2', batchUuid: options.uuid ?? randomUUID(), sender: SENDER },
+    commands,
+    options.version ?? 'v2',
+  );
 }

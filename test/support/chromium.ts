@@ -25,7 +25,9 @@ export const CHROMIUM_INSTALL_TIMEOUT_MS = 15 * 60_000;
 /** Why Chromium cannot be used here, or undefined once it is installed. */
 export async function ensureChromium(): Promise<string | undefined> {
   try {
-    await promisify(execFile)('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], { timeout: CHROMIUM_INSTALL_TIMEOUT_MS });
+    await promisify(execFile)('bash', [join(import.meta.dirname, '../../scripts/ensure-chromium.sh')], {
+      timeout: CHROMIUM_INSTALL_TIMEOUT_MS,
+    });
     return undefined;
   } catch (error) {
     const { stderr, message } = error as { stderr?: string; message: string };

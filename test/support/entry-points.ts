@@ -18,8 +18,12 @@ export class EntryProcesses {
   readonly output: string[] = [];
 
   start(entry: EntryPoint, env: NodeJS.ProcessEnv): ChildProcess {
-    const child = spawn(process.execPath, [fileURLToPath(new URL(`../../${entry}`, import.meta.url))], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => this.output.push(`${entry}: ${chunk.toString()}`));
+    const child = spawn(process.execPath, [fileURLToPath(new URL(`../../${entry}`, import.meta.url))], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [child.stdout, child.stderr])
+      stream.on('data', (chunk: Buffer) => this.output.push(`${entry}: ${chunk.toString()}`));
     this.children.push(child);
     return child;
   }
@@ -42,7 +46,11 @@ export class EntryProcesses {
       return health?.status === 200 ? true : undefined;
     }, 60_000);
     return {
-      api: (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` } }),
+      api: (path: string, init: RequestInit = {}) =>
+        fetch(`${baseUrl}${path}`, {
+          ...init,
+          headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${TEST_TOKENS.admin}` },
+        }),
       db,
     } as Harness;
   }

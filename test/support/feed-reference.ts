@@ -11,7 +11,13 @@ export interface ReferencePointer {
 }
 
 /** Page `page` (from 1) of `pageSize` of the range between two transactions given by UUID. */
-export async function referencePage(harness: Harness, fromUuid: string, toUuid: string, page: number, pageSize: number): Promise<ReferencePointer[]> {
+export async function referencePage(
+  harness: Harness,
+  fromUuid: string,
+  toUuid: string,
+  page: number,
+  pageSize: number,
+): Promise<ReferencePointer[]> {
   const rows = await harness.sql<{ entity_id: string; rev: string; metadata_rev: string }>(
     `select distinct on (r.entity_id) r.entity_id, r.rev, r.metadata_rev
        from transaction t join revision r on r.seq = t.seq
@@ -28,7 +34,11 @@ export async function referencePage(harness: Harness, fromUuid: string, toUuid: 
 export function listedPointers(xml: string): ReferencePointer[] {
   return [...xml.matchAll(/<(?:revInfo|ri) ([^>]*)\/>/g)].map(([, attributes]) => {
     const attribute = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes!)?.[1];
-    return { entityId: Number(attribute('entityId') ?? attribute('eid')), rev: attribute('rev')!, metadataRev: attribute('metadataRev') ?? '' };
+    return {
+      entityId: Number(attribute('entityId') ?? attribute('eid')),
+      rev: attribute('rev')!,
+      metadataRev: attribute('metadataRev') ?? '',
+    };
   });
 }
 

@@ -134,7 +134,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL, 'test');
-  const db = await openDb(config.DATABASE_URL, { feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS, feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY });
+  const db = await openDb(config.DATABASE_URL, {
+    feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS,
+    feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY,
+  });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 

@@ -66,7 +66,11 @@ function writeEntity(out: Markup, record: EntityRecord, vocab: Vocabulary, asDoc
 function writeRevisionInfoV2(out: Markup, record: EntityRecord, vocab: Vocabulary): void {
   const revision = record.revision;
   const names = vocab.entity;
-  out.open(names.revision).leaf(names.rev, revision.rev).leaf(V2_META.metadataRev, revision.metadataRev).leaf(V2_META.prevRev, revision.prevRev);
+  out
+    .open(names.revision)
+    .leaf(names.rev, revision.rev)
+    .leaf(V2_META.metadataRev, revision.metadataRev)
+    .leaf(V2_META.prevRev, revision.prevRev);
   if (revision.user !== undefined) writeUser(out, V2_META.user, revision.user);
   out.leaf(names.createdAt, xmlDateTime(revision.createdAt));
   for (const participant of revision.participants) writeParticipant(out, V2_META.participant, participant);

@@ -12,7 +12,9 @@ export interface TestKey {
 /** OkHttp's decoding of one URL component: runs of %XX become UTF-8 text, a lone '%' stays. */
 function okhttpDecode(component: string, plusIsSpace: boolean): string {
   const spaced = plusIsSpace ? component.replaceAll('+', ' ') : component;
-  return spaced.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => new TextDecoder('utf-8').decode(Uint8Array.from(run.slice(1).split('%'), (hex) => parseInt(hex, 16))));
+  return spaced.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) =>
+    new TextDecoder('utf-8').decode(Uint8Array.from(run.slice(1).split('%'), (hex) => parseInt(hex, 16))),
+  );
 }
 
 /** The string ELZA hashes: url.host() + method + "/" + join("/", url.pathSegments()) + url.query() + date. */
@@ -20,13 +22,18 @@ export function elzaDataToHash(target: { host: string; method: string; pathAndQu
   const queryStart = target.pathAndQuery.indexOf('?');
   const path = queryStart === -1 ? target.pathAndQuery : target.pathAndQuery.slice(0, queryStart);
   const query = queryStart === -1 ? '' : target.pathAndQuery.slice(queryStart + 1);
-  const segments = path.replace(/^\//, '').split('/').map((segment) => okhttpDecode(segment, false));
+  const segments = path
+    .replace(/^\//, '')
+    .split('/')
+    .map((segment) => okhttpDecode(segment, false));
   // url.query(): each name and value decoded, re-joined with the same '&' and '='.
   const decodedQuery = query
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
-      return equals === -1 ? okhttpDecode(pair, true) : `${okhttpDecode(pair.slice(0, equals), true)}=${okhttpDecode(pair.slice(equals + 1), true)}`;
+      return equals === -1
+        ? okhttpDecode(pair, true)
+        : `${okhttpDecode(pair.slice(0, equals), true)}=${okhttpDecode(pair.slice(equals + 1), true)}`;
     })
     .join('&');
   return `${target.host}${target.method}/${segments.join('/')}${decodedQuery}${target.date}`;
@@ -43,8 +50,14 @@ export function elzaSignature(secret: string, dataToHash: string): string {
 }
 
 /** The X-NDA-Date and Authorization headers for a request to `pathAndQuery` (as sent on the request line) at `host`. */
-export function elzaHeaders(key: TestKey, target: { host: string; method: string; pathAndQuery: string; at?: Date }): Record<string, string> {
+export function elzaHeaders(
+  key: TestKey,
+  target: { host: string; method: string; pathAndQuery: string; at?: Date },
+): Record<string, string> {
   const date = ndaDate(target.at ?? new Date());
-  const signature = elzaSignature(key.secret, elzaDataToHash({ host: target.host, method: target.method, pathAndQuery: target.pathAndQuery, date }));
+  const signature = elzaSignature(
+    key.secret,
+    elzaDataToHash({ host: target.host, method: target.method, pathAndQuery: target.pathAndQuery, date }),
+  );
   return { 'x-nda-date': date, authorization: `NDA-HMAC-SHA256 KeyId=${key.keyId},Signature=${signature}` };
 }

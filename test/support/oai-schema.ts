@@ -16,7 +16,9 @@ export async function oaiSchemaErrors(xml: string): Promise<string[]> {
   const parsed = loaded.engine.parse([Buffer.from(xml)]);
   if (!parsed.ok) return parsed.errors.map((error) => `line ${error.line}: ${error.message}`);
   try {
-    return loaded.engine.validate(parsed.doc, loaded.schemas.get('oai')!, 20).errors.map((error) => `line ${error.line}: ${error.message.trim()}`);
+    return loaded.engine
+      .validate(parsed.doc, loaded.schemas.get('oai')!, 20)
+      .errors.map((error) => `line ${error.line}: ${error.message.trim()}`);
   } finally {
     loaded.engine.freeDoc(parsed.doc);
   }

@@ -47,7 +47,9 @@ export function echoedRequest(text: string): Record<string, string> {
 
 export function items(text: string): HarvestedItem[] {
   const found: HarvestedItem[] = [];
-  for (const match of text.matchAll(/<header( status="deleted")?><identifier>([^<]+)<\/identifier><datestamp>([^<]+)<\/datestamp>(?:<setSpec>([^<]+)<\/setSpec>)?<\/header>(?:<metadata>([\s\S]*?)<\/metadata>)?/g)) {
+  for (const match of text.matchAll(
+    /<header( status="deleted")?><identifier>([^<]+)<\/identifier><datestamp>([^<]+)<\/datestamp>(?:<setSpec>([^<]+)<\/setSpec>)?<\/header>(?:<metadata>([\s\S]*?)<\/metadata>)?/g,
+  )) {
     found.push({ identifier: match[2]!, datestamp: match[3]!, deleted: match[1] !== undefined, setSpec: match[4], metadata: match[5] });
   }
   return found;
@@ -66,7 +68,13 @@ export async function harvest(baseUrl: string, query: string, init: RequestInit 
   const first = await oaiGet(baseUrl, query, init);
   if (first.status !== 200) throw new Error(`${query}: HTTP ${first.status} ${first.text}`);
   const verb = /verb=(\w+)/.exec(query)![1]!;
-  const result: Harvest = { firstResponseDate: responseDate(first.text), items: [], pages: 0, completeListSize: resumptionToken(first.text)?.completeListSize, texts: [] };
+  const result: Harvest = {
+    firstResponseDate: responseDate(first.text),
+    items: [],
+    pages: 0,
+    completeListSize: resumptionToken(first.text)?.completeListSize,
+    texts: [],
+  };
   let page = first;
   for (;;) {
     if (errorCodes(page.text).length > 0) throw new Error(`${query}: ${page.text}`);

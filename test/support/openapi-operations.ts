@@ -35,7 +35,9 @@ export function dereference(document: OpenApiDocument, node: Node): Node {
   return typeof $ref === 'string' ? { ...dereference(document, resolveRef(document, $ref)), ...rest } : node;
 }
 
-export function documentOperations<Operation = Node, Parameter = Node>(document: OpenApiDocument): DocumentOperation<Operation, Parameter>[] {
+export function documentOperations<Operation = Node, Parameter = Node>(
+  document: OpenApiDocument,
+): DocumentOperation<Operation, Parameter>[] {
   const documentBase = serverPath(document.servers);
   const result: DocumentOperation<Operation, Parameter>[] = [];
   for (const [docPath, item] of Object.entries(document.paths as Record<string, Node>)) {
@@ -46,7 +48,13 @@ export function documentOperations<Operation = Node, Parameter = Node>(document:
       if (!operation) continue;
       const own = resolved(document, operation.parameters);
       const parameters = [...shared.filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)), ...own];
-      result.push({ method: method.toUpperCase(), docPath, fullPath: `${base}${docPath}`, operation: operation as Operation, parameters: parameters as Parameter[] });
+      result.push({
+        method: method.toUpperCase(),
+        docPath,
+        fullPath: `${base}${docPath}`,
+        operation: operation as Operation,
+        parameters: parameters as Parameter[],
+      });
     }
   }
   return result;

@@ -176,9 +176,18 @@ export class PreferredNameCheck {
       // Holders reflect the database before the batch; for entities of the batch their planned form decides.
       const stored = [...new Set(holders(entityType, normalizedName))].filter((holder) => !isPlanned(holder)).sort((x, y) => x - y);
       const sharing = this.#byKey.get(key);
-      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter((other) => this.#entityIds.get(other) !== entityId);
+      const inBatch = (Array.isArray(sharing) ? sharing : sharing === undefined ? [] : [sharing]).filter(
+        (other) => this.#entityIds.get(other) !== entityId,
+      );
       if (stored.length === 0 && inBatch.length === 0) continue;
-      log.add(this.#localIds[index]!, [nameWarning(this.#named(index), stored, inBatch.map((other) => this.#named(other)), newUuid)]);
+      log.add(this.#localIds[index]!, [
+        nameWarning(
+          this.#named(index),
+          stored,
+          inBatch.map((other) => this.#named(other)),
+          newUuid,
+        ),
+      ]);
     }
     return log.groups();
   }
@@ -201,4 +210,3 @@ export function addPreferredNameWarnings(plan: BatchPlan, holders: NameHolders, 
   const issues = log.groups();
   return { ...plan, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
 }
-

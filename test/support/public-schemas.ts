@@ -9,7 +9,9 @@ import type { XmlVersion } from '../../domain/model.ts';
 import { loadEngine, type LoadedEngine } from '../../engine/validation/libxml2.ts';
 
 /** The folder of the real registry's documents (the XSDs here, the v2 OpenAPI in real-client.ts). */
-export const REFERENCE = process.env.REFERENCE_DIR ? pathToFileURL(`${process.env.REFERENCE_DIR.replace(/\/$/, '')}/`) : new URL('../../../shared/reference/', import.meta.url);
+export const REFERENCE = process.env.REFERENCE_DIR
+  ? pathToFileURL(`${process.env.REFERENCE_DIR.replace(/\/$/, '')}/`)
+  : new URL('../../../shared/reference/', import.meta.url);
 const FILES: Record<XmlVersion, URL> = {
   v2: new URL('cam-2025.xsd', REFERENCE),
   v1: new URL('cam-2019.xsd', REFERENCE),
@@ -18,7 +20,9 @@ const FILES: Record<XmlVersion, URL> = {
 export const PUBLIC_SCHEMAS_PRESENT = Object.values(FILES).every((file) => existsSync(file));
 
 if (!PUBLIC_SCHEMAS_PRESENT) {
-  console.warn(`SKIPPED: the public XSDs are not at ${fileURLToPath(REFERENCE)}; documents are not checked against the real registry's schemas`);
+  console.warn(
+    `SKIPPED: the public XSDs are not at ${fileURLToPath(REFERENCE)}; documents are not checked against the real registry's schemas`,
+  );
 }
 
 let engine: Promise<LoadedEngine> | undefined;

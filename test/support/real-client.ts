@@ -10,7 +10,8 @@ import { REFERENCE } from './public-schemas.ts';
 const REAL_OPENAPI = new URL('cam-v2-openapi.yml', REFERENCE);
 
 export const REAL_OPENAPI_PRESENT = existsSync(REAL_OPENAPI);
-if (!REAL_OPENAPI_PRESENT) console.warn(`SKIPPED: ${fileURLToPath(REAL_OPENAPI)} is absent; answers are not read with the real client's models`);
+if (!REAL_OPENAPI_PRESENT)
+  console.warn(`SKIPPED: ${fileURLToPath(REAL_OPENAPI)} is absent; answers are not read with the real client's models`);
 
 interface ModelSchema {
   type?: string;
@@ -70,7 +71,8 @@ function check(schema: ModelSchema, value: unknown, where: string, errors: strin
       return;
     case 'string':
       if (typeof value !== 'string') errors.push(`${where}: ${JSON.stringify(value)} is not a string`);
-      else if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) errors.push(`${where}: ${value} is not a UUID`);
+      else if (schema.format === 'uuid' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value))
+        errors.push(`${where}: ${value} is not a UUID`);
       return;
     default:
       return;

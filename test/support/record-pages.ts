@@ -27,10 +27,28 @@ export interface RecordPagesData {
 export async function seedRecordPages(harness: Harness, fillers = 25): Promise<RecordPagesData> {
   const marker = `Zq${randomUUID().slice(0, 8)}`;
   const josefUuid = randomUUID();
-  const body = (text: string): Part => ({ partUuid: randomUUID(), type: 'PT_BODY', items: [{ kind: 'string', type: 'BRIEF_DESC', value: text }] });
+  const body = (text: string): Part => ({
+    partUuid: randomUUID(),
+    type: 'PT_BODY',
+    items: [{ kind: 'string', type: 'BRIEF_DESC', value: text }],
+  });
   const karelParts: Part[] = [
-    { partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: `Čapek ${marker}` }, { kind: 'string', type: 'NM_MINOR', value: 'Karel' }] },
-    { partUuid: randomUUID(), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: `Chapek ${marker}` }, { kind: 'string', type: 'NM_MINOR', value: 'Charles' }] },
+    {
+      partUuid: randomUUID(),
+      type: 'PT_NAME',
+      items: [
+        { kind: 'string', type: 'NM_MAIN', value: `Čapek ${marker}` },
+        { kind: 'string', type: 'NM_MINOR', value: 'Karel' },
+      ],
+    },
+    {
+      partUuid: randomUUID(),
+      type: 'PT_NAME',
+      items: [
+        { kind: 'string', type: 'NM_MAIN', value: `Chapek ${marker}` },
+        { kind: 'string', type: 'NM_MINOR', value: 'Charles' },
+      ],
+    },
     body('spisovatel'),
     {
       partUuid: randomUUID(),
@@ -53,8 +71,16 @@ export async function seedRecordPages(harness: Harness, fillers = 25): Promise<R
       create('karel', '', { parts: karelParts }),
       create('josef', '', { entityUuid: josefUuid, parts: [namePart(`Čapek ${marker} Josef`), body('malíř')] }),
       create('firm', '', { entityType: 'PARTY_GROUP', parts: [namePart(`Firma ${marker}`)] }),
-      create('hostile', '', { entityType: 'PARTY_GROUP', parts: [namePart(`${HOSTILE_NAME} ${marker}`), body(`<img src=x onerror=alert(1)> ${marker} ${'Donaudampfschifffahrtsgesellschaft'.repeat(4)}`)] }),
-      ...Array.from({ length: fillers }, (_, index) => create(`filler-${index}`, '', { parts: [namePart(`${marker} Filler ${String(index).padStart(2, '0')}`)] })),
+      create('hostile', '', {
+        entityType: 'PARTY_GROUP',
+        parts: [
+          namePart(`${HOSTILE_NAME} ${marker}`),
+          body(`<img src=x onerror=alert(1)> ${marker} ${'Donaudampfschifffahrtsgesellschaft'.repeat(4)}`),
+        ],
+      }),
+      ...Array.from({ length: fillers }, (_, index) =>
+        create(`filler-${index}`, '', { parts: [namePart(`${marker} Filler ${String(index).padStart(2, '0')}`)] }),
+      ),
     ]),
   );
   const karel = first.revisions.get('karel')!;
@@ -65,7 +91,9 @@ export async function seedRecordPages(harness: Harness, fillers = 25): Promise<R
     harness,
     batchXml([
       update('karel', karel.entityId, karel.rev, [{ op: 'newPart', part: body('novinář') }]),
-      update('firm', firm.entityId, firm.rev, [{ op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: josef.entityId } } }]),
+      update('firm', firm.entityId, firm.rev, [
+        { op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: josef.entityId } } },
+      ]),
     ]),
   );
   return {

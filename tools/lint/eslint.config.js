@@ -12,7 +12,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const INFRASTRUCTURE = ['koa', '@koa/*', 'koa-*', '@mikro-orm/*', '@temporalio/*', 'pg', 'pg-*', 'pino', 'prom-client'];
 /** db/ is the data-access layer: the only code that talks to PostgreSQL (migrations, scripts, bench and tests aside). */
-const DATABASE_DRIVERS = { group: ['pg', 'pg-*', '@mikro-orm/*'], message: 'only db/ talks to PostgreSQL: use a repository of Db (db/index.ts)' };
+const DATABASE_DRIVERS = {
+  group: ['pg', 'pg-*', '@mikro-orm/*'],
+  message: 'only db/ talks to PostgreSQL: use a repository of Db (db/index.ts)',
+};
 const HTTP_IN_USE_CASES = [
   { regex: '(^|/)api/', message: 'only api/ knows HTTP; services throw typed errors' },
   { group: ['koa', '@koa/*'], message: 'only api/ knows HTTP' },
@@ -43,8 +46,10 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$|\\.\\./temporal/(names|contracts|search-attributes)\\.ts$|\\./).*',
-              message: 'workflows import only @temporalio/workflow, the workflow side of the OpenTelemetry interceptors, each other and the workflow-safe contracts (temporal/names.ts, contracts.ts, search-attributes.ts), types included',
+              regex:
+                '^(?!@temporalio/workflow$|@temporalio/interceptors-opentelemetry/lib/workflow/index\\.js$|\\.\\./temporal/(names|contracts|search-attributes)\\.ts$|\\./).*',
+              message:
+                'workflows import only @temporalio/workflow, the workflow side of the OpenTelemetry interceptors, each other and the workflow-safe contracts (temporal/names.ts, contracts.ts, search-attributes.ts), types included',
             },
           ],
         },
@@ -61,7 +66,11 @@ export default tseslint.config(
         {
           patterns: [
             { group: INFRASTRUCTURE, message: 'domain/ stays free of infrastructure' },
-            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/', message: 'domain/ imports nothing from the engine or the layers above it' },
+            {
+              regex:
+                '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/',
+              message: 'domain/ imports nothing from the engine or the layers above it',
+            },
           ],
         },
       ],
@@ -77,7 +86,11 @@ export default tseslint.config(
         {
           patterns: [
             { group: INFRASTRUCTURE, message: 'engine/ stays free of infrastructure' },
-            { regex: '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/', message: 'engine/ imports only the domain and itself' },
+            {
+              regex:
+                '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/',
+              message: 'engine/ imports only the domain and itself',
+            },
           ],
         },
       ],
@@ -104,7 +117,15 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [DATABASE_DRIVERS, { regex: '(^|/)db/', message: 'api/ calls services, which hold the repositories; the entry point opens the database through services/deps.ts' }] },
+        {
+          patterns: [
+            DATABASE_DRIVERS,
+            {
+              regex: '(^|/)db/',
+              message: 'api/ calls services, which hold the repositories; the entry point opens the database through services/deps.ts',
+            },
+          ],
+        },
       ],
     },
   },
@@ -121,7 +142,17 @@ export default tseslint.config(
     basePath: ROOT,
     files: ['temporal/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./).*', message: 'temporal/*.ts is workflow-safe: it imports only its neighbours; client code goes in temporal/client/' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./).*',
+              message: 'temporal/*.ts is workflow-safe: it imports only its neighbours; client code goes in temporal/client/',
+            },
+          ],
+        },
+      ],
     },
   },
 );

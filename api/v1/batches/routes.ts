@@ -25,7 +25,14 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // GET /response gives its outcome.
   router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
     const { batchId } = await inUploadSlot(deps, ctx, async () =>
-      submitBatch(deps, { body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), apiVersion: 'v1', principal: ctx.state.principal.name, force: false, mayForce: false, signature: signatureOf(ctx) }),
+      submitBatch(deps, {
+        body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES),
+        apiVersion: 'v1',
+        principal: ctx.state.principal.name,
+        force: false,
+        mayForce: false,
+        signature: signatureOf(ctx),
+      }),
     );
     const batch = await awaitBatch(deps, batchId, deps.config.V1_BATCH_WAIT_SECONDS * 1000);
     setV1XmlType(ctx);

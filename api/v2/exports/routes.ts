@@ -43,7 +43,12 @@ export function exportsRouter(deps: AppDeps): Router {
 
   router.post('/revisions', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
-    const { id } = await startExport(deps, { kind: 'revisions', ...(await readStart(ctx)), fromTransId, principal: ctx.state.principal.name });
+    const { id } = await startExport(deps, {
+      kind: 'revisions',
+      ...(await readStart(ctx)),
+      fromTransId,
+      principal: ctx.state.principal.name,
+    });
     accepted(ctx, id);
   });
 

@@ -49,7 +49,12 @@ export class ServiceClient {
       return { status: response.status, body, ms: performance.now() - started };
     } catch (error) {
       const cause = (error as Error & { cause?: Error }).cause;
-      return { status: 0, body: '', error: `${(error as Error).message}${cause ? `: ${cause.message}` : ''}`, ms: performance.now() - started };
+      return {
+        status: 0,
+        body: '',
+        error: `${(error as Error).message}${cause ? `: ${cause.message}` : ''}`,
+        ms: performance.now() - started,
+      };
     }
   }
 
@@ -68,37 +73,46 @@ export class ServiceClient {
   /** POSTs a batch and expects 200; returns its id. */
   async submitBatchOk(body: Buffer | string): Promise<string> {
     const answer = await this.submitBatch(body);
-    if (answer.status !== 200) throw new Error(`POST /api/v2/batches answered ${answer.status || answer.error}: ${answer.body.slice(0, 500)}`);
+    if (answer.status !== 200)
+      throw new Error(`POST /api/v2/batches answered ${answer.status || answer.error}: ${answer.body.slice(0, 500)}`);
     return JSON.parse(answer.body) as string;
   }
 
   /** The batch's detail resource (the service's own status with counts). */
   async batchStatus(id: string): Promise<BatchStatus> {
     const answer = await this.request(`/api/v2/batches/${id}/detail`);
-    if (answer.status !== 200) throw new Error(`GET status of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
+    if (answer.status !== 200)
+      throw new Error(`GET status of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as BatchStatus;
   }
 
   async batchResult(id: string): Promise<string> {
     const answer = await this.request(`/api/v2/batches/${id}/result`);
-    if (answer.status !== 200) throw new Error(`GET result of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
+    if (answer.status !== 200)
+      throw new Error(`GET result of batch ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return answer.body;
   }
 
   startExport(kind: 'snapshots' | 'revisions', ids: Array<string | number> = [], query = ''): Promise<Answer> {
-    return this.request(`/api/v2/export/${kind}${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ids) });
+    return this.request(`/api/v2/export/${kind}${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ids),
+    });
   }
 
   async startExportOk(kind: 'snapshots' | 'revisions', ids: Array<string | number> = [], query = ''): Promise<string> {
     const answer = await this.startExport(kind, ids, query);
-    if (answer.status !== 200) throw new Error(`POST /api/v2/export/${kind} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
+    if (answer.status !== 200)
+      throw new Error(`POST /api/v2/export/${kind} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return answer.body.trim();
   }
 
   /** The export's detail resource (the service's own status with counts). */
   async exportStatus(id: string): Promise<ExportStatus> {
     const answer = await this.request(`/api/v2/export/${id}/detail`);
-    if (answer.status !== 200) throw new Error(`GET status of export ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
+    if (answer.status !== 200)
+      throw new Error(`GET status of export ${id} answered ${answer.status || answer.error}: ${answer.body.slice(0, 300)}`);
     return JSON.parse(answer.body) as ExportStatus;
   }
 

@@ -32,7 +32,9 @@ export class Inspector {
     return rows[0]!;
   }
 
-  async batch(id: string): Promise<{ status: string; changesApplied: number; changesTotal: number | null; error: string | null } | undefined> {
+  async batch(
+    id: string,
+  ): Promise<{ status: string; changesApplied: number; changesTotal: number | null; error: string | null } | undefined> {
     const rows = await this.query<{ status: string; changes_applied: number; changes_total: number | null; error: string | null }>(
       'select status, changes_applied, changes_total, error from batch where id = $1',
       [id],
@@ -63,7 +65,16 @@ export class Inspector {
     const problems: string[] = [];
     const batch = await this.batch(batchId);
     if (batch?.status !== 'COMPLETED') problems.push(`batch ${batchId} is ${batch?.status ?? 'missing'} (${batch?.error ?? 'no error'})`);
-    const facts = await this.one<{ transactions: string; revisions: string; revised: string; entities: string; uuids: string; names: string; other_revisions: string; sans_revision: string }>(
+    const facts = await this.one<{
+      transactions: string;
+      revisions: string;
+      revised: string;
+      entities: string;
+      uuids: string;
+      names: string;
+      other_revisions: string;
+      sans_revision: string;
+    }>(
       `select
          (select count(*) from transaction where batch_id = $1) as transactions,
          (select count(*) from revision where batch_id = $1) as revisions,

@@ -25,7 +25,11 @@ export function startExtraWorker(stack: Pick<Stack, 'env' | 'scratch'>, name = '
 }
 
 /** Starts one more API on `port` with the stack's environment; resolves once /health answers. */
-export async function startExtraApi(stack: Pick<Stack, 'env' | 'scratch'>, port: number, name = 'api-2'): Promise<ExtraProcess & { url: string }> {
+export async function startExtraApi(
+  stack: Pick<Stack, 'env' | 'scratch'>,
+  port: number,
+  name = 'api-2',
+): Promise<ExtraProcess & { url: string }> {
   const api = spawnChild(stack, 'api', name, { ...stack.env, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -74,7 +78,11 @@ export function pidOfIdentity(identity: string): number | undefined {
 }
 
 /** SIGKILLs whichever of the two workers holds the job (the stack's or the extra one); returns which it was. */
-export async function killHolder(stack: Pick<Stack, 'worker' | 'killWorker'>, extra: ExtraProcess, holderPid: number): Promise<'first' | 'second'> {
+export async function killHolder(
+  stack: Pick<Stack, 'worker' | 'killWorker'>,
+  extra: ExtraProcess,
+  holderPid: number,
+): Promise<'first' | 'second'> {
   if (holderPid === stack.worker.pid) {
     await stack.killWorker('SIGKILL');
     return 'first';
@@ -112,5 +120,8 @@ export async function checkTakeover(
   const takenOver = (performance.now() - killedAt) / 1000;
   figures['kill→taken over'] = `${takenOver.toFixed(0)} s`;
   log(`taken over by ${takeover.worker} (attempt ${takeover.attempt}) ${takenOver.toFixed(1)} s after the kill`);
-  check(takenOver <= TAKEOVER_WITHIN_S, `the other worker took the ${job} over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`);
+  check(
+    takenOver <= TAKEOVER_WITHIN_S,
+    `the other worker took the ${job} over ${takenOver.toFixed(0)} s after the kill, more than ${TAKEOVER_WITHIN_S} s`,
+  );
 }

@@ -82,7 +82,8 @@ function jobWriting<Progress extends string, Row extends { status: string } & Re
   return pollUntil(
     async () => {
       const row = await job.row();
-      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') throw new EndedTooSoon(`the ${job.kind} finished (${row.status}) before ${fault}`);
+      if (row?.status === 'COMPLETED' || row?.status === 'FAILED')
+        throw new EndedTooSoon(`the ${job.kind} finished (${row.status}) before ${fault}`);
       return row?.status === job.running && row[job.progress] > 0 ? row : undefined;
     },
     { timeoutMs, intervalMs: job.intervalMs, what: `the ${job.kind} to be ${job.running} with ${job.progress} > 0` },
@@ -91,12 +92,20 @@ function jobWriting<Progress extends string, Row extends { status: string } & Re
 
 /** The batch PROCESSING with changes applied: see jobWriting. */
 export function batchWriting(db: Inspector, batchId: string, fault: string, timeoutMs: number) {
-  return jobWriting({ kind: 'batch', row: () => db.batch(batchId), running: 'PROCESSING', progress: 'changesApplied', intervalMs: 50 }, fault, timeoutMs);
+  return jobWriting(
+    { kind: 'batch', row: () => db.batch(batchId), running: 'PROCESSING', progress: 'changesApplied', intervalMs: 50 },
+    fault,
+    timeoutMs,
+  );
 }
 
 /** The export RUNNING with entities written: see jobWriting. */
 export function exportWriting(db: Inspector, exportId: string, fault: string, timeoutMs: number) {
-  return jobWriting({ kind: 'export', row: () => db.exportRow(exportId), running: 'RUNNING', progress: 'entitiesWritten', intervalMs: 20 }, fault, timeoutMs);
+  return jobWriting(
+    { kind: 'export', row: () => db.exportRow(exportId), running: 'RUNNING', progress: 'entitiesWritten', intervalMs: 20 },
+    fault,
+    timeoutMs,
+  );
 }
 
 /** How many times larger than its base size a scenario's jobs may grow. */

@@ -58,7 +58,8 @@ export class WorkflowInspector {
   /** The workflow's activity while a worker runs it: that worker's identity and the attempt. */
   async startedActivity(workflowId: string): Promise<{ worker: string; attempt: number } | undefined> {
     const pending = (await (await this.handle(workflowId)).describe()).raw.pendingActivities?.[0];
-    if (pending?.state !== proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED || !pending.lastWorkerIdentity) return undefined;
+    if (pending?.state !== proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED || !pending.lastWorkerIdentity)
+      return undefined;
     return { worker: pending.lastWorkerIdentity, attempt: pending.attempt ?? 1 };
   }
 
@@ -88,7 +89,8 @@ export class WorkflowInspector {
       const handle = await this.handle(workflowId);
       const description = await handle.describe();
       const pending = (description.raw.pendingActivities ?? []).map(
-        (activity) => `${activity.activityType?.name} attempt ${activity.attempt} state ${activity.state} last failure ${activity.lastFailure?.message ?? 'none'}`,
+        (activity) =>
+          `${activity.activityType?.name} attempt ${activity.attempt} state ${activity.state} last failure ${activity.lastFailure?.message ?? 'none'}`,
       );
       const events = ((await handle.fetchHistory()).events ?? []).map((event) => String(event.eventType)).slice(-8);
       return `workflow ${description.status.name}; pending: ${pending.join(' | ') || 'none'}; last event types: ${events.join(', ')}`;
@@ -116,5 +118,8 @@ export class WorkflowInspector {
 }
 
 export function describeAttempts(attempts: readonly ActivityAttempt[]): string {
-  return attempts.map((a) => `attempt ${a.attempt}${a.lastFailure ? ` (after: ${a.lastFailure.slice(0, 160)})` : ''}`).join(', ') || 'none recorded yet';
+  return (
+    attempts.map((a) => `attempt ${a.attempt}${a.lastFailure ? ` (after: ${a.lastFailure.slice(0, 160)})` : ''}`).join(', ') ||
+    'none recorded yet'
+  );
 }

@@ -59,7 +59,11 @@ export const apiFailover: Scenario = {
           answered += 1;
         }
       });
-      await pollUntil(async () => (answered >= CLIENTS * 2 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50, what: 'small uploads to flow' });
+      await pollUntil(async () => (answered >= CLIENTS * 2 ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        what: 'small uploads to flow',
+      });
       const largeSent = large.map((batch) => send(batch));
       await sleep(300);
       await stack.killApi('SIGKILL');
@@ -70,14 +74,23 @@ export const apiFailover: Scenario = {
 
       const all = uploads.flatMap((upload) => upload.answers.map((entry) => ({ ...entry, batch: upload.batch })));
       const serverErrors = all.filter(({ answer }) => answer.status >= 500);
-      check(serverErrors.length === 0, `uploads answered 5xx: ${serverErrors.map(({ api, answer }) => `${api} ${answer.status} ${answer.body.slice(0, 120)}`).join(' | ')}`);
+      check(
+        serverErrors.length === 0,
+        `uploads answered 5xx: ${serverErrors.map(({ api, answer }) => `${api} ${answer.status} ${answer.body.slice(0, 120)}`).join(' | ')}`,
+      );
       const resent = uploads.filter((upload) => upload.answers.length === 2);
       const resentAnswers = resent.map((upload) => upload.answers[1]!.answer);
-      const unaccepted = resentAnswers.filter((answer) => answer.status !== 200 && !(answer.status === 409 && answer.body.includes('BatchAlreadyExists')));
-      check(unaccepted.length === 0, `resends to B answered ${unaccepted.map((answer) => `${answer.status || answer.error} ${answer.body.slice(0, 120)}`).join(' | ')}`);
+      const unaccepted = resentAnswers.filter(
+        (answer) => answer.status !== 200 && !(answer.status === 409 && answer.body.includes('BatchAlreadyExists')),
+      );
+      check(
+        unaccepted.length === 0,
+        `resends to B answered ${unaccepted.map((answer) => `${answer.status || answer.error} ${answer.body.slice(0, 120)}`).join(' | ')}`,
+      );
       const lost = uploads.filter((upload) => upload.answers.every(({ answer }) => answer.status === 0));
       check(lost.length === 0, `${lost.length} uploads got no answer from either API`);
-      figures['resent to B'] = `${resent.length} (${resentAnswers.filter((answer) => answer.status === 200).length}× 200, ${resentAnswers.filter((answer) => answer.status === 409).length}× 409)`;
+      figures['resent to B'] =
+        `${resent.length} (${resentAnswers.filter((answer) => answer.status === 200).length}× 200, ${resentAnswers.filter((answer) => answer.status === 409).length}× 409)`;
       log(`${uploads.length} uploads; ${resent.length} got no answer from A and were resent to B: ${figures['resent to B']}`);
 
       // Every batch completes, exactly once, and nothing stays ACCEPTED or PROCESSING.

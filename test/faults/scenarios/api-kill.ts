@@ -41,7 +41,9 @@ export const apiKill: Scenario = {
     check((await batchEnded(db.pool, seed.batchId, 3 * 60_000)).status === 'COMPLETED', 'the second seed batch did not complete');
     const fromTransId = /transaction="([^"]+)"/.exec(await client.batchResult(before.batchId))?.[1];
     check(fromTransId, 'the result of the first seed batch names no transaction');
-    const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map((row) => Number(row.id));
+    const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map(
+      (row) => Number(row.id),
+    );
 
     // The crash between the commit and the workflow start, made exact: the
     // row and body stored as POST stores them, and no workflow.
@@ -72,10 +74,16 @@ export const apiKill: Scenario = {
         answered += 1;
       }
     });
-    await pollUntil(async () => (answered >= SMALL_CLIENTS ? true : undefined), { timeoutMs: 30_000, intervalMs: 50, what: 'small uploads to flow' });
+    await pollUntil(async () => (answered >= SMALL_CLIENTS ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'small uploads to flow',
+    });
     sent.push(...large.slice(ACKNOWLEDGED).map((batch) => ({ batch, answer: client.submitBatch(batch.body) })));
     await sleep(300);
-    const running = await db.query<{ status: string; n: string }>('select status, count(*) as n from batch group by status order by status');
+    const running = await db.query<{ status: string; n: string }>(
+      'select status, count(*) as n from batch group by status order by status',
+    );
     await stack.killApi('SIGKILL');
     killed = true;
     const killedAt = performance.now();
@@ -102,18 +110,31 @@ export const apiKill: Scenario = {
     }
     figures['stranded by the kill'] = `${strandedByKill} of ${cut.length} cut uploads`;
     const resentStranded = await client.submitBatch(stranded.body);
-    check(resentStranded.status === 200, `resending a batch stored without a workflow answered ${resentStranded.status}: ${resentStranded.body.slice(0, 200)}`);
+    check(
+      resentStranded.status === 200,
+      `resending a batch stored without a workflow answered ${resentStranded.status}: ${resentStranded.body.slice(0, 200)}`,
+    );
     // A client that got no answer sends the same body again: 200, or 409 when the first copy is running.
     const resent: string[] = [];
     for (const batch of cut) {
       const again = await client.submitBatch(batch.body);
       const code = again.status === 409 ? (JSON.parse(again.body) as { code?: string }).code : undefined;
       resent.push(code ? `${again.status} ${code}` : describe(again));
-      check(again.status === 200 || code === 'BatchAlreadyExists', `resending a cut-off upload answered ${again.status}: ${again.body.slice(0, 200)}`);
+      check(
+        again.status === 200 || code === 'BatchAlreadyExists',
+        `resending a cut-off upload answered ${again.status}: ${again.body.slice(0, 200)}`,
+      );
     }
-    log(`${strandedByKill} cut-off upload(s) had a stored row but no workflow; resent all ${cut.length}: ${tally(resent)}; the stranded one: 200`);
+    log(
+      `${strandedByKill} cut-off upload(s) had a stored row but no workflow; resent all ${cut.length}: ${tally(resent)}; the stranded one: 200`,
+    );
 
-    const batches = [stranded, ...large, ...acknowledged.filter((batch) => !large.includes(batch)), ...cut.filter((batch) => !large.includes(batch))];
+    const batches = [
+      stranded,
+      ...large,
+      ...acknowledged.filter((batch) => !large.includes(batch)),
+      ...cut.filter((batch) => !large.includes(batch)),
+    ];
     for (const batch of batches) {
       const final = await waitOrStuck(context, batch.batchId);
       check(final === 'COMPLETED', `batch ${batch.batchId} ended ${final}`);
@@ -133,7 +154,9 @@ export const apiKill: Scenario = {
 
 /** Stores a batch exactly as POST /batches does before it starts the workflow (same principal as `like`). */
 async function strand(context: ScenarioContext, batch: GeneratedBatch, like: string): Promise<void> {
-  const { submittedBy } = await context.db.one<{ submittedBy: string }>('select submitted_by as "submittedBy" from batch where id = $1', [like]);
+  const { submittedBy } = await context.db.one<{ submittedBy: string }>('select submitted_by as "submittedBy" from batch where id = $1', [
+    like,
+  ]);
   const pool = new pg.Pool({ connectionString: context.stack.databaseUrl, max: 1 });
   try {
     await inTransaction(pool, async (client) => {

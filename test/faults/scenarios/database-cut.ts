@@ -55,7 +55,9 @@ async function runAtScale({ client, db, log, figures, workflows, ...context }: S
     visible = await visibility.stop();
     polled = await statusWatch.stop();
   }
-  log(`status polled ${polled.polls}× (${polled.seen.join(' → ')}), not answered well ${polled.bad.length}×; entity count read ${visible.reads}×`);
+  log(
+    `status polled ${polled.polls}× (${polled.seen.join(' → ')}), not answered well ${polled.bad.length}×; entity count read ${visible.reads}×`,
+  );
   figures['status 5xx/no answer'] = `${polled.bad.length} of ${polled.polls}`;
   check(visible.partial.length === 0, `a partial batch was visible: counts ${visible.partial.slice(0, 10).join(', ')}`);
   check(visible.errors.length === 0, `counting failed: ${visible.errors.slice(0, 3).join(' | ')}`);
@@ -64,7 +66,10 @@ async function runAtScale({ client, db, log, figures, workflows, ...context }: S
   check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
   const attempts = await workflows.activityAttempts(batch.batchId);
   log(`activities in the workflow history: ${describeAttempts(attempts)}`);
-  check(attempts.some((a) => a.attempt >= 2), `the apply activity was not retried (${describeAttempts(attempts)})`);
+  check(
+    attempts.some((a) => a.attempt >= 2),
+    `the apply activity was not retried (${describeAttempts(attempts)})`,
+  );
 
   // The API's pool got over the cut: reads and the result answer.
   const result = await client.batchResult(batch.batchId);

@@ -40,7 +40,9 @@ async function historyFacts(address: string, workflowId: string): Promise<{ mark
     return {
       markers: events.filter((event) => event.markerRecordedEventAttributes).length,
       timers: events.filter((event) => event.timerStartedEventAttributes).length,
-      taskFailures: events.flatMap((event) => (event.workflowTaskFailedEventAttributes ? [event.workflowTaskFailedEventAttributes.failure?.message ?? 'failed'] : [])),
+      taskFailures: events.flatMap((event) =>
+        event.workflowTaskFailedEventAttributes ? [event.workflowTaskFailedEventAttributes.failure?.message ?? 'failed'] : [],
+      ),
     };
   } finally {
     await connection.close();
@@ -50,19 +52,40 @@ async function historyFacts(address: string, workflowId: string): Promise<{ mark
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
   const entities = ENTITIES * scale;
   const release = join(stack.scratch, 'next-release-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../deploy/workflows.ts', import.meta.url)), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../deploy/workflows.ts', import.meta.url)),
+    logger: {
+      log: () => undefined,
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: console.error,
+    },
+  });
   writeFileSync(release, code);
 
   const old = await generatedBatch(context, `dp${scale}`, entities);
   await client.submitBatchOk(old.body);
   const caught = await batchWriting(db, old.batchId, 'the new release could be deployed', 4 * 60_000);
-  const holder = await pollUntil(async () => await workflows.startedActivity(old.batchId), { timeoutMs: 10_000, intervalMs: 50, what: 'the worker holding the batch' });
-  check(holder.worker.startsWith(`${stack.worker.pid}@`), `the batch is held by ${holder.worker}, not the bulk worker (pid ${stack.worker.pid})`);
+  const holder = await pollUntil(async () => await workflows.startedActivity(old.batchId), {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+    what: 'the worker holding the batch',
+  });
+  check(
+    holder.worker.startsWith(`${stack.worker.pid}@`),
+    `the batch is held by ${holder.worker}, not the bulk worker (pid ${stack.worker.pid})`,
+  );
   const stoppedAt = performance.now();
   // A SIGKILL only if the worker outlives its grace period by far: then the scenario fails below.
-  const stopped = stack.killWorker('SIGTERM', (GRACE_SECONDS + 60) * 1000).then(async () => ({ at: performance.now(), batch: await db.batch(old.batchId) }));
+  const stopped = stack
+    .killWorker('SIGTERM', (GRACE_SECONDS + 60) * 1000)
+    .then(async () => ({ at: performance.now(), batch: await db.batch(old.batchId) }));
   stack.startWorker({ WORKFLOW_BUNDLE: release });
-  log(`deployed the next release at changesApplied ${caught.changesApplied}/${caught.changesTotal}: old worker stopping, new worker started`);
+  log(
+    `deployed the next release at changesApplied ${caught.changesApplied}/${caught.changesTotal}: old worker stopping, new worker started`,
+  );
   const fresh = await generatedBatch(context, `dpn${scale}`, NEW);
   // Sent once the old worker is gone: a workflow task that reached the old worker's last poll
   // as it stopped would run the new batch on the old release (seen at load 20), which a deploy
@@ -70,19 +93,33 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const exited = await stopped;
   await client.submitBatchOk(fresh.body);
   figures['SIGTERM→old worker exited'] = `${((exited.at - stoppedAt) / 1000).toFixed(0)} s`;
-  check(exited.batch?.status === 'COMPLETED', `the batch was ${exited.batch?.status} when the stopped worker exited: its apply did not finish within the grace period`);
+  check(
+    exited.batch?.status === 'COMPLETED',
+    `the batch was ${exited.batch?.status} when the stopped worker exited: its apply did not finish within the grace period`,
+  );
   check((exited.at - stoppedAt) / 1000 < GRACE_SECONDS, 'the stopped worker waited out its whole grace period');
 
-  for (const [batch, count] of [[old, entities], [fresh, NEW]] as const) {
+  for (const [batch, count] of [
+    [old, entities],
+    [fresh, NEW],
+  ] as const) {
     const ended = await batchEnded(db.pool, batch.batchId, 4 * 60_000);
     check(ended.status === 'COMPLETED', `batch ${batch.batchId} ended ${ended.status}: ${ended.error}`);
     const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, count);
     check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
   }
-  const [oldFacts, newFacts] = [await historyFacts(stack.temporalAddress, old.batchId), await historyFacts(stack.temporalAddress, fresh.batchId)];
-  log(`old batch: ${oldFacts.markers} markers, ${oldFacts.timers} timers; new batch: ${newFacts.markers} markers, ${newFacts.timers} timers`);
-  check(oldFacts.taskFailures.length === 0 && newFacts.taskFailures.length === 0, `workflow tasks failed: ${[...oldFacts.taskFailures, ...newFacts.taskFailures].join('; ')}`);
-  check(oldFacts.markers === 0 && oldFacts.timers === 0, 'the old batch took the new release\'s step');
+  const [oldFacts, newFacts] = [
+    await historyFacts(stack.temporalAddress, old.batchId),
+    await historyFacts(stack.temporalAddress, fresh.batchId),
+  ];
+  log(
+    `old batch: ${oldFacts.markers} markers, ${oldFacts.timers} timers; new batch: ${newFacts.markers} markers, ${newFacts.timers} timers`,
+  );
+  check(
+    oldFacts.taskFailures.length === 0 && newFacts.taskFailures.length === 0,
+    `workflow tasks failed: ${[...oldFacts.taskFailures, ...newFacts.taskFailures].join('; ')}`,
+  );
+  check(oldFacts.markers === 0 && oldFacts.timers === 0, "the old batch took the new release's step");
   check(newFacts.markers === 1 && newFacts.timers === 1, 'the new batch did not run on the new release');
   const attempts = await workflows.activityAttempts(old.batchId);
   check(attempts[0]?.attempt === 1, `the old batch's apply completed on attempt ${attempts[0]?.attempt}, not 1`);

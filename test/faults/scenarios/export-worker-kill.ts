@@ -33,28 +33,53 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const second = startExtraWorker(stack);
   try {
     // The second worker polls before the export starts, so either may take it.
-    await pollUntil(async () => (second.process.pid !== undefined ? true : undefined), { timeoutMs: 5000, intervalMs: 50, what: 'the second worker' });
+    await pollUntil(async () => (second.process.pid !== undefined ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 50,
+      what: 'the second worker',
+    });
     const exportId = await client.startExportOk('snapshots', []);
     const caught = await exportWriting(db, exportId, 'the worker could be killed', 2 * 60_000);
-    const holder = await pollUntil(async () => await workflows.holder(exportId), { timeoutMs: 10_000, intervalMs: 20, what: 'the worker holding the export' });
+    const holder = await pollUntil(async () => await workflows.holder(exportId), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      what: 'the worker holding the export',
+    });
     const killed = await killHolder(stack, second, pidOfIdentity(holder)!);
     const killedAt = performance.now();
     const partial = readdirSync(stack.exportDir).filter((name) => name.startsWith(`.${exportId}.attempt-`));
     const partialBytes = partial.map((name) => statSync(join(stack.exportDir, name)).size);
-    log(`the ${killed} worker (${holder}) killed at entitiesWritten ${caught.entitiesWritten}; partial file(s) ${partial.map((name, i) => `${name} (${partialBytes[i]} bytes)`).join(', ')}`);
+    log(
+      `the ${killed} worker (${holder}) killed at entitiesWritten ${caught.entitiesWritten}; partial file(s) ${partial.map((name, i) => `${name} (${partialBytes[i]} bytes)`).join(', ')}`,
+    );
     check(partial.length === 1 && partialBytes[0]! > 0, 'no partial file of the running attempt was found: the kill was not mid-file');
-    check(readdirSync(stack.exportDir).every((name) => name !== `${exportId}.xml`), 'a finished file was published by a killed attempt');
+    check(
+      readdirSync(stack.exportDir).every((name) => name !== `${exportId}.xml`),
+      'a finished file was published by a killed attempt',
+    );
 
-    await checkTakeover({ workflows, figures, log }, 'export', exportId, async () => (await db.exportRow(exportId))?.status === 'COMPLETED', killedAt);
+    await checkTakeover(
+      { workflows, figures, log },
+      'export',
+      exportId,
+      async () => (await db.exportRow(exportId))?.status === 'COMPLETED',
+      killedAt,
+    );
     const final = await client.waitExport(exportId, 3 * 60_000);
     const recovery = (performance.now() - killedAt) / 1000;
     figures['kill→COMPLETED'] = `${recovery.toFixed(0)} s`;
-    log(`export ${final.status} ${recovery.toFixed(1)} s after the kill: ${final.entitiesWritten} entities, ${(final.bytes / 2 ** 20).toFixed(1)} MB`);
+    log(
+      `export ${final.status} ${recovery.toFixed(1)} s after the kill: ${final.entitiesWritten} entities, ${(final.bytes / 2 ** 20).toFixed(1)} MB`,
+    );
     // How long the retry itself takes depends on the machine (it reads, plans and writes the whole export again): a figure, not a check.
-    if (recovery > FAILOVER_WITHIN_S) log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
+    if (recovery > FAILOVER_WITHIN_S)
+      log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
     const attempts = await workflows.activityAttempts(exportId);
     log(`activities in the workflow history: ${describeAttempts(attempts)}`);
-    check(attempts.some((a) => a.attempt >= 2), `the export activity was not retried (${describeAttempts(attempts)})`);
+    check(
+      attempts.some((a) => a.attempt >= 2),
+      `the export activity was not retried (${describeAttempts(attempts)})`,
+    );
     await verifyExport({ client, stack }, final, { kind: 'snapshot', entityIds: ids });
   } finally {
     await second.stop();

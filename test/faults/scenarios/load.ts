@@ -33,7 +33,8 @@ export const load: Scenario = {
       await client.submitBatchOk(batch.body);
       check((await batchEnded(db.pool, batch.batchId, 2 * 60_000)).status === 'COMPLETED', `seed batch ${batch.batchId} did not complete`);
     }
-    const transaction = async (batchId: string) => (await db.one<{ uuid: string }>('select uuid from transaction where batch_id = $1', [batchId])).uuid;
+    const transaction = async (batchId: string) =>
+      (await db.one<{ uuid: string }>('select uuid from transaction where batch_id = $1', [batchId])).uuid;
     const [fromTransId, toTransId] = [await transaction(seed.batchId), await transaction(later.batchId)];
     const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1', [seedType])).map((row) => row.id);
 
@@ -46,7 +47,8 @@ export const load: Scenario = {
 
     const bad: string[] = [];
     const noteBad = (what: string, answer: Answer) => {
-      if (answer.status === 0 || answer.status >= 500) bad.push(`${what}: ${answer.status || 'no answer'} ${answer.error ?? answer.body.slice(0, 160)}`);
+      if (answer.status === 0 || answer.status >= 500)
+        bad.push(`${what}: ${answer.status || 'no answer'} ${answer.error ?? answer.body.slice(0, 160)}`);
     };
     const latencies: Record<ReadKind, number[]> = { entity: [], search: [], updates: [] };
     const unexpected: string[] = [];
@@ -95,14 +97,20 @@ export const load: Scenario = {
           // Half full-text, half a name condition (EXACT), both within the seeded type.
           const text = SURNAMES[(index + round) % SURNAMES.length]!;
           const fulltext = round % 2 === 0;
-          const body = fulltext ? { types: [seedType], text } : { types: [seedType], cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: text } };
+          const body = fulltext
+            ? { types: [seedType], text }
+            : { types: [seedType], cond: { condType: 'index', name: 'name', comparator: 'CT_CONTAIN', value: text } };
           answer = await client.request(
             `/api/v2/search?page=1&pageSize=20&searchType=${fulltext ? 'FULLTEXT' : 'EXACT'}`,
             { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
             10_000,
           );
         } else {
-          answer = await client.request(`/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=1&pageSize=100`, {}, 10_000);
+          answer = await client.request(
+            `/api/v2/updates?fromTransId=${fromTransId}&toTransId=${toTransId}&page=1&pageSize=100`,
+            {},
+            10_000,
+          );
         }
         noteBad(`read ${kind}`, answer);
         if (answer.status === 200) latencies[kind].push(answer.ms);
@@ -135,12 +143,15 @@ export const load: Scenario = {
     log(figures.summary);
     log(`reads by kind: ${byKind}`);
     const perBatch = [...batchSeconds.values()].sort((a, b) => a - b);
-    figures['batch POST→finished'] = `p50 ${percentile(perBatch, 50).toFixed(1)} s, p99 ${percentile(perBatch, 99).toFixed(1)} s, max ${(perBatch.at(-1) ?? NaN).toFixed(1)} s`;
+    figures['batch POST→finished'] =
+      `p50 ${percentile(perBatch, 50).toFixed(1)} s, p99 ${percentile(perBatch, 99).toFixed(1)} s, max ${(perBatch.at(-1) ?? NaN).toFixed(1)} s`;
     log(`batch POST→finished: ${figures['batch POST→finished']}`);
     // A batch far slower than the rest waited for a timeout somewhere: say which.
     const slow = [...batchSeconds].filter(([, seconds]) => seconds > 30).sort((a, b) => b[1] - a[1]);
     for (const [batchId, seconds] of slow.slice(0, 3)) {
-      log(`slow batch ${batchId} (${seconds.toFixed(0)} s): ${describeAttempts(await context.workflows.activityAttempts(batchId))}; ${await context.workflows.diagnose(batchId)}`);
+      log(
+        `slow batch ${batchId} (${seconds.toFixed(0)} s): ${describeAttempts(await context.workflows.activityAttempts(batchId))}; ${await context.workflows.diagnose(batchId)}`,
+      );
     }
     if (slow.length > 0) figures['batches over 30 s'] = String(slow.length);
 
@@ -148,7 +159,13 @@ export const load: Scenario = {
     check(unexpected.length === 0, `${unexpected.length} reads answered 4xx: ${unexpected.slice(0, 3).join(' | ')}`);
     const sentBatches = batches.slice(0, sent);
     const notCompleted = sentBatches.filter((batch) => outcomes.get(batch.batchId) !== 'COMPLETED');
-    check(notCompleted.length === 0, `${notCompleted.length} batches did not complete: ${notCompleted.slice(0, 3).map((batch) => `${batch.batchId} ${outcomes.get(batch.batchId) ?? 'no outcome'}`).join(', ')}`);
+    check(
+      notCompleted.length === 0,
+      `${notCompleted.length} batches did not complete: ${notCompleted
+        .slice(0, 3)
+        .map((batch) => `${batch.batchId} ${outcomes.get(batch.batchId) ?? 'no outcome'}`)
+        .join(', ')}`,
+    );
 
     const facts = await db.one<{ entities: string; revisions: string; transactions: string }>(
       `select (select count(*) from entity where entity_type = any($1)) as entities,
@@ -156,7 +173,10 @@ export const load: Scenario = {
               (select count(*) from transaction t where t.batch_id = any($2::uuid[])) as transactions`,
       [loadTypes, batches.map((batch) => batch.batchId)],
     );
-    check(Number(facts.entities) === sent * PER_BATCH, `${facts.entities} entities of the load types, ${sent * PER_BATCH} creates were sent`);
+    check(
+      Number(facts.entities) === sent * PER_BATCH,
+      `${facts.entities} entities of the load types, ${sent * PER_BATCH} creates were sent`,
+    );
     check(Number(facts.revisions) === sent * PER_BATCH, `${facts.revisions} revisions of the load types, expected ${sent * PER_BATCH}`);
     check(Number(facts.transactions) === sent, `${facts.transactions} transactions of the load batches, expected ${sent}`);
     figures.reads = byKind;

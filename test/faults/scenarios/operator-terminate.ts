@@ -44,9 +44,15 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const exportNoticed = (performance.now() - exportTerminatedAt) / 1000;
   figures['export terminate→FAILED'] = `${exportNoticed.toFixed(1)} s`;
   log(`export ${exportRow.status} ${exportNoticed.toFixed(1)} s after the terminate: ${exportRow.error}`);
-  check(exportRow.status === 'FAILED' && exportRow.error?.includes('terminated'), `the terminated export ended ${exportRow.status}: ${exportRow.error}`);
+  check(
+    exportRow.status === 'FAILED' && exportRow.error?.includes('terminated'),
+    `the terminated export ended ${exportRow.status}: ${exportRow.error}`,
+  );
   check(exportNoticed <= NOTICED_WITHIN_S, `the export activity took ${exportNoticed.toFixed(0)} s to notice the terminate`);
-  check(readdirSync(stack.exportDir).every((name) => !name.includes(exportId)), `files of the terminated export are left: ${readdirSync(stack.exportDir).join(', ')}`);
+  check(
+    readdirSync(stack.exportDir).every((name) => !name.includes(exportId)),
+    `files of the terminated export are left: ${readdirSync(stack.exportDir).join(', ')}`,
+  );
 
   const batch = await generatedBatch(context, `ot${scale}`, entities);
   let visible: { reads: number; partial: number[]; errors: string[] };
@@ -78,6 +84,9 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   check(polled.bad.length === 0, `GET status did not answer well ${polled.bad.length}×: ${polled.bad.slice(0, 5).join(' | ')}`);
   check((await workflows.status(batch.batchId)) === 'TERMINATED', 'the batch workflow is not TERMINATED');
   const result = await client.request(`/api/v2/batches/${batch.batchId}/result`);
-  check(result.status === 200 && result.body.includes('terminated'), `the result of the terminated batch does not say so: ${result.status} ${result.body.slice(0, 300)}`);
+  check(
+    result.status === 200 && result.body.includes('terminated'),
+    `the result of the terminated batch does not say so: ${result.status} ${result.body.slice(0, 300)}`,
+  );
   log(`status polled ${polled.polls}× (${polled.seen.join(' → ')}); entity count read ${visible.reads}×, always 0`);
 }

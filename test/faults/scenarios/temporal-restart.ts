@@ -35,7 +35,9 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const entities = ENTITIES * scale;
   const seedSize = EXPORTED * scale;
   const seed = await seededBatch({ client, db, ...context }, `tr_seed${scale}`, seedSize, 3 * 60_000);
-  const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map((row) => Number(row.id));
+  const seedIds = (await db.query<{ id: string }>('select id from entity where entity_type = $1 order by id', [seed.entityType])).map(
+    (row) => Number(row.id),
+  );
 
   const batch = await generatedBatch(context, `tr${scale}`, entities);
   const kept = await generatedBatch(context, `tr_kept${scale}`, KEPT);
@@ -56,7 +58,8 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
       { timeoutMs: 5000, intervalMs: 10, what: 'the export to start' },
     ).catch(() => ({ status: 'ACCEPTED', entitiesWritten: 0 }));
     const batchState = await db.batch(batch.batchId);
-    if (batchState?.status === 'COMPLETED' || batchState?.status === 'FAILED') throw new EndedTooSoon(`the batch finished (${batchState.status}) before Temporal could be stopped`);
+    if (batchState?.status === 'COMPLETED' || batchState?.status === 'FAILED')
+      throw new EndedTooSoon(`the batch finished (${batchState.status}) before Temporal could be stopped`);
     if (exportState.status === 'COMPLETED') throw new EndedTooSoon('the export finished before Temporal could be stopped');
     await stack.stopTemporal();
     stoppedAt = performance.now();
@@ -67,10 +70,17 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     // While it is down: statuses answer (watched); a v2 batch is kept, a v1 batch refused with nothing kept.
     const answer = await client.submitBatch(kept.body);
     log(`a v2 batch sent while Temporal is down: ${answer.status} in ${(answer.ms / 1000).toFixed(1)} s`);
-    check(answer.status === 200, `a v2 batch sent while Temporal is down answered ${answer.status || answer.error}: ${answer.body.slice(0, 200)}`);
+    check(
+      answer.status === 200,
+      `a v2 batch sent while Temporal is down answered ${answer.status || answer.error}: ${answer.body.slice(0, 200)}`,
+    );
     check((await db.batch(kept.batchId))?.status === 'ACCEPTED', 'the v2 batch sent while Temporal is down is not kept ACCEPTED');
     const v1Id = randomUUID();
-    const v1 = await client.request('/api/v1/batches', { method: 'POST', headers: { 'content-type': 'text/xml' }, body: batchXml([create('a', 'Prokop Holý', { entityType: `TR_V1_${context.tag}` })], { uuid: v1Id, version: 'v1' }) });
+    const v1 = await client.request('/api/v1/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'text/xml' },
+      body: batchXml([create('a', 'Prokop Holý', { entityType: `TR_V1_${context.tag}` })], { uuid: v1Id, version: 'v1' }),
+    });
     log(`a v1 batch sent while Temporal is down: ${v1.status} in ${(v1.ms / 1000).toFixed(1)} s`);
     check(v1.status === 503, `a v1 batch sent while Temporal is down answered ${v1.status || v1.error}, expected 503`);
     check((await db.batch(v1Id)) === undefined, 'the refused v1 batch was kept');
@@ -119,10 +129,15 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     what: `the export workflow ${exportId} to record its activity as completed`,
   });
   figures['stop→export workflow has the result'] = `${((performance.now() - stoppedAt) / 1000).toFixed(0)} s`;
-  log(`batch activity: ${describeAttempts(await workflows.activityAttempts(batch.batchId))}; export activity: ${describeAttempts(await workflows.activityAttempts(exportId))}`);
+  log(
+    `batch activity: ${describeAttempts(await workflows.activityAttempts(batch.batchId))}; export activity: ${describeAttempts(await workflows.activityAttempts(exportId))}`,
+  );
   const keptEnded = await batchEnded(db.pool, kept.batchId, 3 * 60_000);
   figures['stop→kept batch COMPLETED'] = `${((performance.now() - stoppedAt) / 1000).toFixed(0)} s`;
   check(keptEnded.status === 'COMPLETED', `the batch kept during the outage ended ${keptEnded.status}: ${keptEnded.error}`);
-  check((await db.exactlyOnceViolations(kept.batchId, kept.entityType, KEPT)).length === 0, 'the batch kept during the outage was not applied exactly once');
+  check(
+    (await db.exactlyOnceViolations(kept.batchId, kept.entityType, KEPT)).length === 0,
+    'the batch kept during the outage was not applied exactly once',
+  );
   check(stack.unexpectedExits.length === 0, `a process exited: ${stack.unexpectedExits.join('; ')}`);
 }

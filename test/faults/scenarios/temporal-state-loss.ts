@@ -62,7 +62,11 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   });
   figures['return→schedule back'] = `${((performance.now() - returnedAt) / 1000).toFixed(0)} s`;
 
-  for (const [job, count] of [[batch, entities], [queued, QUEUED], [later, NEW]] as const) {
+  for (const [job, count] of [
+    [batch, entities],
+    [queued, QUEUED],
+    [later, NEW],
+  ] as const) {
     const ended = await batchEnded(db.pool, job.batchId, 6 * 60_000);
     check(ended.status === 'COMPLETED', `batch ${job.batchId} (${job.count} entities) ended ${ended.status}: ${ended.error}`);
     const violations = await db.exactlyOnceViolations(job.batchId, job.entityType, count);

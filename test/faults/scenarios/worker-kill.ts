@@ -37,7 +37,9 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   const second = startExtraWorker(stack);
   let visible = { reads: 0, partial: [] as number[], errors: [] as string[] };
   let polled = { polls: 0, bad: [] as string[], seen: [] as string[] };
-  log(`generated ${batch.count} creates (${(batch.body.length / 2 ** 20).toFixed(1)} MB) of type ${batch.entityType}; two workers (pids ${stack.worker.pid}, ${second.process.pid})`);
+  log(
+    `generated ${batch.count} creates (${(batch.body.length / 2 ** 20).toFixed(1)} MB) of type ${batch.entityType}; two workers (pids ${stack.worker.pid}, ${second.process.pid})`,
+  );
   const visibility = watchAllOrNothing(db, batch.entityType, entities);
   const statusWatch = watchBatchStatus(client, batch.batchId, 200);
   const follower = new FeedFollower(async (path) => {
@@ -52,13 +54,23 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   try {
     await client.submitBatchOk(batch.body);
     const caught = await batchWriting(db, batch.batchId, 'the worker could be killed', 5 * 60_000);
-    const holder = await pollUntil(async () => await workflows.holder(batch.batchId), { timeoutMs: 10_000, intervalMs: 50, what: 'the worker holding the batch' });
+    const holder = await pollUntil(async () => await workflows.holder(batch.batchId), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'the worker holding the batch',
+    });
     const killed = await killHolder(stack, second, pidOfIdentity(holder)!);
     const killedAt = performance.now();
     log(`the ${killed} worker (${holder}) killed at changesApplied ${caught.changesApplied}/${caught.changesTotal}`);
     check((await db.countOfType(batch.entityType)) === 0, 'entities of the batch are visible after the worker died mid-transaction');
 
-    await checkTakeover({ workflows, figures, log }, 'batch', batch.batchId, async () => (await db.batch(batch.batchId))?.status === 'COMPLETED', killedAt);
+    await checkTakeover(
+      { workflows, figures, log },
+      'batch',
+      batch.batchId,
+      async () => (await db.batch(batch.batchId))?.status === 'COMPLETED',
+      killedAt,
+    );
     // Begun after the big batch's retry, committed before it: a later seq, an earlier commit.
     await client.submitBatchOk(small.body);
     const final = await batchEnded(db.pool, batch.batchId, 3 * 60_000);
@@ -67,7 +79,8 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     check(final.status === 'COMPLETED', `the batch ended ${final.status}: ${final.error}`);
     figures['kill→COMPLETED'] = `${recovery.toFixed(0)} s`;
     // How long the retry itself takes depends on the machine (it reads, plans and writes the whole batch again): a figure, not a check.
-    if (recovery > FAILOVER_WITHIN_S) log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
+    if (recovery > FAILOVER_WITHIN_S)
+      log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
     const smallEnded = await batchEnded(db.pool, small.batchId, 60_000);
     check(smallEnded.status === 'COMPLETED', `the small batch ended ${smallEnded.status}: ${smallEnded.error}`);
   } finally {
@@ -84,18 +97,35 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
 
   await follower.sync();
   check(syncErrors.length === 0, `the feed follower failed ${syncErrors.length}×: ${syncErrors.slice(0, 3).join(' | ')}`);
-  const current = await db.query<{ id: string; metadata_rev: string }>('select id, metadata_rev from entity where entity_type = any($1::text[])', [[batch.entityType, small.entityType]]);
+  const current = await db.query<{ id: string; metadata_rev: string }>(
+    'select id, metadata_rev from entity where entity_type = any($1::text[])',
+    [[batch.entityType, small.entityType]],
+  );
   const unseen = current.filter((row) => follower.seen.get(Number(row.id)) !== row.metadata_rev);
   figures['feed syncs'] = `${follower.syncs}, unseen ${unseen.length}`;
-  log(`feed followed in ${follower.syncs} syncs; ${current.length - unseen.length}/${current.length} records seen at their current revision`);
-  check(current.length === entities + small.count, `expected ${entities + small.count} records of the two batches, found ${current.length}`);
-  check(unseen.length === 0, `the feed follower never saw ${unseen.length} records at their current revision (e.g. ${unseen.slice(0, 5).map((row) => row.id).join(', ')})`);
+  log(
+    `feed followed in ${follower.syncs} syncs; ${current.length - unseen.length}/${current.length} records seen at their current revision`,
+  );
+  check(
+    current.length === entities + small.count,
+    `expected ${entities + small.count} records of the two batches, found ${current.length}`,
+  );
+  check(
+    unseen.length === 0,
+    `the feed follower never saw ${unseen.length} records at their current revision (e.g. ${unseen
+      .slice(0, 5)
+      .map((row) => row.id)
+      .join(', ')})`,
+  );
 
   const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, entities);
   check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
   const attempts = await workflows.activityAttempts(batch.batchId);
   log(`activities in the workflow history: ${describeAttempts(attempts)}`);
-  check(attempts.some((a) => a.attempt >= 2), `the apply activity was not retried (${describeAttempts(attempts)}): the kill missed it`);
+  check(
+    attempts.some((a) => a.attempt >= 2),
+    `the apply activity was not retried (${describeAttempts(attempts)}): the kill missed it`,
+  );
   const result = await client.batchResult(batch.batchId);
   check(result.includes('batchChangeSuccess'), `the result is not a success document: ${result.slice(0, 300)}`);
 }

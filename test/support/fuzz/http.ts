@@ -31,12 +31,19 @@ export function exchange(baseUrl: string, fuzzed: FuzzRequest, timeoutMs: number
       clearTimeout(timer);
       resolve(outcome);
     };
-    const failed = (error: string) => settle(informational === 102 ? { status: 102, contentType: undefined, requestId, bodyStart: '', error: undefined } : { status: undefined, contentType: undefined, requestId: undefined, bodyStart: '', error });
+    const failed = (error: string) =>
+      settle(
+        informational === 102
+          ? { status: 102, contentType: undefined, requestId, bodyStart: '', error: undefined }
+          : { status: undefined, contentType: undefined, requestId: undefined, bodyStart: '', error },
+      );
 
     const headers: Record<string, string> = { ...fuzzed.headers, connection: 'close' };
-    if (fuzzed.signWith) Object.assign(headers, signatureHeaders(fuzzed.signWith, { method: fuzzed.method, pathAndQuery: fuzzed.path, host: hostname, port }));
+    if (fuzzed.signWith)
+      Object.assign(headers, signatureHeaders(fuzzed.signWith, { method: fuzzed.method, pathAndQuery: fuzzed.path, host: hostname, port }));
     // Node frames a GET body only when told to; unframed bytes would be parsed as a second request.
-    if (fuzzed.body) headers[fuzzed.chunked ? 'transfer-encoding' : 'content-length'] = fuzzed.chunked ? 'chunked' : String(fuzzed.body.length);
+    if (fuzzed.body)
+      headers[fuzzed.chunked ? 'transfer-encoding' : 'content-length'] = fuzzed.chunked ? 'chunked' : String(fuzzed.body.length);
     const outgoing = request({ host: hostname, port, method: fuzzed.method, path: fuzzed.path, headers, agent: false, setHost: true });
     const timer = setTimeout(() => {
       failed(`no answer within ${timeoutMs} ms`);

@@ -45,7 +45,10 @@ export function schemaArbitraries(document: OpenApiDocument, options: SchemaOpti
     if (Array.isArray(type)) return fc.oneof(...type.map((one) => of({ ...schema, type: one }, depth)));
     switch (type) {
       case 'string':
-        return withKnown(stringOf(schema), options.known.filter((value) => matchesString(schema, value)));
+        return withKnown(
+          stringOf(schema),
+          options.known.filter((value) => matchesString(schema, value)),
+        );
       case 'integer':
         return withKnown(integerOf(schema), options.known.filter((value) => matchesInteger(schema, value)).map(Number));
       case 'number':
@@ -99,7 +102,9 @@ function terminationCheck(document: OpenApiDocument): (schema: JsonSchema) => bo
 }
 
 function withKnown<T>(generated: fc.Arbitrary<T>, known: T[]): fc.Arbitrary<T> {
-  return known.length === 0 ? generated : fc.oneof({ weight: 1, arbitrary: generated }, { weight: 3, arbitrary: fc.constantFrom(...known) });
+  return known.length === 0
+    ? generated
+    : fc.oneof({ weight: 1, arbitrary: generated }, { weight: 3, arbitrary: fc.constantFrom(...known) });
 }
 
 const numberOr = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
@@ -110,18 +115,28 @@ function matchesString(schema: JsonSchema, value: string): boolean {
 }
 
 function matchesInteger(schema: JsonSchema, value: string): boolean {
-  return /^[0-9]+$/.test(value) && Number(value) >= numberOr(schema.minimum, -Infinity) && Number(value) <= numberOr(schema.maximum, Infinity);
+  return (
+    /^[0-9]+$/.test(value) && Number(value) >= numberOr(schema.minimum, -Infinity) && Number(value) <= numberOr(schema.maximum, Infinity)
+  );
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function stringOf(schema: JsonSchema): fc.Arbitrary<string> {
-  const examples = [...((schema.examples as unknown[] | undefined) ?? []), ...(schema.example === undefined ? [] : [schema.example])].filter((value) => typeof value === 'string');
+  const examples = [
+    ...((schema.examples as unknown[] | undefined) ?? []),
+    ...(schema.example === undefined ? [] : [schema.example]),
+  ].filter((value) => typeof value === 'string');
   let generated: fc.Arbitrary<string>;
   if (schema.format === 'uuid') generated = fc.uuid();
   else if (typeof schema.pattern === 'string') generated = fc.stringMatching(new RegExp(schema.pattern));
   else if (schema.format === 'date-time') generated = fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
-  else generated = fc.string({ unit: 'grapheme', minLength: numberOr(schema.minLength, 0), maxLength: Math.min(numberOr(schema.maxLength, 40), 40) });
+  else
+    generated = fc.string({
+      unit: 'grapheme',
+      minLength: numberOr(schema.minLength, 0),
+      maxLength: Math.min(numberOr(schema.maxLength, 40), 40),
+    });
   return examples.length === 0 ? generated : fc.oneof(generated, fc.constantFrom(...examples));
 }
 

@@ -49,7 +49,16 @@ const XML_FRAGMENTS = [
 ];
 
 /** Byte sequences that are not UTF-8: a lone continuation, overlong forms, surrogates, beyond U+10FFFF. */
-const INVALID_UTF8 = [[0x80], [0xff], [0xc3, 0x28], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf0, 0x9f, 0x98]].map((bytes) => Buffer.from(bytes));
+const INVALID_UTF8 = [
+  [0x80],
+  [0xff],
+  [0xc3, 0x28],
+  [0xc0, 0xaf],
+  [0xe0, 0x80, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xf0, 0x9f, 0x98],
+].map((bytes) => Buffer.from(bytes));
 
 const PROLOGS = [
   '<?xml version="1.0" encoding="UTF-16"?>',
@@ -60,10 +69,16 @@ const PROLOGS = [
   '<?xml encoding="UTF-8"?>',
   '',
 ].map((prolog) => Buffer.from(prolog));
-const BOMS = [[0xef, 0xbb, 0xbf], [0xfe, 0xff], [0xff, 0xfe], [0x00, 0x00, 0xfe, 0xff]].map((bytes) => Buffer.from(bytes));
+const BOMS = [
+  [0xef, 0xbb, 0xbf],
+  [0xfe, 0xff],
+  [0xff, 0xfe],
+  [0x00, 0x00, 0xfe, 0xff],
+].map((bytes) => Buffer.from(bytes));
 
 const at = (position: number, body: Buffer) => position % (body.length + 1);
-const splice = (body: Buffer, position: number, insert: Buffer) => Buffer.concat([body.subarray(0, at(position, body)), insert, body.subarray(at(position, body))]);
+const splice = (body: Buffer, position: number, insert: Buffer) =>
+  Buffer.concat([body.subarray(0, at(position, body)), insert, body.subarray(at(position, body))]);
 
 const byteMutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 8 }).map((flips) => (body: Buffer) => {
@@ -72,27 +87,54 @@ const byteMutation: fc.Arbitrary<Mutation> = fc.oneof(
     return copy;
   }),
   fc.nat().map((position) => (body: Buffer) => body.subarray(0, at(position, body))),
-  fc.tuple(fc.nat(), fc.constantFrom(...INVALID_UTF8)).map(([position, bytes]) => (body: Buffer) => splice(body, position, bytes)),
-  fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 64 })).map(([from, to, length]) => (body: Buffer) => splice(body, to, body.subarray(at(from, body), at(from, body) + length))),
-  fc.tuple(fc.nat(), fc.string({ unit: 'grapheme', maxLength: 20 })).map(([position, text]) => (body: Buffer) => splice(body, position, Buffer.from(text))),
+  fc.tuple(fc.nat(), fc.constantFrom(...INVALID_UTF8)).map(
+    ([position, bytes]) =>
+      (body: Buffer) =>
+        splice(body, position, bytes),
+  ),
+  fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 64 })).map(
+    ([from, to, length]) =>
+      (body: Buffer) =>
+        splice(body, to, body.subarray(at(from, body), at(from, body) + length)),
+  ),
+  fc.tuple(fc.nat(), fc.string({ unit: 'grapheme', maxLength: 20 })).map(
+    ([position, text]) =>
+      (body: Buffer) =>
+        splice(body, position, Buffer.from(text)),
+  ),
 );
 
 const xmlMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: byteMutation },
-  { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.constantFrom(...XML_FRAGMENTS)).map(([position, fragment]) => (body: Buffer) => splice(body, position, Buffer.from(fragment))) },
+  {
+    weight: 3,
+    arbitrary: fc.tuple(fc.nat(), fc.constantFrom(...XML_FRAGMENTS)).map(
+      ([position, fragment]) =>
+        (body: Buffer) =>
+          splice(body, position, Buffer.from(fragment)),
+    ),
+  },
   // A DTD is only a DTD before the root element: right after the XML declaration.
-  fc.constantFrom(...XML_FRAGMENTS.slice(0, 5)).map((fragment) => (body: Buffer) => Buffer.from(body.toString('utf8').replace(/^(<\?xml[^>]*\?>)?/, `$1${fragment}`))),
-  fc.constantFrom(...PROLOGS).map((prolog) => (body: Buffer) => Buffer.from(body.toString('utf8').replace(/^<\?xml[^>]*\?>/, prolog.toString()))),
+  fc
+    .constantFrom(...XML_FRAGMENTS.slice(0, 5))
+    .map((fragment) => (body: Buffer) => Buffer.from(body.toString('utf8').replace(/^(<\?xml[^>]*\?>)?/, `$1${fragment}`))),
+  fc
+    .constantFrom(...PROLOGS)
+    .map((prolog) => (body: Buffer) => Buffer.from(body.toString('utf8').replace(/^<\?xml[^>]*\?>/, prolog.toString()))),
   fc.constantFrom(...BOMS).map((bom) => (body: Buffer) => Buffer.concat([bom, body])),
 );
 
 /** One to three mutations applied in turn. */
 export function mutatedXml(document: fc.Arbitrary<Buffer>): fc.Arbitrary<Buffer> {
-  return fc.tuple(document, fc.array(xmlMutation, { minLength: 1, maxLength: 3 })).map(([body, mutations]) => mutations.reduce((mutated, mutate) => mutate(mutated), body));
+  return fc
+    .tuple(document, fc.array(xmlMutation, { minLength: 1, maxLength: 3 }))
+    .map(([body, mutations]) => mutations.reduce((mutated, mutate) => mutate(mutated), body));
 }
 
 export function mutatedBytes(document: fc.Arbitrary<Buffer>): fc.Arbitrary<Buffer> {
-  return fc.tuple(document, fc.array(byteMutation, { minLength: 1, maxLength: 3 })).map(([body, mutations]) => mutations.reduce((mutated, mutate) => mutate(mutated), body));
+  return fc
+    .tuple(document, fc.array(byteMutation, { minLength: 1, maxLength: 3 }))
+    .map(([body, mutations]) => mutations.reduce((mutated, mutate) => mutate(mutated), body));
 }
 
 /** Any bytes, most of them not text. */
@@ -142,7 +184,25 @@ export const JSON_TEXTS = [
 /** A value of the wrong kind for wherever it lands. */
 const strayValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom(null, true, false, 0, -1, -0, 0.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 2 ** 64, '', ' ', '0', 'x'.repeat(3000), [], {}),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    -0,
+    0.5,
+    1e308,
+    -1e308,
+    Number.MAX_SAFE_INTEGER + 2,
+    2 ** 64,
+    '',
+    ' ',
+    '0',
+    'x'.repeat(3000),
+    [],
+    {},
+  ),
   fc.string({ unit: 'binary', maxLength: 30 }),
   fc.integer({ min: 100, max: 400 }).map((depth) => JSON.parse(nested(depth, '[', ']')) as unknown),
 );
@@ -200,10 +260,16 @@ function pump(value: unknown, pick: number, times: number): unknown {
 /** A JSON value with one subtree replaced by a stray value, or pumped deep. */
 export function mutatedJson(value: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { weight: 3, arbitrary: fc.tuple(value, fc.nat(), strayValue).map(([original, pick, stray]) => {
-      const all = nodes(original);
-      return setAt(original, all[pick % all.length]!, stray);
-    }) },
-    { weight: 2, arbitrary: fc.tuple(value, fc.nat(), fc.integer({ min: 1, max: 200 })).map(([original, pick, times]) => pump(original, pick, times)) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(value, fc.nat(), strayValue).map(([original, pick, stray]) => {
+        const all = nodes(original);
+        return setAt(original, all[pick % all.length]!, stray);
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(value, fc.nat(), fc.integer({ min: 1, max: 200 })).map(([original, pick, times]) => pump(original, pick, times)),
+    },
   );
 }

@@ -29,7 +29,13 @@ export interface FuzzRequest {
 const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
 const TOKENS = Object.values(TEST_TOKENS);
-const junk = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code)), maxLength: 60 });
+const junk = fc.string({
+  unit: fc
+    .integer({ min: 0x20, max: 0xff })
+    .filter((code) => code !== 0x7f)
+    .map((code) => String.fromCharCode(code)),
+  maxLength: 60,
+});
 
 /** An Authorization header as it stands, or a signature made when the request is sent. */
 type Credential = string | SignWith;
@@ -47,20 +53,86 @@ const hostileToken: fc.Arbitrary<Credential | undefined> = fc.oneof(
   fc.tuple(fc.constantFrom(...TOKENS), fc.constantFrom('bearer ', 'BEARER  ', 'Bearer\t')).map(([token, scheme]) => `${scheme}${token} `),
   junk.map((value) => `Bearer ${value}`),
   junk,
-  fc.constantFrom(...TOKENS).chain((token) =>
-    fc.constantFrom('', ' ', 'Bearer', 'Bearer ', `Basic ${Buffer.from(`${token}:`).toString('base64')}`, `Token ${token}`, token, `Bearer ${token} ${token}`, `Bearer ${token.slice(0, -1)}`, `Bearer ${token}0`, `Bearer ${token.toUpperCase()}`, `Bearer ${'A'.repeat(4000)}`, 'Bearer \u00e9\u00ff', 'Bearer null', 'Bearer undefined'),
-  ),
+  fc
+    .constantFrom(...TOKENS)
+    .chain((token) =>
+      fc.constantFrom(
+        '',
+        ' ',
+        'Bearer',
+        'Bearer ',
+        `Basic ${Buffer.from(`${token}:`).toString('base64')}`,
+        `Token ${token}`,
+        token,
+        `Bearer ${token} ${token}`,
+        `Bearer ${token.slice(0, -1)}`,
+        `Bearer ${token}0`,
+        `Bearer ${token.toUpperCase()}`,
+        `Bearer ${'A'.repeat(4000)}`,
+        'Bearer \u00e9\u00ff',
+        'Bearer null',
+        'Bearer undefined',
+      ),
+    ),
 );
 
 /** Path segments as sent: numbers out of range, traversal, broken and overlong percent-encoding, raw Latin-1. */
 const HOSTILE_SEGMENTS = [
-  '', '0', '-1', '-0', '00001', '1.5', '1e3', '0x1F', '+1', '%201', '9007199254740991', '9007199254740992', '9999999999999999',
-  '99999999999999999999999999999999', '18446744073709551616', '2147483648', 'NaN', 'Infinity', 'null', 'undefined', 'true',
-  '.', '..', '../..', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '%2e%2e%2f%2e%2e%2f', '..;', '....//', '%00', '%', '%zz', '%E0%A4%A',
-  '%C0%AF', '%ED%A0%80', '%FF', '%2F', '%25', '%252e', '\u00e9', '\u00ff\u00fe', 'a'.repeat(2000), '00000000-0000-0000-0000-000000000000',
-  'ffffffff-ffff-ffff-ffff-ffffffffffff', '{3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a12}', '3f2b8c1e6a4d4e2f9b7a1c5d8e9f0a12',
-  '3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a1', '3F2B8C1E-6A4D-4E2F-9B7A-1C5D8E9F0A12', 'urn:uuid:3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a12',
-  "'%20OR%201=1--", '%3Cscript%3E', '__proto__', 'constructor', 'prototype', 'openapi.json',
+  '',
+  '0',
+  '-1',
+  '-0',
+  '00001',
+  '1.5',
+  '1e3',
+  '0x1F',
+  '+1',
+  '%201',
+  '9007199254740991',
+  '9007199254740992',
+  '9999999999999999',
+  '99999999999999999999999999999999',
+  '18446744073709551616',
+  '2147483648',
+  'NaN',
+  'Infinity',
+  'null',
+  'undefined',
+  'true',
+  '.',
+  '..',
+  '../..',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%2e%2e',
+  '%2e%2e%2f%2e%2e%2f',
+  '..;',
+  '....//',
+  '%00',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%C0%AF',
+  '%ED%A0%80',
+  '%FF',
+  '%2F',
+  '%25',
+  '%252e',
+  '\u00e9',
+  '\u00ff\u00fe',
+  'a'.repeat(2000),
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '{3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a12}',
+  '3f2b8c1e6a4d4e2f9b7a1c5d8e9f0a12',
+  '3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a1',
+  '3F2B8C1E-6A4D-4E2F-9B7A-1C5D8E9F0A12',
+  'urn:uuid:3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a12',
+  "'%20OR%201=1--",
+  '%3Cscript%3E',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'openapi.json',
 ];
 
 const hostileText: fc.Arbitrary<string> = fc.oneof(
@@ -87,29 +159,95 @@ const PATH_MUTATIONS: Array<(path: string) => string> = [
 
 /** Paths outside the documents: what the app serves besides them, and what nothing serves. */
 const STRAY_PATHS = [
-  '/', '//', '*', '/api', '/api/v2', '/api/v2/', '/api/v1/', '/metrics', '/docs', '/docs/v2', '/docs/assets/..%2F..%2F..%2Fpackage.json',
-  '/docs/assets/%2e%2e%2fdocs.js', '/docs/schemas/..%2F..%2Fconfig.ts', '/docs/schemas/entity-records-2025.xsd%00', '/health/', '/%00',
-  '/api/v2/batches/../../../etc/passwd', '/api/v2/entities', '/api/v2/export', '/api/v2/openapi.json/..', '/favicon.ico', '/.env',
+  '/',
+  '//',
+  '*',
+  '/api',
+  '/api/v2',
+  '/api/v2/',
+  '/api/v1/',
+  '/metrics',
+  '/docs',
+  '/docs/v2',
+  '/docs/assets/..%2F..%2F..%2Fpackage.json',
+  '/docs/assets/%2e%2e%2fdocs.js',
+  '/docs/schemas/..%2F..%2Fconfig.ts',
+  '/docs/schemas/entity-records-2025.xsd%00',
+  '/health/',
+  '/%00',
+  '/api/v2/batches/../../../etc/passwd',
+  '/api/v2/entities',
+  '/api/v2/export',
+  '/api/v2/openapi.json/..',
+  '/favicon.ico',
+  '/.env',
 ];
 
-const QUERY_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'a[]', 'a[b]', '', ' ', 'page[0]', 'pageSize[]', 'callback', 'format'];
+const QUERY_NAMES = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'a[]',
+  'a[b]',
+  '',
+  ' ',
+  'page[0]',
+  'pageSize[]',
+  'callback',
+  'format',
+];
 const hostileQueryValue = fc.oneof(
   hostileText,
   fc.constantFrom('', '%', '%zz', '-1', '1e400', 'yes', 'TRUE', '1.5', '[]', '{}', 'a&b', '+', '%2B', '\u00e9', 'x'.repeat(3000)),
 );
 
 const CONTENT_TYPES = [
-  'application/json', 'application/xml', 'text/xml', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=----x',
-  'application/octet-stream', 'application/problem+json', 'application/vnd.api+json', 'application/soap+xml', '*/*', 'application/*',
-  'application/', '/', 'xml', 'APPLICATION/XML', 'Application/Json', '', ' ', 'text/xml, application/json', '\u00e9/\u00e9',
+  'application/json',
+  'application/xml',
+  'text/xml',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=----x',
+  'application/octet-stream',
+  'application/problem+json',
+  'application/vnd.api+json',
+  'application/soap+xml',
+  '*/*',
+  'application/*',
+  'application/',
+  '/',
+  'xml',
+  'APPLICATION/XML',
+  'Application/Json',
+  '',
+  ' ',
+  'text/xml, application/json',
+  '\u00e9/\u00e9',
 ];
-const MEDIA_PARAMETERS = ['; charset=utf-8', '; charset=UTF-8', ';charset="utf-8"', '; charset=iso-8859-1', '; charset=utf-16', '; charset=ebcdic', '; charset=', '; boundary=x', '; a=b; c=d', ';', ';;;', '; charset=utf-8; charset=latin1'];
+const MEDIA_PARAMETERS = [
+  '; charset=utf-8',
+  '; charset=UTF-8',
+  ';charset="utf-8"',
+  '; charset=iso-8859-1',
+  '; charset=utf-16',
+  '; charset=ebcdic',
+  '; charset=',
+  '; boundary=x',
+  '; a=b; c=d',
+  ';',
+  ';;;',
+  '; charset=utf-8; charset=latin1',
+];
 
 function contentType(bodyTypes: string[]): fc.Arbitrary<string | undefined> {
   const documented = fc.constantFrom(...(bodyTypes.length > 0 ? bodyTypes : ['application/octet-stream']));
   return fc.oneof(
     { weight: bodyTypes.length > 0 ? 10 : 1, arbitrary: documented },
-    { weight: 3, arbitrary: fc.tuple(documented, fc.constantFrom(...MEDIA_PARAMETERS)).map(([type, parameters]) => `${type}${parameters}`) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(documented, fc.constantFrom(...MEDIA_PARAMETERS)).map(([type, parameters]) => `${type}${parameters}`),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
     { weight: bodyTypes.length > 0 ? 2 : 10, arbitrary: fc.constant(undefined) },
   );
@@ -117,7 +255,17 @@ function contentType(bodyTypes: string[]): fc.Arbitrary<string | undefined> {
 
 const otherHeaders = fc.record(
   {
-    accept: fc.constantFrom('application/xml', 'text/xml', 'application/json', '*/*', 'text/html', 'application/xml;q=0.1, text/xml;q=0.9', 'garbage', ';;;q=x', ''),
+    accept: fc.constantFrom(
+      'application/xml',
+      'text/xml',
+      'application/json',
+      '*/*',
+      'text/html',
+      'application/xml;q=0.1, text/xml;q=0.9',
+      'garbage',
+      ';;;q=x',
+      '',
+    ),
     'x-request-id': fc.oneof(fc.uuid(), junk, fc.constant('x'.repeat(500))),
     'content-encoding': fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-junk'),
     'if-none-match': fc.constantFrom('*', 'W/"1"', '"', '"1.1", "2.2"', '"1.1"'),
@@ -141,11 +289,22 @@ export interface RequestOptions {
  * something that exists (a batch already written, say).
  */
 function validBatch(version: XmlVersion, known: readonly string[]): fc.Arbitrary<Buffer> {
-  const records = fc.array(fc.record({ type: fc.uuid(), name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }) }), { minLength: 1, maxLength: 3 });
+  const records = fc.array(fc.record({ type: fc.uuid(), name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }) }), {
+    minLength: 1,
+    maxLength: 3,
+  });
   const knownUuids = known.filter((value) => value.includes('-'));
-  const uuid = knownUuids.length === 0 ? fc.uuid() : fc.oneof({ weight: 6, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constantFrom(...knownUuids) });
+  const uuid =
+    knownUuids.length === 0
+      ? fc.uuid()
+      : fc.oneof({ weight: 6, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constantFrom(...knownUuids) });
   return fc.tuple(uuid, records).map(([uuid, entities]) =>
-    Buffer.from(batchXml(entities.map(({ type, name }, index) => create(`r${index}`, name, { entityType: `FUZZ-${type}` })), { uuid, version })),
+    Buffer.from(
+      batchXml(
+        entities.map(({ type, name }, index) => create(`r${index}`, name, { entityType: `FUZZ-${type}` })),
+        { uuid, version },
+      ),
+    ),
   );
 }
 
@@ -187,7 +346,14 @@ function routeRequest(route: FuzzRoute, options: RequestOptions): fc.Arbitrary<O
   const hostile = routeParts(route, options, true);
   const breaking = (broken: readonly Aspect[]) => {
     const pick = <A extends Aspect>(aspect: A): PartArbitraries[A] => (broken.includes(aspect) ? hostile : valid)[aspect];
-    return fc.record({ method: pick('method'), path: pick('path'), query: pick('query'), headers: pick('headers'), token: pick('token'), body: pick('body') });
+    return fc.record({
+      method: pick('method'),
+      path: pick('path'),
+      query: pick('query'),
+      headers: pick('headers'),
+      token: pick('token'),
+      body: pick('body'),
+    });
   };
   const bodyWeight = route.bodyTypes.length > 0 ? 4 : 1;
   // Mostly one part broken at a time, so that the rest passes validation and the broken part reaches the code behind it.
@@ -233,11 +399,19 @@ function routeParts(route: FuzzRoute, options: RequestOptions, hostile: boolean)
       { weight: 2, arbitrary: none },
       { weight: 3, arbitrary: one },
       { weight: 3, arbitrary: hostileQueryValue.map((value) => [[parameter.name, value] as const]) },
-      { weight: 1, arbitrary: fc.array(encoded(parameter), { minLength: 2, maxLength: 3 }).map((values) => values.map((value) => [parameter.name, value] as const)) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(encoded(parameter), { minLength: 2, maxLength: 3 })
+          .map((values) => values.map((value) => [parameter.name, value] as const)),
+      },
     );
   };
   const unknownPairs = hostile
-    ? fc.array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), fc.string({ maxLength: 10 }).map(encodeURIComponent)), hostileQueryValue), { maxLength: 2 })
+    ? fc.array(
+        fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), fc.string({ maxLength: 10 }).map(encodeURIComponent)), hostileQueryValue),
+        { maxLength: 2 },
+      )
     : fc.constant([]);
   const query = fc
     .tuple(fc.tuple(...ofKind('query').map(queryPairs)), unknownPairs)
@@ -245,7 +419,11 @@ function routeParts(route: FuzzRoute, options: RequestOptions, hostile: boolean)
 
   const documentedHeaders = fc.tuple(
     ...ofKind('header').map((parameter) =>
-      fc.option((hostile ? fc.oneof(shallow(parameter.schema).map(String), junk) : shallow(parameter.schema).map(String)).map((value) => [parameter.name.toLowerCase(), value] as const)),
+      fc.option(
+        (hostile ? fc.oneof(shallow(parameter.schema).map(String), junk) : shallow(parameter.schema).map(String)).map(
+          (value) => [parameter.name.toLowerCase(), value] as const,
+        ),
+      ),
     ),
   );
   const documentedType = route.bodyTypes.length > 0 ? fc.constantFrom(...route.bodyTypes) : fc.constant(undefined);
@@ -262,7 +440,9 @@ function routeParts(route: FuzzRoute, options: RequestOptions, hostile: boolean)
     }));
 
   const isXml = route.bodyTypes.some((type) => /xml/.test(type));
-  const jsonValue = route.jsonSchema ? fc.oneof({ weight: 4, arbitrary: shallow(route.jsonSchema) }, { weight: 1, arbitrary: deep(route.jsonSchema) }) : undefined;
+  const jsonValue = route.jsonSchema
+    ? fc.oneof({ weight: 4, arbitrary: shallow(route.jsonSchema) }, { weight: 1, arbitrary: deep(route.jsonSchema) })
+    : undefined;
   let bytes: fc.Arbitrary<Buffer | undefined>;
   if (isXml) bytes = hostile ? hostileXmlBody(route.version, options.known) : validBatch(route.version, options.known);
   else if (jsonValue) bytes = hostile ? hostileJsonBody(jsonValue) : jsonValue.map((value) => Buffer.from(JSON.stringify(value)));
@@ -270,7 +450,12 @@ function routeParts(route: FuzzRoute, options: RequestOptions, hostile: boolean)
 
   return {
     method: hostile ? fc.constantFrom(...OTHER_METHODS) : fc.constant(route.method),
-    path: hostile ? fc.oneof(path, fc.tuple(path, fc.constantFrom(...PATH_MUTATIONS)).map(([one, mutate]) => mutate(one))) : path,
+    path: hostile
+      ? fc.oneof(
+          path,
+          fc.tuple(path, fc.constantFrom(...PATH_MUTATIONS)).map(([one, mutate]) => mutate(one)),
+        )
+      : path,
     query,
     headers,
     token: hostile ? hostileToken : validToken,
@@ -280,7 +465,10 @@ function routeParts(route: FuzzRoute, options: RequestOptions, hostile: boolean)
 
 const strayRequest: fc.Arbitrary<Omit<FuzzRequest, 'twins'>> = fc.record({
   method: fc.oneof(fc.constantFrom('GET', 'POST', 'HEAD', 'OPTIONS'), fc.constantFrom(...OTHER_METHODS)),
-  path: fc.oneof(fc.constantFrom(...STRAY_PATHS), fc.webPath().map((path) => path || '/')),
+  path: fc.oneof(
+    fc.constantFrom(...STRAY_PATHS),
+    fc.webPath().map((path) => path || '/'),
+  ),
   headers: fc.record({ authorization: fc.constantFrom(...TOKENS).map((token) => `Bearer ${token}`) }, { requiredKeys: [] }),
   body: fc.option(randomBytes, { nil: undefined, freq: 4 }),
   chunked: fc.constant(false),
@@ -302,5 +490,7 @@ function wireSafePath(path: string): string {
 
 /** Node refuses header values with control characters or code points above 0xFF. */
 function wireSafeHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value.replace(/[^\t\u0020-\u007e\u0080-\u00ff]/gu, '?')]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, value.replace(/[^\t\u0020-\u007e\u0080-\u00ff]/gu, '?')]),
+  );
 }

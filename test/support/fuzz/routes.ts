@@ -26,7 +26,10 @@ export interface FuzzRoute {
   jsonSchema: JsonSchema | undefined;
 }
 
-export async function discoverRoutes(baseUrl: string, documents: ReadonlyArray<{ version: XmlVersion; path: string }>): Promise<FuzzRoute[]> {
+export async function discoverRoutes(
+  baseUrl: string,
+  documents: ReadonlyArray<{ version: XmlVersion; path: string }>,
+): Promise<FuzzRoute[]> {
   const routes: FuzzRoute[] = [];
   for (const { version, path } of documents) {
     const response = await fetch(`${baseUrl}${path}`);
