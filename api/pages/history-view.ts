@@ -8,27 +8,19 @@ import { pager } from './pager.ts';
 
 export function historyList(entityId: number, revisions: readonly RevisionSummary[]): Html {
   if (revisions.length === 0) return html`<p class="empty">No revisions on this page.</p>`;
-  return html`<ol class="history">
-    ${revisions.map(
-      (revision) =>
-        html`<li>
-          <a href="${revisionPath(entityId, revision.metadataRev)}"
-            ><time datetime="${revision.createdAt}">${readableInstant(revision.createdAt)}</time></a
-          >
-          ${revision.contentChanged ? 'content changed' : 'metadata changed'}${revision.userName && html` by ${revision.userName}`}
-          <span class="id">${revision.metadataRev}</span>
-        </li>`,
-    )}
-  </ol>`;
+  return html`<ol class="history">${revisions.map(
+    (revision) => html`<li>
+  <a href="${revisionPath(entityId, revision.metadataRev)}"><time datetime="${revision.createdAt}">${readableInstant(revision.createdAt)}</time></a>
+  ${revision.contentChanged ? 'content changed' : 'metadata changed'}${revision.userName && html` by ${revision.userName}`}
+  <span class="id">${revision.metadataRev}</span>
+</li>`,
+  )}</ol>`;
 }
 
 export function historyMain(title: string, history: RevisionList, page: number, pageSize: number): Html {
   const { entityId } = history;
   return html`<h1>History of ${title}</h1>
-    <p class="lead">
-      ${history.total} ${history.total === 1 ? 'revision' : 'revisions'}, newest first.
-      <a href="${recordPath({ entityId })}">The record as it is now</a>
-    </p>
-    ${historyList(entityId, history.revisions)}
-    ${pager({ page, pageSize, total: history.total, href: (target) => historyPath(entityId, target), label: 'Revision pages' })}`;
+<p class="lead">${history.total} ${history.total === 1 ? 'revision' : 'revisions'}, newest first. <a href="${recordPath({ entityId })}">The record as it is now</a></p>
+${historyList(entityId, history.revisions)}
+${pager({ page, pageSize, total: history.total, href: (target) => historyPath(entityId, target), label: 'Revision pages' })}`;
 }

@@ -18,29 +18,32 @@ export interface PageFrame {
 export function layout(frame: PageFrame): string {
   const { viewer } = frame;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${frame.title} · Entity records</title>
-        ${frame.canonical && html`<link rel="canonical" href="${frame.canonical}" />`}
-        <link rel="stylesheet" href="${STYLESHEET_PATH}" />
-      </head>
-      <body>
-        <header class="site">
-          <a class="home" href="/global">Entity records</a>
-          ${
-            viewer &&
-            html`<div class="viewer">
-              <span>Signed in as ${viewer.name}</span>
-              ${viewer.session && html`<form method="post" action="/global/sign-out"><button type="submit">Sign out</button></form>`}
-            </div>`
-          }
-        </header>
-        <main>${frame.main}</main>
-        <footer class="site">
-          <p>Records of this registry as they are stored; every record is also served in XML by the <a href="/docs">API</a>.</p>
-        </footer>
-      </body>
-    </html> `.text;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${frame.title} · Entity records</title>
+${frame.canonical && html`<link rel="canonical" href="${frame.canonical}">`}
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<header class="site">
+  <a class="home" href="/global">Entity records</a>
+  ${
+    viewer &&
+    html`<div class="viewer">
+    <span>Signed in as ${viewer.name}</span>
+    ${viewer.session && html`<form method="post" action="/global/sign-out"><button type="submit">Sign out</button></form>`}
+  </div>`
+  }
+</header>
+<main>
+${frame.main}
+</main>
+<footer class="site">
+  <p>Records of this registry as they are stored; every record is also served in XML by the <a href="/docs">API</a>.</p>
+</footer>
+</body>
+</html>
+`.text;
 }

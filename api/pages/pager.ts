@@ -12,8 +12,8 @@ export function pager(options: {
   const pages = Math.max(1, Math.ceil(total / pageSize));
   if (pages <= 1 && page <= 1) return undefined;
   return html`<nav class="pager" aria-label="${options.label}">
-    ${page > 1 && html`<a rel="prev" href="${href(Math.min(page - 1, pages))}">Previous</a>`}
-    <span>Page ${page} of ${pages}</span>
-    ${page < pages && html`<a rel="next" href="${href(page + 1)}">Next</a>`}
-  </nav>`;
+  ${page > 1 && html`<a rel="prev" href="${href(Math.min(page - 1, pages))}">Previous</a>`}
+  <span>Page ${page} of ${pages}</span>
+  ${page < pages && html`<a rel="next" href="${href(page + 1)}">Next</a>`}
+</nav>`;
 }

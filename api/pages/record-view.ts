@@ -33,24 +33,25 @@ export function recordMain(view: RecordView): Html {
   const title = recordTitle(record);
   const description = briefDescription(record);
   return html`<article class="record">
-    <h1>${title}</h1>
-    <p class="lead">${record.entityType} · ${STATE_LABELS[record.state]}${description && html` · ${description}`}</p>
-    ${revision && revisionNotice(record, revision)}
-    ${record.replacedBy && html`<p class="notice" role="note">This record was replaced by ${referenceLink(record.replacedBy, view.refs)}.</p>`}
-    ${facts(view)} ${otherNames(record)} ${parts(view)} ${issues(record)} ${view.history && historySection(record.entityId, view.history)}
-  </article>`;
+<h1>${title}</h1>
+<p class="lead">${record.entityType} · ${STATE_LABELS[record.state]}${description && html` · ${description}`}</p>
+${revision && revisionNotice(record, revision)}
+${record.replacedBy && html`<p class="notice" role="note">This record was replaced by ${referenceLink(record.replacedBy, view.refs)}.</p>`}
+${facts(view)}
+${otherNames(record)}
+${parts(view)}
+${issues(record)}
+${view.history && historySection(record.entityId, view.history)}
+</article>`;
 }
 
 function revisionNotice(record: EntityRecord, revision: { id: string; current: boolean }): Html {
   const when = readableInstant(record.revision.createdAt);
-  return html`<p class="notice" role="note">
-    ${
-      revision.current
-        ? html`This is the current revision, of ${when}.`
-        : html`This is the record as it was in its revision of ${when}, not as it is now.`
-    } <a href="${recordPath({ entityId: record.entityId })}">The record as it is now</a> ·
-    <a href="${historyPath(record.entityId)}">All revisions</a>
-  </p>`;
+  return html`<p class="notice" role="note">${
+    revision.current
+      ? html`This is the current revision, of ${when}.`
+      : html`This is the record as it was in its revision of ${when}, not as it is now.`
+  } <a href="${recordPath({ entityId: record.entityId })}">The record as it is now</a> · <a href="${historyPath(record.entityId)}">All revisions</a></p>`;
 }
 
 function facts(view: RecordView): Html {
@@ -58,34 +59,19 @@ function facts(view: RecordView): Html {
   const { revision: info } = record;
   const api = revision ? apiRevisionPath(record.entityId, revision.id) : apiRecordPath(record.entityId);
   return html`<section aria-labelledby="facts">
-    <h2 id="facts">About this record</h2>
-    <dl class="facts">
-      <dt>Number</dt>
-      <dd>${record.entityId}</dd>
-      <dt>UUID</dt>
-      <dd class="id">${record.entityUuid}</dd>
-      <dt>Type</dt>
-      <dd>${record.entityType}</dd>
-      <dt>State</dt>
-      <dd>${STATE_LABELS[record.state]}</dd>
-      ${
-        record.replacedBy &&
-        html`<dt>Replaced by</dt>
-          <dd>${referenceLink(record.replacedBy, view.refs)}</dd>`
-      }
-      <dt>Changed</dt>
-      <dd><time datetime="${info.createdAt}">${readableInstant(info.createdAt)}</time>${info.user && html` by ${info.user.name}`}</dd>
-      <dt>Revision</dt>
-      <dd class="id">${info.metadataRev}</dd>
-      ${
-        info.prevRev &&
-        html`<dt>Previous revision</dt>
-          <dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`
-      }
-      <dt>In the API (XML)</dt>
-      <dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
-    </dl>
-  </section>`;
+<h2 id="facts">About this record</h2>
+<dl class="facts">
+  <dt>Number</dt><dd>${record.entityId}</dd>
+  <dt>UUID</dt><dd class="id">${record.entityUuid}</dd>
+  <dt>Type</dt><dd>${record.entityType}</dd>
+  <dt>State</dt><dd>${STATE_LABELS[record.state]}</dd>
+  ${record.replacedBy && html`<dt>Replaced by</dt><dd>${referenceLink(record.replacedBy, view.refs)}</dd>`}
+  <dt>Changed</dt><dd><time datetime="${info.createdAt}">${readableInstant(info.createdAt)}</time>${info.user && html` by ${info.user.name}`}</dd>
+  <dt>Revision</dt><dd class="id">${info.metadataRev}</dd>
+  ${info.prevRev && html`<dt>Previous revision</dt><dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`}
+  <dt>In the API (XML)</dt><dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
+</dl>
+</section>`;
 }
 
 function otherNames(record: EntityRecord): Html | undefined {
@@ -96,11 +82,9 @@ function otherNames(record: EntityRecord): Html | undefined {
     .filter((name) => name !== '');
   if (names.length === 0) return undefined;
   return html`<section aria-labelledby="names">
-    <h2 id="names">Other names</h2>
-    <ul>
-      ${names.map((name) => html`<li>${name}</li>`)}
-    </ul>
-  </section>`;
+<h2 id="names">Other names</h2>
+<ul>${names.map((name) => html`<li>${name}</li>`)}</ul>
+</section>`;
 }
 
 function parts(view: RecordView): Html | undefined {
@@ -126,33 +110,20 @@ function parts(view: RecordView): Html | undefined {
         : html`${PART_LABELS[part.type]}`;
     const nested = (children.get(part.partUuid) ?? []).filter((child) => !shown.has(child.partUuid));
     return html`<li class="part">
-      <h3>${label}</h3>
-      ${items([...part.items, ...(part.extensionItems ?? [])], view)}
-      ${
-        nested.length > 0 &&
-        html`<ul class="parts">
-          ${nested.map(renderPart)}
-        </ul>`
-      }
-    </li>`;
+<h3>${label}</h3>
+${items([...part.items, ...(part.extensionItems ?? [])], view)}
+${nested.length > 0 && html`<ul class="parts">${nested.map(renderPart)}</ul>`}
+</li>`;
   };
   return html`<section aria-labelledby="parts">
-    <h2 id="parts">Parts</h2>
-    <ul class="parts">
-      ${top.map(renderPart)}
-    </ul>
-  </section>`;
+<h2 id="parts">Parts</h2>
+<ul class="parts">${top.map(renderPart)}</ul>
+</section>`;
 }
 
 function items(list: readonly Item[], view: RecordView): Html {
   if (list.length === 0) return html`<p class="empty">No items.</p>`;
-  return html`<dl class="items">
-    ${list.map(
-      (item) =>
-        html`<dt>${itemLabel(item)}</dt>
-          <dd>${itemValue(item, view)}</dd>`,
-    )}
-  </dl>`;
+  return html`<dl class="items">${list.map((item) => html`<dt>${itemLabel(item)}</dt><dd>${itemValue(item, view)}</dd>`)}</dl>`;
 }
 
 function itemLabel(item: Item): string {
@@ -200,19 +171,17 @@ function referenceLink(ref: EntityRef, refs: ResolvedRefs): Html {
 function issues(record: EntityRecord): Html | undefined {
   if (record.issues.length === 0) return undefined;
   return html`<section aria-labelledby="issues">
-    <h2 id="issues">Issues</h2>
-    <ul>
-      ${record.issues.map((issue) => html`<li><strong>${issue.severity === 'ERROR' ? 'Error' : 'Warning'}:</strong> <span class="text">${issue.message}</span></li>`)}
-    </ul>
-  </section>`;
+<h2 id="issues">Issues</h2>
+<ul>${record.issues.map((issue) => html`<li><strong>${issue.severity === 'ERROR' ? 'Error' : 'Warning'}:</strong> <span class="text">${issue.message}</span></li>`)}</ul>
+</section>`;
 }
 
 function historySection(entityId: number, history: RevisionList): Html {
   return html`<section aria-labelledby="history">
-    <h2 id="history">History</h2>
-    ${historyList(entityId, history.revisions)}
-    ${history.total > history.revisions.length && html`<p><a href="${historyPath(entityId)}">All ${history.total} revisions</a></p>`}
-  </section>`;
+<h2 id="history">History</h2>
+${historyList(entityId, history.revisions)}
+${history.total > history.revisions.length && html`<p><a href="${historyPath(entityId)}">All ${history.total} revisions</a></p>`}
+</section>`;
 }
 
 /** The references of a record the page shows by name: its items' targets and its replacement. */

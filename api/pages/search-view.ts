@@ -38,52 +38,37 @@ function searchHref(form: SearchForm, page: number): string {
 export function searchMain(view: SearchView): Html {
   const { form, outcome } = view;
   return html`<h1>Entity records</h1>
-    <p class="lead">Search the registry's records by name, type and state. Case and accents do not matter.</p>
-    <form class="search" method="get" action="/global" role="search">
-      <div class="field">
-        <label for="name">Name contains</label> <input id="name" name="name" type="search" maxlength="200" value="${form.name}" />
-      </div>
-      <div class="field">
-        <label for="type">Type</label>
-        <select id="type" name="type">
-          <option value="">Any type</option>
-          ${view.types.map((type) => html`<option value="${type}" ${form.types.includes(type) && html` selected`}>${type}</option>`)}
-        </select>
-      </div>
-      <div class="field">
-        <label for="state">State</label>
-        <select id="state" name="state">
-          <option value="">Any state</option>
-          ${ENTITY_STATES.map(
-            (state) => html`<option value="${state}" ${form.states.includes(state) && html` selected`}>${STATE_LABELS[state]}</option>`,
-          )}
-        </select>
-      </div>
-      <div class="field"><button type="submit">Search</button></div>
-    </form>
-    <section aria-labelledby="results">
-      <h2 id="results">Results</h2>
-      ${'refusal' in outcome ? html`<p class="notice" role="alert">${outcome.refusal}</p>` : results(view, outcome.result)}
-    </section>`;
+<p class="lead">Search the registry's records by name, type and state. Case and accents do not matter.</p>
+<form class="search" method="get" action="/global" role="search">
+  <div class="field"><label for="name">Name contains</label>
+  <input id="name" name="name" type="search" maxlength="200" value="${form.name}"></div>
+  <div class="field"><label for="type">Type</label>
+  <select id="type" name="type"><option value="">Any type</option>${view.types.map(
+    (type) => html`<option value="${type}"${form.types.includes(type) && html` selected`}>${type}</option>`,
+  )}</select></div>
+  <div class="field"><label for="state">State</label>
+  <select id="state" name="state"><option value="">Any state</option>${ENTITY_STATES.map(
+    (state) => html`<option value="${state}"${form.states.includes(state) && html` selected`}>${STATE_LABELS[state]}</option>`,
+  )}</select></div>
+  <div class="field"><button type="submit">Search</button></div>
+</form>
+<section aria-labelledby="results">
+<h2 id="results">Results</h2>
+${'refusal' in outcome ? html`<p class="notice" role="alert">${outcome.refusal}</p>` : results(view, outcome.result)}
+</section>`;
 }
 
 function results(view: SearchView, result: QueryResult): Html {
   const { page, pageSize } = view;
   if (result.entities.length === 0) {
     return html`<p>${result.count === 0 ? 'No record matches.' : `No records on page ${page}: the search has ${result.count}.`}</p>
-      ${pager({ page, pageSize, total: result.count, href: (target) => searchHref(view.form, target), label: 'Result pages' })}`;
+${pager({ page, pageSize, total: result.count, href: (target) => searchHref(view.form, target), label: 'Result pages' })}`;
   }
   const first = (page - 1) * pageSize + 1;
   return html`<p>${result.count === 1 ? '1 record' : `${result.count} records`}; ${first}–${first + result.entities.length - 1} shown.</p>
-    <ol class="results" start="${first}">
-      ${result.entities.map(
-        (entity) =>
-          html`<li>
-            <a href="${recordPath({ entityId: entity.entityId })}">${entity.name || `Record ${entity.entityId}`}</a>
-            <span class="meta">${entity.entityType} · ${entity.entityId}</span
-            >${entity.description && html`<br /><span class="text">${entity.description}</span>`}
-          </li>`,
-      )}
-    </ol>
-    ${pager({ page, pageSize, total: result.count, href: (target) => searchHref(view.form, target), label: 'Result pages' })}`;
+<ol class="results" start="${first}">${result.entities.map(
+    (entity) => html`<li><a href="${recordPath({ entityId: entity.entityId })}">${entity.name || `Record ${entity.entityId}`}</a>
+  <span class="meta">${entity.entityType} · ${entity.entityId}</span>${entity.description && html`<br><span class="text">${entity.description}</span>`}</li>`,
+  )}</ol>
+${pager({ page, pageSize, total: result.count, href: (target) => searchHref(view.form, target), label: 'Result pages' })}`;
 }
