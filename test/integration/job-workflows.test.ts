@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BatchActivities, ExportActivities } from '../../temporal/contracts.ts';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
+import { laneTaskQueue } from '../../temporal/names.ts';
 import { batchPhaseQuery } from '../../workflows/batch.ts';
 import { eventually } from '../support/poll.ts';
 
@@ -73,7 +74,14 @@ describe('job workflows with mocked activities (TestWorkflowEnvironment.createLo
       activities,
       maxHeartbeatThrottleInterval: 1000,
     });
-    return worker.runUntil(body(taskQueue, calls));
+    // Export activities run in the export lane, a task queue of their own beside the workflow's.
+    const exportLane = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: laneTaskQueue(taskQueue, 'export'),
+      activities,
+      maxHeartbeatThrottleInterval: 1000,
+    });
+    return worker.runUntil(exportLane.runUntil(body(taskQueue, calls)));
   }
 
   const outcomeOf = async (workflowId: string) =>
