@@ -63,7 +63,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   const db = await openApiDb(config);
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
-  const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
+  const tracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
   const temporal = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

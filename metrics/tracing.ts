@@ -1,15 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  type OpenTelemetryWorkflowExporter,
-} from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetryWorkflowClientInterceptor, OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 
 // OpenTelemetry tracing, off unless the operator names a collector
@@ -17,7 +7,8 @@ import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/wor
 // span; a workflow start made inside it, the workflow's run, the activities
 // it schedules and their executions are its descendants, linked through
 // Temporal's headers; all go to that collector in batches. Nothing is traced
-// otherwise.
+// otherwise. The SDK is imported only when tracing is on: loaded, its modules
+// hold about 25 MB in every API and worker process.
 
 /** The sink the workflow interceptors (workflows/tracing.ts) hand their spans to, from inside the workflow sandbox. */
 export type WorkflowTracingSinks = InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }>;
@@ -42,8 +33,27 @@ export interface Tracing {
 export const UNTRACED_WORKFLOW_SINKS: WorkflowTracingSinks = { exporter: { export: { fn: () => undefined } } };
 
 /** Tracing to `endpoint` as `serviceName`, or undefined when no endpoint is configured. */
-export function startTracing(endpoint: string | undefined, serviceName: string): Tracing | undefined {
+export async function startTracing(endpoint: string | undefined, serviceName: string): Promise<Tracing | undefined> {
   if (!endpoint) return undefined;
+  const [
+    { AsyncLocalStorageContextManager },
+    { OTLPTraceExporter },
+    { Resource },
+    { BasicTracerProvider, BatchSpanProcessor },
+    temporalTracing,
+  ] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@temporalio/interceptors-opentelemetry'),
+  ]);
+  const {
+    makeWorkflowExporter,
+    OpenTelemetryActivityInboundInterceptor,
+    OpenTelemetryActivityOutboundInterceptor,
+    OpenTelemetryWorkflowClientInterceptor,
+  } = temporalTracing;
   const resource = new Resource({ 'service.name': serviceName });
   const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/$/, '')}/v1/traces` }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });

@@ -16,7 +16,7 @@ const log = createLogger(config.LOG_LEVEL, 'worker');
 const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
 const runtime = await installTemporalRuntime(config, log);
 const db = await openDb(config.DATABASE_URL);
-const tracing = startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');
+const tracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-worker');
 const metrics =
   config.WORKER_METRICS_PORT === undefined
     ? undefined

@@ -105,14 +105,14 @@ describe('OpenTelemetry tracing', () => {
     await db?.close();
   });
 
-  it('is off without an endpoint', () => {
-    expect(startTracing(undefined, 'test')).toBeUndefined();
+  it('is off without an endpoint', async () => {
+    expect(await startTracing(undefined, 'test')).toBeUndefined();
   });
 
   it('sends a span of each activity execution to the collector', async () => {
     const local = await startCollector();
     try {
-      const tracing = startTracing(local.url, 'entity-records-test')!;
+      const tracing = (await startTracing(local.url, 'entity-records-test'))!;
       const env = new MockActivityEnvironment({ activityType: 'applyBatch' }, { interceptors: [tracing.activityInterceptor] });
       expect(await env.run(async () => 'COMPLETED')).toBe('COMPLETED');
       await tracing.shutdown();
