@@ -383,7 +383,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
   }
   if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {
-    throw new ConfigError('invalid configuration: PROXY_PROTOCOL=true needs TRUSTED_PROXIES, the proxies whose PROXY header names the client');
+    throw new ConfigError(
+      'invalid configuration: PROXY_PROTOCOL=true needs TRUSTED_PROXIES, the proxies whose PROXY header names the client',
+    );
   }
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   const apiKeys = loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE });

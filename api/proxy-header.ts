@@ -88,7 +88,8 @@ function parseV2(bytes: Buffer): ProxyHeader {
     return { kind: 'malformed', problem: 'v2: not TCP over IPv4 or IPv6 (UNIX sockets and datagrams are not served here)' };
   }
   const addressBytes = family === 1 ? 4 : 16;
-  if (length < V2_FIXED_LENGTH + addressBytes * 2 + 4) return { kind: 'malformed', problem: 'v2: the length is shorter than the addresses' };
+  if (length < V2_FIXED_LENGTH + addressBytes * 2 + 4)
+    return { kind: 'malformed', problem: 'v2: the length is shorter than the addresses' };
   const source = bytes.subarray(V2_FIXED_LENGTH, V2_FIXED_LENGTH + addressBytes);
   const port = bytes.readUInt16BE(V2_FIXED_LENGTH + addressBytes * 2);
   if (family === 1) return { kind: 'header', length, source: { address: source.join('.'), family: 'IPv4', port } };

@@ -41,7 +41,7 @@ export function acceptProxyProtocol(server: Server, options: ProxyProtocolOption
 function readProxyHeader(socket: Socket, options: ProxyProtocolOptions, serveHttp: () => void): void {
   const peer = plainAddress(socket.remoteAddress ?? 'unknown');
   const trusted = options.trustedProxies.has(peer);
-  let received = Buffer.alloc(0);
+  let received: Buffer = Buffer.alloc(0);
 
   const stopWaiting = () => {
     clearTimeout(timer);

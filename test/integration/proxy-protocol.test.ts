@@ -65,7 +65,7 @@ function raw(port: number, ...parts: (string | Buffer)[]): Promise<RawAnswer> {
     socket.on('error', () => undefined);
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1');
-      resolve({ statuses: [...text.matchAll(/^HTTP\/1\.1 (\d{3}) /gm)].map((match) => Number(match[1])), text });
+      resolve({ statuses: [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])), text });
     });
   });
 }
@@ -121,7 +121,8 @@ describe('PROXY header parsing', () => {
     const header = proxyV2('192.0.2.10');
     for (const length of [1, 5, 12, 15, header.length - 1]) expect(parseProxyHeader(header.subarray(0, length)).kind).toBe('incomplete');
     for (const text of ['P', 'PROXY', 'PROXY TCP4 192.0.2.10']) expect(parseProxyHeader(Buffer.from(text)).kind).toBe('incomplete');
-    for (const text of ['GET / HTTP/1.1\r\n', 'POST', 'PRI * HTTP/2.0', '\r\n\r\nGET']) expect(parseProxyHeader(Buffer.from(text)).kind).toBe('absent');
+    for (const text of ['GET / HTTP/1.1\r\n', 'POST', 'PRI * HTTP/2.0', '\r\n\r\nGET'])
+      expect(parseProxyHeader(Buffer.from(text)).kind).toBe('absent');
   });
 
   it('refuses what is not a header of the specification', () => {
@@ -143,7 +144,10 @@ describe('PROXY header parsing', () => {
     expect(parseProxyHeader(v2(0x22, 0x11))).toMatchObject({ kind: 'malformed' });
     expect(parseProxyHeader(v2(0x21, 0x12))).toMatchObject({ kind: 'malformed' });
     expect(parseProxyHeader(v2(0x21, 0x31, 216))).toMatchObject({ kind: 'malformed' });
-    expect(parseProxyHeader(v2(0x21, 0x11, 8))).toMatchObject({ kind: 'malformed', problem: 'v2: the length is shorter than the addresses' });
+    expect(parseProxyHeader(v2(0x21, 0x11, 8))).toMatchObject({
+      kind: 'malformed',
+      problem: 'v2: the length is shorter than the addresses',
+    });
   });
 });
 
@@ -165,7 +169,13 @@ describe('the client named by a PROXY header from a trusted proxy', () => {
       PROXY_PROTOCOL: 'true',
       ...env,
     });
-    const app = buildApp({ config: proxied, db, temporal, log: createLogger('silent', 'test'), tokens: loadTokens(proxied, () => undefined) });
+    const app = buildApp({
+      config: proxied,
+      db,
+      temporal,
+      log: createLogger('silent', 'test'),
+      tokens: loadTokens(proxied, () => undefined),
+    });
     const server = app.listen(0, '127.0.0.1');
     servers.push(server);
     await new Promise((resolve) => server.once('listening', resolve));
@@ -198,7 +208,9 @@ describe('the client named by a PROXY header from a trusted proxy', () => {
   });
 
   it('refuses to start without TRUSTED_PROXIES', () => {
-    expect(() => loadConfig({ ...process.env, PROXY_PROTOCOL: 'true', TRUSTED_PROXIES: '' })).toThrow(/PROXY_PROTOCOL=true needs TRUSTED_PROXIES/);
+    expect(() => loadConfig({ ...process.env, PROXY_PROTOCOL: 'true', TRUSTED_PROXIES: '' })).toThrow(
+      /PROXY_PROTOCOL=true needs TRUSTED_PROXIES/,
+    );
   });
 
   it("holds a key to its allow-list by the header's source, on the direct GET and through Koa, v1 and v2", async () => {
@@ -238,17 +250,17 @@ describe('the client named by a PROXY header from a trusted proxy', () => {
 
   it("reads X-Forwarded-For only when the header's source is itself a trusted proxy", async () => {
     // The header names a proxy (loopback, trusted) that forwarded for a client inside the list.
-    expect((await raw(trusted.port, proxyV1('127.0.0.1'), signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses).toEqual([
-      200,
-    ]);
+    expect(
+      (await raw(trusted.port, proxyV1('127.0.0.1'), signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses,
+    ).toEqual([200]);
     // The header names a client: what that client wrote in X-Forwarded-For is its own word.
-    expect((await raw(trusted.port, proxyV1(outside()), signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses).toEqual([
-      401,
-    ]);
+    expect(
+      (await raw(trusted.port, proxyV1(outside()), signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses,
+    ).toEqual([401]);
     // UNKNOWN: the connection is the proxy's, whose X-Forwarded-For is read as without the PROXY protocol.
-    expect((await raw(trusted.port, 'PROXY UNKNOWN\r\n', signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses).toEqual([
-      200,
-    ]);
+    expect(
+      (await raw(trusted.port, 'PROXY UNKNOWN\r\n', signed(trusted.port, entityPath, { 'x-forwarded-for': inside() }))).statuses,
+    ).toEqual([200]);
   });
 
   it('throttles failed authentication per address the header names', async () => {
@@ -295,7 +307,9 @@ describe('the client named by a PROXY header from a trusted proxy', () => {
       expect(createContext).not.toHaveBeenCalled();
       // Plain HTTP from it (a health check on the API's own machine) is served, from its own address.
       expect((await raw(untrusted.port, httpGet(untrusted.port, '/health'))).statuses).toEqual([200]);
-      expect((await raw(untrusted.port, signed(untrusted.port, `${entityPath}/`, { 'x-forwarded-for': inside() }))).statuses).toEqual([401]);
+      expect((await raw(untrusted.port, signed(untrusted.port, `${entityPath}/`, { 'x-forwarded-for': inside() }))).statuses).toEqual([
+        401,
+      ]);
     } finally {
       createContext.mockRestore();
     }
