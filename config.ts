@@ -201,6 +201,13 @@ const api = {
         context.addIssue({ code: 'custom', message: (error as Error).message });
       }
     }),
+  /**
+   * Every connection to PORT may begin with a PROXY protocol header (v1 or
+   * v2, as HAProxy and nginx send it), believed only from TRUSTED_PROXIES,
+   * which must then begin with one (docs/decisions/0147). Never on where
+   * other peers inside TRUSTED_PROXIES can reach the port.
+   */
+  PROXY_PROTOCOL: booleanFromEnv.default(false),
   /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
@@ -374,6 +381,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { API_KEYS, ...values } = parsed.data;
   if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
+  if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {
+    throw new ConfigError(
+      'invalid configuration: PROXY_PROTOCOL=true needs TRUSTED_PROXIES, the proxies whose PROXY header names the client',
+    );
   }
   const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
   const apiKeys = loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE });

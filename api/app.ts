@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import Koa from 'koa';
 import { createApiMetrics } from '../metrics/api.ts';
 import { resolveClientAddress, trustedProxyList } from './client-address.ts';
@@ -15,6 +16,7 @@ import { watchSignedWrites } from './middleware/signed-writes.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
+import { acceptProxyProtocol } from './proxy-protocol.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
@@ -71,6 +73,18 @@ export function buildApp(deps: AppDeps): Koa {
   if (deps.config.API_DIRECT_ENTITY_GET) {
     const koaCallback = app.callback.bind(app);
     app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
+  }
+  // PROXY_PROTOCOL: the server app.listen makes reads each connection's PROXY header before HTTP does (api/proxy-protocol.ts);
+  // off, app.listen is Koa's own and no connection passes through anything more.
+  if (deps.config.PROXY_PROTOCOL) {
+    const listen = app.listen.bind(app) as (...args: unknown[]) => Server;
+    const refused = metrics.proxyProtocolRefused!;
+    app.listen = ((...args: unknown[]) =>
+      acceptProxyProtocol(listen(...args), {
+        trustedProxies: trustedProxies!,
+        log: deps.log,
+        refused: (reason) => refused.inc({ reason }),
+      })) as Koa['listen'];
   }
   return app;
 }

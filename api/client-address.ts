@@ -10,6 +10,10 @@ import { addressList, plainAddress, type AddressList } from './address-list.ts';
 // X-Forwarded-For read, from its right end: each trusted proxy appends the
 // address it saw, so the first address from the right that is not a trusted
 // proxy is the client. A header an untrusted peer sent never decides it.
+// With PROXY_PROTOCOL on, the connection's address is the source a trusted
+// proxy's PROXY header named (api/proxy-protocol.ts sets it on the socket);
+// X-Forwarded-For is then read only when that source is itself a trusted
+// proxy (a proxy chain), as for any other connection.
 
 /** The client's address for `req`, given the trusted proxies (none: the connection's address). */
 export function resolveClientAddress(req: IncomingMessage, trustedProxies: AddressList | undefined): string {

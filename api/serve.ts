@@ -79,6 +79,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     tracer: tracing?.tracer,
     ...(options.inCluster ? { metricsSource: clusterMetrics } : {}),
   });
+  // With PROXY_PROTOCOL on, this server reads each connection's PROXY header before HTTP (api/app.ts, api/proxy-protocol.ts).
   const server = app.listen(config.PORT, config.HOST);
   // An upload may wait for a slot (UPLOAD_MAX_CONCURRENT) behind others before its
   // body is read; Node's default of 300 s for a whole request answered 408 to

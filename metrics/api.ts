@@ -17,12 +17,19 @@ export type HttpLabel = 'route' | 'method' | 'status';
 export interface ApiMetrics {
   registry: Registry;
   httpRequestDuration: Histogram<HttpLabel>;
+  /** With PROXY_PROTOCOL on: connections closed for their PROXY header (api/proxy-protocol.ts), by reason. */
+  proxyProtocolRefused?: Counter<'reason'>;
 }
 
 /** Up to 30 s: downloads and large batch uploads take seconds, not milliseconds. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; config: Pick<Config, 'JOB_STATUS_CACHE_MS'> }): ApiMetrics {
+export function createApiMetrics(deps: {
+  db: Db;
+  log: Logger;
+  temporal: Client;
+  config: Pick<Config, 'JOB_STATUS_CACHE_MS' | 'PROXY_PROTOCOL'>;
+}): ApiMetrics {
   const registry = new Registry();
   const httpRequestDuration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -90,7 +97,16 @@ export function createApiMetrics(deps: { db: Db; log: Logger; temporal: Client; 
     },
   });
 
-  return { registry, httpRequestDuration };
+  const proxyProtocolRefused = deps.config.PROXY_PROTOCOL
+    ? new Counter({
+        name: 'proxy_protocol_refused_total',
+        help: 'Connections closed before HTTP for their PROXY header: untrusted (a header from a peer outside TRUSTED_PROXIES), malformed, missing (a trusted proxy sent none), timeout',
+        labelNames: ['reason'] as const,
+        registers: [registry],
+      })
+    : undefined;
+
+  return { registry, httpRequestDuration, ...(proxyProtocolRefused ? { proxyProtocolRefused } : {}) };
 }
 
 type Outcomes = () => Promise<OutcomeCounts | undefined>;
