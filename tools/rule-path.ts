@@ -81,8 +81,8 @@ const applied = closure(batchValueImports(PLANNER), BATCH, batchValueImports);
 /** The planning tests named for a batch file: domain/batch/<topic>(-rules).ts → test/domain/batch-<topic>.test.ts. */
 const topicTest = (file: string) => `test/domain/batch-${basename(file, '.ts').replace(/-rules$/, '')}.test.ts`;
 const domainTests = testFiles('test/domain');
-/** The tests that plan batches, through the helper or through a fixture over it. */
-const planningTests = domainTests.filter((test) => closure([test], 'test/').has(PLANNING));
+/** The tests that plan batches: through the helper, or through the fixture that plans one update. */
+const planningTests = domainTests.filter((test) => relativeImports(test).includes(PLANNING) || /\bplanUpdate\(/.test(read(test)));
 const unnamedPlanningTests = planningTests.filter((test) => !batchFiles.some((file) => topicTest(file) === test));
 
 /** The names the batch barrel re-exports from these rule files. */
