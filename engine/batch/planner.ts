@@ -28,22 +28,11 @@ import { hasSeverity, IssueLog, toIssue, type Problem } from '../../domain/batch
 import { checkNewParts, withUuids } from '../../domain/batch/parts.ts';
 import { EntityIdMap } from './entity-id-map.ts';
 import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from '../../domain/batch/references.ts';
-import {
-  createdRecord,
-  createUuidProblem,
-  dateAddedIssues,
-  duplicateLocalId,
-  forEachAddedReference,
-  inactiveReference,
-  namePartProblem,
-  nextRevision,
-  staleRevision,
-  undeclaredLocalId,
-  unknownLocalSubject,
-  unknownStoredSubject,
-  unknownTarget,
-  type AddedReference,
-} from '../../domain/batch/rules.ts';
+import { createdRecord, createUuidProblem, duplicateLocalId } from '../../domain/batch/create-rules.ts';
+import { forEachAddedReference, inactiveReference, type AddedReference } from '../../domain/batch/inactive-reference-rules.ts';
+import { namePartProblem } from '../../domain/batch/name-part-rules.ts';
+import { dateAddedIssues, nextRevision, staleRevision } from '../../domain/batch/revision-rules.ts';
+import { undeclaredLocalId, unknownLocalSubject, unknownStoredSubject, unknownTarget } from '../../domain/batch/subject-rules.ts';
 import { ByteColumn, NumberColumn, Uint32Column, UuidColumn } from './columns.ts';
 import { refOf, BatchSurvey } from './survey.ts';
 import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from '../../domain/batch/types.ts';

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 
 import type { BatchPlan, EntitySummary, PlanEnv } from '../../domain/batch/index.ts';
 import type { LoadedWorld } from '../../engine/batch/index.ts';
-import { createBatchWorld } from '../support/batch-planning.ts';
+import { createBatchWorld, planBatch } from '../support/batch-planning.ts';
 import type { CreateEntityCommand, EntityRecord, Issue, Item, Part, RecordChange, UpdateEntityCommand } from '../../domain/model.ts';
 
 export const NOW = '2025-03-01T10:00:00.000Z';
@@ -95,3 +95,21 @@ export function expectOnlyWarning(plan: BatchPlan, warning: Partial<Issue> & { l
 export function codes(plan: BatchPlan): (string | undefined)[] {
   return allIssues(plan).map((issue) => issue.issueCode);
 }
+
+/** One update of the record, planned alone over a world that holds it. */
+export function planUpdate(changes: RecordChange[], record: EntityRecord = storedRecord()): BatchPlan {
+  return planBatch([updateStored('s1', record, changes)], world({ records: [record] }), testEnv());
+}
+
+/** A relation part whose one item refers to the entity of this localId. */
+export const relTo = (localId: string): Part => ({
+  partUuid: '',
+  type: 'PT_REL',
+  items: [{ kind: 'entityRef', type: 'REL_ENTITY', target: { kind: 'local', localId } }],
+});
+
+export const replacedBy = (entityId: number): RecordChange => ({
+  op: 'setState',
+  state: 'ERS_REPLACED',
+  replacement: { kind: 'stored', ref: { entityId } },
+});
