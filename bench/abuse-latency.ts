@@ -22,7 +22,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
-import { ATTACK_NAMES, attackerApiKeys, attackerTokens, METRICS_TOKEN, prepareAttacks, type Attack, type AttackName } from './lib/attacks.ts';
+import {
+  ATTACK_NAMES,
+  attackerApiKeys,
+  attackerTokens,
+  METRICS_TOKEN,
+  prepareAttacks,
+  type Attack,
+  type AttackName,
+} from './lib/attacks.ts';
 import { commandOptions, isScript, loadAverage } from './lib/cli.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
 import { OrdinaryClient, type OrdinarySample } from './lib/ordinary-client.ts';
@@ -66,7 +74,13 @@ const WARM_UP_MS = 5000;
 function deployedLimits(scratch: string): Record<string, string> {
   // DATA_DIR: the configuration keeps a secret of its own there.
   const defaults = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/unused', DATA_DIR: scratch });
-  const names = ['UPLOADS_PER_PRINCIPAL', 'LONG_READS_PER_PRINCIPAL', 'AUTH_FAILURE_LIMIT', 'SUBMISSION_RATE_LIMIT', 'EXPORT_RATE_LIMIT'] as const;
+  const names = [
+    'UPLOADS_PER_PRINCIPAL',
+    'LONG_READS_PER_PRINCIPAL',
+    'AUTH_FAILURE_LIMIT',
+    'SUBMISSION_RATE_LIMIT',
+    'EXPORT_RATE_LIMIT',
+  ] as const;
   return Object.fromEntries(names.map((name) => [name, String(defaults[name])]));
 }
 
@@ -133,7 +147,13 @@ async function abuseLatencyRun(options: AbuseLatencyOptions): Promise<PhaseResul
 }
 
 /** One phase: the attack (none for the baseline) and the ordinary client, then the attack cut and its accepted work let finish. */
-async function phase(apiUrl: string, client: OrdinaryClient, attack: Attack | undefined, durationMs: number, db: pg.Client): Promise<PhaseResult> {
+async function phase(
+  apiUrl: string,
+  client: OrdinaryClient,
+  attack: Attack | undefined,
+  durationMs: number,
+  db: pg.Client,
+): Promise<PhaseResult> {
   const name = attack?.name ?? 'baseline';
   process.stderr.write(`abuse-latency: ${name} for ${durationMs / 1000} s (load average ${loadAverage()})\n`);
   const outcomes = new Map<string, number>();
@@ -213,8 +233,7 @@ export async function abuseLatencyFigures(options: AbuseLatencyOptions): Promise
 /** Four figures a phase, each beside the baseline's: GET p95, save median, feed p95, and the errors (target 0) with the attack's outcomes. */
 function figuresOf(results: readonly PhaseResult[]): Figure[] {
   const base = results[0]!;
-  const beside = (result: PhaseResult, value: number) =>
-    result === base ? {} : { baseline: value, baselineName: 'no attack' };
+  const beside = (result: PhaseResult, value: number) => (result === base ? {} : { baseline: value, baselineName: 'no attack' });
   return results.flatMap((result) => [
     {
       figure: `${result.phase}: ordinary GET p95`,
@@ -261,7 +280,7 @@ function figuresOf(results: readonly PhaseResult[]): Figure[] {
 function printPhases(results: readonly PhaseResult[]): void {
   const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(value < 10 ? 1 : 0));
   process.stdout.write(
-    '\n| phase | GET p50 / p95 / max (ms) | save POST→COMPLETED median / max (ms) | feed p95 (ms) | errors | the attack\'s requests |\n|---|---|---|---|---|---|\n',
+    "\n| phase | GET p50 / p95 / max (ms) | save POST→COMPLETED median / max (ms) | feed p95 (ms) | errors | the attack's requests |\n|---|---|---|---|---|---|\n",
   );
   for (const r of results)
     process.stdout.write(

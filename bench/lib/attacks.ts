@@ -203,7 +203,10 @@ export async function prepareAttacks(
             repeat(context, 2, () => {
               if (!signed || performance.now() - signed.at > 60_000) {
                 const path = '/api/v2/batches';
-                signed = { at: performance.now(), headers: elzaHeaders(REPLAYED_KEY, { host: '127.0.0.1', method: 'POST', pathAndQuery: path }) };
+                signed = {
+                  at: performance.now(),
+                  headers: elzaHeaders(REPLAYED_KEY, { host: '127.0.0.1', method: 'POST', pathAndQuery: path }),
+                };
               }
               return send(context, '/api/v2/batches', {
                 method: 'POST',

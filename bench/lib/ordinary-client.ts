@@ -123,7 +123,9 @@ export class OrdinaryClient {
       return body;
     } catch (error) {
       const name = (error as Error).name;
-      this.#error(`${what} ${name === 'TimeoutError' ? 'timeout' : name === 'AbortError' ? 'unfinished at the phase end' : 'network error'}`);
+      this.#error(
+        `${what} ${name === 'TimeoutError' ? 'timeout' : name === 'AbortError' ? 'unfinished at the phase end' : 'network error'}`,
+      );
       return undefined;
     }
   }
