@@ -332,7 +332,11 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
       `POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(start).toString(16)}\r\n${start}\r\n`,
     );
     let received = '';
-    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      // A refusal leaves the body unread and the connection open: the attacker hangs up and tries again.
+      if (/^HTTP\/1\.1 \d{3}/.test(received)) socket.destroy();
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       context.signal.removeEventListener('abort', abort);
