@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -13,8 +13,8 @@
 // `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`. Exits 1 when a
 // target is missed or a benchmark failed.
 //
-// --smoke (what CI runs, before the tests) runs all eleven benchmarks, uploads,
-// feed, sync, oai and refusals included, on sizes a few seconds long, judges no target (figures
+// --smoke (what CI runs, before the tests) runs all twelve benchmarks, uploads,
+// feed, sync, oai, refusals and abuse-latency included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
 // with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
@@ -23,6 +23,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
+import { abuseLatencyFigures, type AbuseLatencyOptions } from './abuse-latency.ts';
 import { exportFigures } from './export.ts';
 import { ingestFigures } from './ingest.ts';
 import { interactiveFigures } from './interactive.ts';
@@ -58,12 +59,27 @@ interface Plan {
   oai: number[];
   /** The broad and odd searches, answered or refused, on `entities` loaded. */
   refusals: { entities: number };
+  /** The ordinary client's latency alone and beside each attack of the abuse suite, `seconds` a phase. */
+  abuseLatency: AbuseLatencyOptions;
 }
 
 const RUNS = 3;
-const SECTIONS = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive', 'uploads', 'feed', 'sync', 'oai', 'refusals'] as const;
+const SECTIONS = [
+  'ingest',
+  'validate',
+  'reads',
+  'export',
+  'status',
+  'interactive',
+  'uploads',
+  'feed',
+  'sync',
+  'oai',
+  'refusals',
+  'abuse-latency',
+] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads, feed, sync, oai and refusals have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync, oai, refusals and abuse-latency have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -87,6 +103,7 @@ const FULL: Plan = {
   sync: { entities: 1_000_000 },
   oai: [100_000, 1_000_000],
   refusals: { entities: 1_000_000 },
+  abuseLatency: { records: 5000, seconds: 20, largeMb: 50, v1Mb: 16 },
 };
 
 const QUICK: Plan = {
@@ -109,6 +126,7 @@ const QUICK: Plan = {
   sync: { entities: 100_000 },
   oai: [20_000],
   refusals: { entities: 100_000 },
+  abuseLatency: { records: 5000, seconds: 5, largeMb: 10, v1Mb: 16 },
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -127,6 +145,7 @@ const SMOKE: Plan = {
   sync: { entities: 2_000 },
   oai: [1_000],
   refusals: { entities: 2_000 },
+  abuseLatency: { records: 300, seconds: 1, largeMb: 1, v1Mb: 1 },
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -262,6 +281,10 @@ async function main(): Promise<void> {
   if (only.has('refusals'))
     await section(`broad searches on ${compact(plan.refusals.entities)}`, figures, ran, () =>
       refusalFigures(plan.refusals.entities, plan.runs),
+    );
+  if (only.has('abuse-latency'))
+    await section(`an ordinary client beside each attack, ${plan.abuseLatency.seconds} s each`, figures, ran, () =>
+      abuseLatencyFigures(plan.abuseLatency),
     );
   if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
 
