@@ -21,8 +21,7 @@ export interface Progress {
 
 /** From a thread: one for every push and end. */
 export type ThreadReply =
-  | { request: number; ok: true; progress: Progress; validated?: ValidatedBatch }
-  | { request: number; ok: false; error: SentError };
+  { request: number; ok: true; progress: Progress; validated?: ValidatedBatch } | { request: number; ok: false; error: SentError };
 
 type SentError =
   | { kind: 'InvalidXml' | 'SchemaViolation'; problems: XmlProblem[] }
@@ -37,10 +36,11 @@ export function sendable(error: unknown): SentError {
 
 /** The error as the thread threw it: the same class and problems for the document's errors, a plain Error (a 500) for the rest. */
 export function received(error: SentError): Error {
-  if (error.kind === 'InvalidXml') return new InvalidXmlError(error.problems);
-  if (error.kind === 'SchemaViolation') return new SchemaViolationError(error.problems);
-  const rebuilt = new Error(error.message);
-  rebuilt.name = error.name;
-  if (error.stack !== undefined) rebuilt.stack = error.stack;
+  if (error.kind !== 'other')
+    return error.kind === 'InvalidXml' ? new InvalidXmlError(error.problems) : new SchemaViolationError(error.problems);
+  const { name, message, stack } = error;
+  const rebuilt = new Error(message);
+  rebuilt.name = name;
+  if (stack !== undefined) rebuilt.stack = stack;
   return rebuilt;
 }

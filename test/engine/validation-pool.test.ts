@@ -20,7 +20,7 @@ async function feed(validator: BatchValidation, xml: string, pieceBytes: number)
   }
 }
 
-const outcome = (work: Promise<unknown>) =>
+const outcome = (work: Promise<unknown>): Promise<{ value?: unknown; error?: unknown }> =>
   work.then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
@@ -51,8 +51,11 @@ describe('validation threads', () => {
 
   it('throws the same errors, with the same problems and positions, as the validator on this thread', async () => {
     const threads = pool(2);
-    const schemaErrors = batchXml([create('a', 'Alfa', { entityType: '' }), create('b', 'Beta'), create('c', 'Gama', { entityType: '' })])
-      .replaceAll('<createEntity', '\n<createEntity');
+    const schemaErrors = batchXml([
+      create('a', 'Alfa', { entityType: '' }),
+      create('b', 'Beta'),
+      create('c', 'Gama', { entityType: '' }),
+    ]).replaceAll('<createEntity', '\n<createEntity');
     const malformed = batchXml([create('a', 'Alfa')]).replace('</createEntity>', '</createEntiti>');
     const doctype = `<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e "e">]>\n<x/>`;
     for (const [xml, ErrorClass] of [

@@ -51,7 +51,10 @@ async function generatedBatch(entities: number, seed: number): Promise<{ uuid: s
 }
 
 function post(baseUrl: string): ChunkedPost {
-  return chunkedPost(new URL('/api/v2/batches', baseUrl), { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.admin}` });
+  return chunkedPost(new URL('/api/v2/batches', baseUrl), {
+    'content-type': 'application/xml',
+    authorization: `Bearer ${TEST_TOKENS.admin}`,
+  });
 }
 
 /** Counts the GETs answered while each push (and the end) of an upload waited for its validator. */
@@ -203,7 +206,11 @@ describe('uploads validated in validation threads', () => {
       expect(expected).toBeInstanceOf(ErrorClass);
       const response = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
       expect(response.status).toBe(400);
-      const problem = (await response.json()) as { code: string; detail: string; errors: { line: number; column: number; message: string }[] };
+      const problem = (await response.json()) as {
+        code: string;
+        detail: string;
+        errors: { line: number; column: number; message: string }[];
+      };
       expect(problem.code).toBe(code);
       expect(problem.detail).toBe((expected as Error).message);
       expect(problem.errors).toEqual((expected as SchemaViolationError | InvalidXmlError).problems);
@@ -235,7 +242,11 @@ describe('uploads validated in validation threads', () => {
     }
     // The crashing document goes to the first thread of the two, beside one of them.
     const crashing = batchXml([create('x', 'Crash', { entityType: TYPE })]).replace('<createEntity', `${CRASH_MARKER}<createEntity`);
-    const crashed = await harness.api('/api/v2/batches', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: crashing });
+    const crashed = await harness.api('/api/v2/batches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: crashing,
+    });
     expect(crashed.status).toBe(503);
     expect(((await crashed.json()) as { code: string }).code).toBe('ServiceUnavailable');
     expect((await getRecord()).status).toBe(200);
