@@ -101,6 +101,13 @@ const api = {
   UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
   /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
   UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
+  /**
+   * Tuning knob: worker threads of one API process that validate uploads
+   * against the schema (engine/validation/pool.ts), off the event loop that
+   * answers every other request. A thread validates many uploads at once,
+   * each in slices, and holds a libxml2 heap of its own (recycled past 256 MiB).
+   */
+  VALIDATION_THREADS: z.coerce.number().int().positive().max(64).default(1),
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
+import { ValidationPool } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
 import { runUntilSignalled } from '../scripts/lib/process.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
@@ -70,11 +71,16 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
   });
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
+  const validation = new ValidationPool({
+    threads: config.VALIDATION_THREADS,
+    onThreadLost: (error) => log.error({ err: error }, 'a validation thread stopped; the uploads it held were answered 503'),
+  });
   const app = buildApp({
     config,
     db,
     temporal,
     log,
+    validation,
     tokens,
     tracer: tracing?.tracer,
     ...(options.inCluster ? { metricsSource: clusterMetrics } : {}),
@@ -99,6 +105,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   if (stopAsked) stop();
   await runUntilSignalled(() => once(server, 'close').then(() => undefined), stop);
   stopSweeping();
+  await validation.close();
   await tracing?.shutdown();
   await connection.close();
   await db.close();

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { openDb, type Db, type DbOptions } from '../db/index.ts';
+import type { BatchValidators } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
 
 /** The database as an API process holds it (for api/serve.ts, which imports nothing from db/): its pool sizes, the acquire timeout, and long reads on a bounded pool of their own. */
@@ -27,4 +28,10 @@ export interface ServiceDeps {
   db: Db;
   temporal: Client;
   log: Logger;
+  /**
+   * The API process's validation threads, which validate uploads off its
+   * event loop. Absent where deps are built for one task (a test of
+   * something else, a script): uploads are then validated on the caller's thread.
+   */
+  validation?: BatchValidators;
 }

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.ts';
 import type { BatchState, BatchUpload, StoredBody } from '../../db/batches.ts';
 import type { SignedRequest } from '../../db/replay-guard.ts';
 import type { XmlVersion } from '../../domain/model.ts';
-import { BatchValidator, type ValidatedBatch } from '../../engine/validation/index.ts';
+import { BatchValidator, ValidationThreadLost, type BatchValidation, type ValidatedBatch } from '../../engine/validation/index.ts';
 import { describeJobWorkflow, withTimeout } from '../../temporal/client/job-workflow.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
 
@@ -36,7 +36,8 @@ export interface ReceivedBatch {
 
 /**
  * Reads an upload to its end: every chunk is hashed, validated against the
- * schema of its version (slice by slice, as it arrives) and handed to `sink`
+ * schema of its version (slice by slice, as it arrives, in a validation
+ * thread of the process where `deps` hold them) and handed to `sink`
  * (which stores it) at the same time. Once the document is found invalid, or
  * its root shows the other API version's batch, nothing more is validated or
  * stored; after its first schema error it is still validated (every error is
@@ -47,12 +48,13 @@ export interface ReceivedBatch {
  * `abandon` is called at once when storing stops (the stored chunks can go).
  */
 export async function receiveBatch(
+  deps: Pick<ServiceDeps, 'validation'>,
   body: AsyncIterable<Uint8Array>,
   apiVersion: XmlVersion,
   sink: (chunk: Uint8Array, changesSoFar: number) => Promise<void>,
   abandon: () => Promise<void> = async () => undefined,
 ): Promise<ReceivedBatch> {
-  const validator = new BatchValidator();
+  const validator: BatchValidation = deps.validation?.open() ?? new BatchValidator();
   const hash = createHash('sha256');
   let bytes = 0;
   let invalid: unknown;
@@ -69,7 +71,7 @@ export async function receiveBatch(
       ]);
       if (stored.status === 'rejected') throw stored.reason;
       // The other version's batch is refused as soon as its root is read, not once it is stored whole.
-      const refusal = checked.status === 'rejected' ? checked.reason : wrongInterface(validator.version, apiVersion);
+      const refusal = checked.status === 'rejected' ? unavailableIfLost(checked.reason) : wrongInterface(validator.version, apiVersion);
       if (refusal !== undefined) {
         invalid = refusal;
         validator.close();
@@ -80,13 +82,25 @@ export async function receiveBatch(
       }
     }
     if (invalid !== undefined) throw invalid;
-    const validated = await validator.end();
+    const validated = await validator.end().catch((error: unknown) => {
+      throw unavailableIfLost(error);
+    });
     const refusal = wrongInterface(validated.version, apiVersion);
     if (refusal !== undefined) throw refusal;
     return { validated, sha256: hash.digest('hex'), bytes };
   } finally {
     validator.close();
   }
+}
+
+/**
+ * A validation thread that died answers 503, not InvalidXml: what killed it
+ * may be another upload of the same thread or the machine's memory, and the
+ * client of a good batch is to send it again, not to look for an error in it.
+ */
+function unavailableIfLost(error: unknown): unknown {
+  if (!(error instanceof ValidationThreadLost)) return error;
+  return new ServiceError('ServiceUnavailable', 'the batch could not be validated (its validation thread stopped); send it again');
 }
 
 /** A batch of one version sent to the other's interface: the reader sent it to the wrong place, not a wrong document, so say where it goes. */
@@ -112,6 +126,7 @@ export async function submitBatch(deps: ServiceDeps, submission: BatchSubmission
   let outcome: { batchId: string; run: BatchRun; resumed: boolean };
   try {
     const { validated, sha256, bytes } = await receiveBatch(
+      deps,
       submission.body,
       submission.apiVersion,
       (chunk) => upload.write(chunk),

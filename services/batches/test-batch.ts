@@ -23,7 +23,7 @@ export async function testBatch(
   const max = deps.config.TEST_BATCH_MAX_CHANGES;
   let kept: Uint8Array[] = [];
   let tooMany = false;
-  const { validated, sha256 } = await receiveBatch(body, apiVersion, async (chunk, changesSoFar) => {
+  const { validated, sha256 } = await receiveBatch(deps, body, apiVersion, async (chunk, changesSoFar) => {
     if (changesSoFar > max) tooMany = true;
     if (tooMany) kept = [];
     else kept.push(chunk);

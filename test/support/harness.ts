@@ -12,6 +12,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
 import { loadConfig, type Config } from '../../config.ts';
+import { ValidationPool } from '../../engine/validation/index.ts';
 import { openDb, type Db } from '../../db/index.ts';
 import { createLogger } from '../../logger.ts';
 import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
@@ -69,6 +70,8 @@ export interface HarnessOptions {
   /** Records per export progress step, and a hook after each step (throw to crash the attempt). */
   exportRecordsPerStep?: number;
   afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
+  /** The entry of the API's validation threads in place of engine/validation/thread.ts (test/support/validation-crash.ts). */
+  validationThreadEntry?: URL;
 }
 
 let runtimeInstalled = false;
@@ -165,7 +168,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   }
 
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
-  const server = buildApp({ config, db, temporal, log, tokens }).listen(0, '127.0.0.1');
+  const validation = new ValidationPool({ threads: config.VALIDATION_THREADS, entry: options.validationThreadEntry });
+  const server = buildApp({ config, db, temporal, log, tokens, validation }).listen(0, '127.0.0.1');
   // The client (fetch) drops an idle connection after 4 s, the server after 5 s: on a busy machine a
   // test's own CPU work delays both timers and the server may close a socket fetch is reusing
   // (ECONNRESET). Here the client always lets go first.
@@ -194,6 +198,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       for (const { worker } of workers) worker.shutdown();
       await Promise.all(workers.map(({ run }) => run));
       for (const { connection: workerConnection } of workers) await workerConnection.close();
+      await validation.close();
       await connection.close();
       await db.close();
     },
