@@ -154,6 +154,17 @@ const api = {
     .int()
     .min(0)
     .default(50 * 1024 ** 3),
+  /**
+   * Bytes of EXPORT_DIR one principal's exports may take (its kept files and
+   * what its running exports wrote so far): at or above it that principal's
+   * new exports are answered 429 with Retry-After, so that no one reader
+   * spends the whole EXPORT_DISK_BUDGET_BYTES. 0: no share.
+   */
+  EXPORT_DISK_BYTES_PER_PRINCIPAL: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10 * 1024 ** 3),
   /** How long an export file is kept (fixed when the export is requested). */
   EXPORT_RETENTION_HOURS: z.coerce.number().positive().default(24),
   /** How often the expiry schedule (created by the API at start) removes export files past their retention. */

@@ -51,13 +51,18 @@ export interface ExportBounds {
   runningPerPrincipal: number;
   /** Bytes of the files of valid exports and of exports being written at which no new export starts; 0: no limit. */
   diskBudgetBytes: number;
+  /** The same, of one principal's exports, at which that principal's new exports are refused; 0: no limit. */
+  diskBytesPerPrincipal: number;
 }
 
 /** How a start was answered: a new export, one that stands (a replay or an identical recent export), or a refusal. */
 export type ExportAdmission =
-  { id: string; outcome: 'started' | 'replayed' | 'reused' } | { refused: 'running'; running: number } | { refused: 'disk'; bytes: number };
+  | { id: string; outcome: 'started' | 'replayed' | 'reused' }
+  | { refused: 'running'; running: number }
+  | { refused: 'disk'; bytes: number }
+  | { refused: 'share'; bytes: number };
 
-const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0 };
+const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0, diskBytesPerPrincipal: 0 };
 
 const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
 
@@ -282,7 +287,7 @@ async function findReusable(db: Queryable, requestKey: string, withinSeconds: nu
   return rows[0]?.id;
 }
 
-/** Throws Refused when the principal runs its limit of exports, or the export files fill their budget. */
+/** Throws Refused when the principal runs its limit of exports, or its export files fill its share, or all of them the budget. */
 async function checkBounds(db: Queryable, principal: string, bounds: ExportBounds): Promise<void> {
   if (bounds.runningPerPrincipal > 0) {
     const { rows } = await db.query<{ n: string }>(
@@ -300,5 +305,14 @@ async function checkBounds(db: Queryable, principal: string, bounds: ExportBound
     );
     const bytes = Number(rows[0]!.bytes);
     if (bytes >= bounds.diskBudgetBytes) throw new Refused({ refused: 'disk', bytes });
+  }
+  if (bounds.diskBytesPerPrincipal > 0) {
+    const { rows } = await db.query<{ bytes: string }>(
+      `select coalesce(sum(bytes), 0) as bytes from export_request
+        where requested_by = $1 and (status in ('ACCEPTED', 'RUNNING') or (status = 'COMPLETED' and expires_at > now()))`,
+      [principal],
+    );
+    const bytes = Number(rows[0]!.bytes);
+    if (bytes >= bounds.diskBytesPerPrincipal) throw new Refused({ refused: 'share', bytes });
   }
 }

@@ -42,8 +42,9 @@ function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, request
  * nothing: it gets the export the first one started, from whichever API
  * process answered that one. Nor does a request identical to a recent valid
  * export (EXPORT_REUSE_SECONDS): it gets that export. A principal with
- * EXPORTS_RUNNING_PER_PRINCIPAL exports running is refused (429), and so is
- * everyone while the files fill EXPORT_DISK_BUDGET_BYTES (503).
+ * EXPORTS_RUNNING_PER_PRINCIPAL exports running, or whose files fill
+ * EXPORT_DISK_BYTES_PER_PRINCIPAL, is refused (429), and so is everyone while
+ * the files fill EXPORT_DISK_BUDGET_BYTES (503).
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   let fromSeq: string | undefined;
@@ -58,6 +59,7 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     reuseSeconds: config.EXPORT_REUSE_SECONDS,
     runningPerPrincipal: config.EXPORTS_RUNNING_PER_PRINCIPAL,
     diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES,
+    diskBytesPerPrincipal: config.EXPORT_DISK_BYTES_PER_PRINCIPAL,
   };
   const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds);
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
@@ -81,6 +83,14 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
         `this principal already has ${admission.running} exports running, its limit; request another when one has ended`,
         undefined,
         { reason: 'ExportsRunning', limit: bounds.runningPerPrincipal, retryAfterSeconds: RETRY_RUNNING_SECONDS },
+      );
+    }
+    if (admission.refused === 'share') {
+      throw new ServiceError(
+        'TooManyRequests',
+        "this principal's export files fill its share of the disk; request another export when older ones have expired",
+        undefined,
+        { reason: 'ExportDiskShare', limit: bounds.diskBytesPerPrincipal, retryAfterSeconds: RETRY_DISK_SECONDS },
       );
     }
     throw new ServiceError(

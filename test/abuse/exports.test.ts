@@ -214,3 +214,57 @@ describe('the export disk budget', () => {
     expect((await exportEnded(harness, firstId)).status).toBe('COMPLETED');
   });
 });
+
+describe("a principal's share of the export disk", () => {
+  const held = gate();
+  let harness: Harness;
+  beforeAll(async () => {
+    const probe = await startHarness({ worker: false });
+    await endEarlierExports(probe);
+    const [{ bytes }] = (await probe.sql<{ bytes: string }>(
+      `select coalesce(sum(bytes), 0) as bytes from export_request
+        where requested_by = 'test-exporter' and (status in ('ACCEPTED', 'RUNNING') or (status = 'COMPLETED' and expires_at > now()))`,
+    )) as [{ bytes: string }];
+    await probe.close();
+    // Room for one more export of the exporter, none for a second once it wrote its first records; the budget of all is ample.
+    harness = await startHarness({
+      env: { EXPORT_DISK_BYTES_PER_PRINCIPAL: String(Number(bytes) + 1), EXPORTS_RUNNING_PER_PRINCIPAL: '5' },
+      exportRecordsPerStep: 1,
+      afterExportStep: () => held.wait(),
+    });
+  });
+  afterAll(async () => {
+    held.open();
+    await harness?.close();
+  });
+
+  it("refuses the principal's next export with 429 once its share is spent, while another principal's export starts", async () => {
+    const first = await startExport(harness, JSON.stringify([1, 2, 3]));
+    expect(first.status).toBe(200);
+    const firstId = await first.text();
+    await pollUntil(
+      async () =>
+        Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [firstId]))[0]?.bytes) > 0 ||
+        undefined,
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the first export to write' },
+    );
+
+    const second = await startExport(harness, JSON.stringify([4, 5, 6]));
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await second.json()) as { properties?: { reason?: string } }).properties?.reason).toBe('ExportDiskShare');
+
+    const other = await harness.api('/api/v2/export/snapshots', {
+      method: 'POST',
+      as: 'admin',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([4, 5, 6]),
+    });
+    expect(other.status).toBe(200);
+    const otherId = await other.text();
+
+    held.open();
+    expect((await exportEnded(harness, firstId)).status).toBe('COMPLETED');
+    expect((await exportEnded(harness, otherId)).status).toBe('COMPLETED');
+  });
+});

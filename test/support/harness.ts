@@ -132,6 +132,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // Exports: one file's identical export would be another's answer, and its running ones would count against the next.
     EXPORT_REUSE_SECONDS: '0',
     EXPORTS_RUNNING_PER_PRINCIPAL: '0',
+    EXPORT_DISK_BYTES_PER_PRINCIPAL: '0',
     UPLOADS_PER_PRINCIPAL: '0',
     AUTH_FAILURE_LIMIT: '0',
     ...options.env,
