@@ -47,6 +47,19 @@ async function endEarlierExports(harness: Harness): Promise<void> {
   );
 }
 
+/** Starts an export (200) and waits until it has written its first bytes, which count against the disk from then on. */
+async function startWrittenExport(harness: Harness, body: string): Promise<string> {
+  const started = await startExport(harness, body);
+  expect(started.status).toBe(200);
+  const id = await started.text();
+  await pollUntil(
+    async () =>
+      Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [id]))[0]?.bytes) > 0 || undefined,
+    { timeoutMs: 30_000, intervalMs: 100, what: 'the export to write' },
+  );
+  return id;
+}
+
 describe('exports bounded', () => {
   const held = gate();
   let harness: Harness;
@@ -189,19 +202,7 @@ describe('the export disk budget', () => {
   });
 
   it('refuses new exports with 503 once spent, never fails a running one, and still shares an identical one', async () => {
-    const first = await startExport(harness, JSON.stringify([1, 2, 3]));
-    expect(first.status).toBe(200);
-    const firstId = await first.text();
-    await pollUntil(
-      async () =>
-        Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [firstId]))[0]?.bytes) > 0 ||
-        undefined,
-      {
-        timeoutMs: 30_000,
-        intervalMs: 100,
-        what: 'the first export to write',
-      },
-    );
+    const firstId = await startWrittenExport(harness, JSON.stringify([1, 2, 3]));
 
     const second = await startExport(harness, JSON.stringify([4, 5, 6]));
     expect(second.status).toBe(503);
@@ -239,15 +240,7 @@ describe("a principal's share of the export disk", () => {
   });
 
   it("refuses the principal's next export with 429 once its share is spent, while another principal's export starts", async () => {
-    const first = await startExport(harness, JSON.stringify([1, 2, 3]));
-    expect(first.status).toBe(200);
-    const firstId = await first.text();
-    await pollUntil(
-      async () =>
-        Number((await harness.sql<{ bytes: string }>('select bytes from export_request where id = $1', [firstId]))[0]?.bytes) > 0 ||
-        undefined,
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the first export to write' },
-    );
+    const firstId = await startWrittenExport(harness, JSON.stringify([1, 2, 3]));
 
     const second = await startExport(harness, JSON.stringify([4, 5, 6]));
     expect(second.status).toBe(429);
