@@ -84,6 +84,7 @@ export class ValidationPool implements BatchValidators {
 }
 
 type Settle = (reply: ThreadReply) => void;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 class Thread {
   readonly worker: Worker;
@@ -121,19 +122,20 @@ class Thread {
     });
   }
 
-  request(message: ThreadRequest & { request: number }, transfer: ArrayBuffer[] = []): Promise<Extract<ThreadReply, { ok: true }>> {
+  /** Sends `message` under a request number of its own and settles with the thread's reply to it. */
+  request(
+    message: DistributiveOmit<Exclude<ThreadRequest, { kind: 'close' }>, 'request'>,
+    transfer: ArrayBuffer[] = [],
+  ): Promise<Extract<ThreadReply, { ok: true }>> {
     if (this.#lost) return Promise.reject(this.#lost);
+    const request = this.#nextRequest++;
     return new Promise((resolve, reject) => {
-      this.#waiting.set(message.request, {
+      this.#waiting.set(request, {
         settle: (reply) => (reply.ok ? resolve(reply) : reject(received(reply.error))),
         fail: reject,
       });
-      this.worker.postMessage(message, transfer);
+      this.worker.postMessage({ ...message, request } satisfies ThreadRequest, transfer);
     });
-  }
-
-  nextRequest(): number {
-    return this.#nextRequest++;
   }
 
   close(document: number): void {
@@ -170,8 +172,7 @@ class ThreadedBatch implements BatchValidation {
     if (this.#done) throw new Error('the document was closed');
     // A request's chunk may be a slice of Node's shared pool: its own copy is what moves to the thread.
     const copy = new Uint8Array(chunk);
-    const request = this.#thread.nextRequest();
-    const reply = await this.#thread.request({ kind: 'push', request, document: this.#document, chunk: copy.buffer }, [copy.buffer]);
+    const reply = await this.#thread.request({ kind: 'push', document: this.#document, chunk: copy.buffer }, [copy.buffer]);
     this.#progress = reply.progress;
   }
 
@@ -179,8 +180,7 @@ class ThreadedBatch implements BatchValidation {
     if (this.#done) throw new Error('the document was closed');
     // The thread lets go of the document at its end, whatever it finds.
     this.#release();
-    const request = this.#thread.nextRequest();
-    const reply = await this.#thread.request({ kind: 'end', request, document: this.#document });
+    const reply = await this.#thread.request({ kind: 'end', document: this.#document });
     this.#progress = reply.progress;
     return reply.validated as ValidatedBatch;
   }
