@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import Koa from 'koa';
 import { createApiMetrics } from '../metrics/api.ts';
-import { resolveClientAddress, trustedProxyList } from './client-address.ts';
+import { trustedProxyList } from './client-address.ts';
+import { resolveClientAddresses } from './middleware/client-address.ts';
 import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
@@ -55,10 +56,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
   app.use(errorHandler());
   const trustedProxies = trustedProxyList(deps.config);
-  app.use((ctx, next) => {
-    ctx.state.clientAddress = resolveClientAddress(ctx.req, trustedProxies);
-    return next();
-  });
+  app.use(resolveClientAddresses(trustedProxies));
   app.use(authenticate(deps));
   app.use(watchSignedWrites(metrics.registry));
   app.use(refuseUnknownQueryParameters());
@@ -68,8 +66,9 @@ export function buildApp(deps: AppDeps): Koa {
     app.use(router.allowedMethods());
   }
   // The GET of a current record, where it needs nothing of Koa, is answered before it (api/reads/entity-get.ts):
-  // what a middleware above does to that GET, entity-get.ts must do too (test/integration/entity-get-direct.test.ts
-  // compares the two answers header for header).
+  // what a middleware above does to that GET, entity-get.ts must do too, and api/reads/direct-get-mirrors.ts says how
+  // (npm run lint fails on a middleware it does not name; test/integration/entity-get-direct.test.ts compares the two
+  // answers header for header).
   if (deps.config.API_DIRECT_ENTITY_GET) {
     const koaCallback = app.callback.bind(app);
     app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
