@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { ValidationPool } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
-import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { runUntilSignalled } from '../platform/signals.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
 import { openApiDb } from '../services/deps.ts';
 import { checkConnectionBudget } from '../services/limits/connections.ts';

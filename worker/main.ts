@@ -5,7 +5,7 @@ import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
 import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
-import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { runUntilSignalled } from '../platform/signals.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { createWorker, type ServiceWorker } from './create-worker.ts';
 import { startMemoryLog } from './memory-log.ts';
