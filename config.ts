@@ -13,40 +13,56 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-// Settings grouped by the process that reads them. "Tuning knob" marks a
-// setting that trades throughput against memory or load and has a measured
-// default; the others say what the service does.
+// Settings grouped by the process that reads them, each documented by its
+// comment: docs/settings.md is generated from these comments and schemas
+// (npm run settings:reference; lint fails when it differs). "Tuning knob"
+// marks a setting that trades throughput against memory or load and has a
+// measured default; DEPLOYMENT_SETTINGS below names those every deployment
+// sets; the others say what the service does, with defaults that hold.
 
 /** Every process: where the database, Temporal and the data live, and logging. */
 const everyProcess = {
+  /** The address the API (and the worker's /metrics) binds. */
   HOST: z.string().default('127.0.0.1'),
+  /** PostgreSQL; the database is created when missing. */
   DATABASE_URL: z.url().default('postgres://localhost:5432/entity_records'),
+  /** The Temporal frontend (host:port); unset, `npm start` runs its own dev server on TEMPORAL_PORT. */
   TEMPORAL_ADDRESS: z.string().optional(),
+  /** The Temporal namespace of every workflow. */
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** The workers' task queue; the interactive and export lanes are `<queue>-interactive` and `<queue>-export`. */
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
   /** The Temporal dev server `npm start` runs, and the default TEMPORAL_ADDRESS. */
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  /** The Web UI port of the dev server `npm start` runs. */
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
-  // TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key.
+  /** TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key. */
   TEMPORAL_TLS: booleanFromEnv.default(false),
+  /** The CA that signed Temporal's certificate (PEM), when not a public one. */
   TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  /** A client certificate (PEM) for mutual TLS to Temporal; goes with TEMPORAL_TLS_KEY_FILE. */
   TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  /** The client certificate's key (PEM). */
   TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** The name Temporal's certificate is checked against, when not the address's host. */
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
-  // OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318.
+  /** OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  // An API key for Temporal Cloud, or a file holding one (a mounted secret).
+  /** An API key for Temporal Cloud (implies TLS). */
   TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /** A file holding that API key (a mounted secret). */
   TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
+  /** Where the embedded Temporal's SQLite file, logs and generated secrets live. */
   DATA_DIR: z.string().min(1).default('.data'),
+  /** pino's level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The secret of forceKeys (the API's test batches and the worker's applies); default: one generated in DATA_DIR. */
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   /** Where export files are written (worker) and served from (API); default DATA_DIR/exports. */
   EXPORT_DIR: z.string().min(1).optional(),
-  // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
+  /** How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore. */
   RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
   /**
    * A batch is small (the interactive lane) when it has at most this many
@@ -54,6 +70,7 @@ const everyProcess = {
    * is submitted. SMALL_BATCH_MAX_BYTES=0 sends every batch to the bulk lane.
    */
   SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
+  /** See SMALL_BATCH_MAX_CHANGES: the body size within which a batch is small. */
   SMALL_BATCH_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -63,6 +80,7 @@ const everyProcess = {
 
 /** The API processes. */
 const api = {
+  /** The API's port. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /**
    * API processes on PORT (node:cluster): one per core by default. 1 runs the
@@ -108,9 +126,13 @@ const api = {
    * each in slices, and holds a libxml2 heap of its own (recycled past 256 MiB).
    */
   VALIDATION_THREADS: z.coerce.number().int().positive().max(64).default(1),
+  /** Largest test batch (422 TooManyChanges above). */
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
+  /** Above this many changed records, /updates/from answers the summary only. */
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
+  /** Largest page of the change feed (v2 and v1). */
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
+  /** Largest page of a search (v2 and v1). */
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
@@ -133,6 +155,7 @@ const api = {
   FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
   /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
   FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /** Most identifiers in one export request. */
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   /** Exports one principal has ACCEPTED or RUNNING at once, counted across every API process; beyond, a start is answered 429 with Retry-After. 0: no limit. */
   EXPORTS_RUNNING_PER_PRINCIPAL: z.coerce.number().int().min(0).default(2),
@@ -184,11 +207,15 @@ const api = {
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
   /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
   METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
+  /** `true` opens every route to anyone (local experiments only; warned at start). */
   AUTH_DISABLED: booleanFromEnv.default(false),
+  /** Bearer tokens: a JSON list of {"token" or "tokenSha256", "name", "permissions"} (read, write, force, export, admin). */
   AUTH_TOKENS: z.string().optional(),
+  /** A file holding the AUTH_TOKENS list (a mounted secret); set one of the two. */
   AUTH_TOKENS_FILE: z.string().optional(),
   /** HMAC API keys as the registry's client signs (NDA-HMAC-SHA256): a JSON list, or a file holding one. */
   API_KEYS: z.string().optional(),
+  /** A file holding the API_KEYS list (a mounted secret); set one of the two. */
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
@@ -228,6 +255,7 @@ const api = {
   PROXY_PROTOCOL: booleanFromEnv.default(false),
   /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
+  /** The window of AUTH_FAILURE_LIMIT. */
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
   TRUST_PROXY: booleanFromEnv.default(false),
@@ -263,9 +291,11 @@ const api = {
     ),
   /** Batch submissions (batches and test batches, v1 and v2) per principal per window; 0 turns the limit off. Exports never spend it. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
+  /** The window of SUBMISSION_RATE_LIMIT. */
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Export requests (v2 export starts, synchronous v1 snapshots and revisions) per principal per window, a budget apart from the batches'; 0 turns the limit off. */
   EXPORT_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  /** The window of EXPORT_RATE_LIMIT. */
   EXPORT_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Connections of each API process's main pool (short reads, uploads, job rows). */
   DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
@@ -287,6 +317,7 @@ const api = {
   LONG_READ_MAX_SECONDS: z.coerce.number().int().positive().default(1800),
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  /** The window of ANONYMOUS_READ_RATE_LIMIT. */
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /**
    * Who may open the record pages under /global (the links the registry's
@@ -316,6 +347,7 @@ const api = {
     .string()
     .regex(/^\S+@(\S+\.)+\S+$/, 'an e-mail address whose domain has a dot (the OAI-PMH schema asks for one)')
     .optional(),
+  /** The repositoryName of OAI-PMH Identify. */
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
@@ -371,6 +403,31 @@ const measuringAids = {
   /** One line of the worker's memory to stderr every this many milliseconds. */
   WORKER_MEMORY_LOG_MS: z.coerce.number().int().positive().optional(),
 };
+
+/** The settings every deployment sets (addresses, credentials, the public name, retention): README lists these. */
+export const DEPLOYMENT_SETTINGS: readonly string[] = [
+  'DATABASE_URL',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'HOST',
+  'PORT',
+  'PUBLIC_HOST',
+  'TRUSTED_PROXIES',
+  'AUTH_TOKENS_FILE',
+  'API_KEYS_FILE',
+  'FORCE_KEY_SECRET',
+  'DATA_DIR',
+  'EXPORT_DIR',
+  'RECORD_PAGES',
+  'OAI_PMH',
+  'OAI_REPOSITORY_ID',
+  'EXPORT_RETENTION_HOURS',
+  'BATCH_BODY_RETENTION_DAYS',
+  'LOG_LEVEL',
+];
+
+/** Every group of settings, for the generated reference (tools/settings-reference.ts). */
+export const SETTING_GROUPS = { everyProcess, api, worker, measuringAids };
 
 const configSchema = z.object({ ...everyProcess, ...api, ...worker, ...measuringAids });
 
