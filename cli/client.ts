@@ -68,6 +68,10 @@ interface Problem {
   errors?: Array<{ message: string; line?: number; column?: number; path?: string }>;
 }
 
+/** How the CLI is given credentials, which the server's advice (an HTTP header) cannot name. */
+const NO_CREDENTIALS_HINT =
+  'no token was given to the CLI: set ENTITY_RECORDS_TOKEN (export ENTITY_RECORDS_TOKEN=<token>) or pass --token <token>, or sign with an API key (--key-id and --key-secret)';
+
 /**
  * The answer's problem+json as one message: status, code, detail and each
  * listed error on its own line; a request sent without credentials adds how
@@ -100,9 +104,6 @@ async function problemError(
   const failed = problem.code !== undefined && failures.includes(problem.code);
   return new CliError(failed ? EXIT.failed : EXIT.refused, lines.join('\n'));
 }
-
-export const NO_CREDENTIALS_HINT =
-  'no token was given to the CLI: set ENTITY_RECORDS_TOKEN (export ENTITY_RECORDS_TOKEN=<token>) or pass --token <token>, or sign with an API key (--key-id and --key-secret)';
 
 /**
  * What to check when nothing answers: a service started on another port (or

@@ -100,7 +100,9 @@ describe('a record page (public)', () => {
     expect(rev).not.toBe(metadataRev);
     expect(body).toContain(`<dt>Revision</dt><dd class="id">${rev}</dd>`);
     expect(body).toContain(`<dt>Metadata revision</dt><dd class="id">${metadataRev}</dd>`);
-    expect(body).toContain(`<dt>Previous revision</dt><dd class="id"><a href="/global/${data.karel.entityId}/revision/${prevRev}">${prevRev}</a></dd>`);
+    expect(body).toContain(
+      `<dt>Previous revision</dt><dd class="id"><a href="/global/${data.karel.entityId}/revision/${prevRev}">${prevRev}</a></dd>`,
+    );
     // The history shows the same kind of id: the newest entry is this rev, the one before it the previous.
     const history = /<ol class="history">[\s\S]*?<\/ol>/.exec(body)![0];
     const shown = [...history.matchAll(/(?<!metadata )revision <span class="id">([^<]+)<\/span>/g)].map((match) => match[1]);
