@@ -56,11 +56,11 @@ export type CredentialCheck = { ok: true; principal: Principal; signature?: Requ
 export function credentialChecker(tokens: TokenRegistry | 'disabled', config: AuthConfig): (request: CredentialRequest) => CredentialCheck {
   const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
   const tokenFile = generatedTokenFile(config);
-  // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
+  // Where a local user finds the token, which no output ever shows (api/auth/tokens.ts); /docs says the same (api/docs/token-note.ts).
   const tokenHint =
     tokenFile === undefined
       ? ''
-      : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
+      : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, created at its first start and never printed`;
   return (request) => {
     if (tokens === 'disabled') return { ok: true, principal: OPEN_PRINCIPAL };
     const header = request.authorization;

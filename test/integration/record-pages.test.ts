@@ -92,6 +92,23 @@ describe('a record page (public)', () => {
     expect(body).toContain(`<link rel="canonical" href="/global/${data.karel.entityId}">`);
   });
 
+  it('names its revision by the rev the API answers, the metadata revision as such, and lists its history by rev', async () => {
+    const { body } = await page(pub, `/global/${data.karel.entityId}`);
+    const xml = await (await pub.api(`/api/v2/entities/${data.karel.entityId}`)).text();
+    const element = (name: string) => new RegExp(`<(?:\\w+:)?${name}>([^<]+)<`).exec(xml)![1]!;
+    const [rev, metadataRev, prevRev] = [element('rev'), element('metadataRev'), element('prevRev')];
+    expect(rev).not.toBe(metadataRev);
+    expect(body).toContain(`<dt>Revision</dt><dd class="id">${rev}</dd>`);
+    expect(body).toContain(`<dt>Metadata revision</dt><dd class="id">${metadataRev}</dd>`);
+    expect(body).toContain(
+      `<dt>Previous revision</dt><dd class="id"><a href="/global/${data.karel.entityId}/revision/${prevRev}">${prevRev}</a></dd>`,
+    );
+    // The history shows the same kind of id: the newest entry is this rev, the one before it the previous.
+    const history = /<ol class="history">[\s\S]*?<\/ol>/.exec(body)![0];
+    const shown = [...history.matchAll(/(?<!metadata )revision <span class="id">([^<]+)<\/span>/g)].map((match) => match[1]);
+    expect(shown).toEqual([rev, prevRev]);
+  });
+
   it('shows the same record by its UUID, in either case', async () => {
     for (const id of [data.karel.entityUuid, data.karel.entityUuid.toUpperCase()]) {
       const { response, body } = await page(pub, `/global/${id}`);
