@@ -342,7 +342,7 @@ const api = {
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z][A-Za-z0-9-]*)*$/, 'a host-like name: letters, digits, hyphens, dots')
     .optional(),
-  /** Identify's adminEmail; default admin@ the repository identifier (admin@localhost.localdomain for a name without a dot). */
+  /** Identify's adminEmail; default admin@ the repository identifier, or admin@localhost.localdomain for an identifier without a dot (the OAI-PMH schema asks for a dot in the domain). */
   OAI_ADMIN_EMAIL: z
     .string()
     .regex(/^\S+@(\S+\.)+\S+$/, 'an e-mail address whose domain has a dot (the OAI-PMH schema asks for one)')
