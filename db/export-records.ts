@@ -72,7 +72,11 @@ interface RevisionRow {
 }
 
 export function exportRecordsOver(pool: pg.Pool): ExportRecords {
-  async function* currentRecords(refs: readonly EntityRef[], rowsPerRead?: number, onSnapshot?: SnapshotListener): AsyncGenerator<string[]> {
+  async function* currentRecords(
+    refs: readonly EntityRef[],
+    rowsPerRead?: number,
+    onSnapshot?: SnapshotListener,
+  ): AsyncGenerator<string[]> {
     const { ids, uuids } = splitRefs(refs);
     const inSnapshot = onSnapshot && ((client: pg.PoolClient) => readLastCommitted(client, onSnapshot));
     const pages =

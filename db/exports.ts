@@ -12,7 +12,7 @@ import { claimSignedRequest, type SignedRequest } from './replay-guard.ts';
 import { asRow, type Columns } from './rows.ts';
 import { inTransaction, type Queryable } from './sql.ts';
 
-export type { ExportFormat, ExportFormatContext, ExportKind, ExportStatus } from './entities/export-request.ts';
+export type { ExportFormatContext, ExportKind, ExportStatus } from './entities/export-request.ts';
 
 /** A stored export request, its requested ids included: the entity's columns as plain data. */
 export type ExportRow = Columns<ExportRequest>;

@@ -11,7 +11,7 @@ import { pageIri } from './sections.ts';
 
 type MaintenanceStatus = 'new' | 'revised' | 'deleted' | 'deletedReplaced';
 
-export function maintenanceStatus(record: Pick<EntityRecord, 'state' | 'revision'>): MaintenanceStatus {
+function maintenanceStatus(record: Pick<EntityRecord, 'state' | 'revision'>): MaintenanceStatus {
   if (record.state === 'ERS_INVALID') return 'deleted';
   if (record.state === 'ERS_REPLACED') return 'deletedReplaced';
   return record.revision.prevRev === undefined ? 'new' : 'revised';

@@ -74,7 +74,11 @@ export function collectSections(parts: readonly Part[], preferredPart: Part | un
       return;
     }
     const text = valueText(item);
-    if (nonBlank(text)) localDescriptions.open('localDescription', [['localType', localType]]).leaf('term', text).close('localDescription');
+    if (nonBlank(text))
+      localDescriptions
+        .open('localDescription', [['localType', localType]])
+        .leaf('term', text)
+        .close('localDescription');
   };
 
   const relation = (item: ItemOf<'entityRef'>, date: UnitDate | undefined) => {
@@ -108,7 +112,11 @@ export function collectSections(parts: readonly Part[], preferredPart: Part | un
           break;
         case 'link':
           if (part.type === 'PT_IDENT') identityIds.leaf('identityId', item.url, [['localType', item.type]]);
-          else sources.open('source', [['href', item.url]]).leaf('reference', nonBlank(item.name) ? item.name : item.url).close('source');
+          else
+            sources
+              .open('source', [['href', item.url]])
+              .leaf('reference', nonBlank(item.name) ? item.name : item.url)
+              .close('source');
           break;
         case 'unitDate':
           if (item !== partDate || part.type === 'PT_BODY' || part.type === 'PT_IDENT') localDescription(part.type, item);
@@ -118,9 +126,14 @@ export function collectSections(parts: readonly Part[], preferredPart: Part | un
         case 'string':
           if (!nonBlank(item.value)) break;
           if (part.type === 'PT_IDENT') identityIds.leaf('identityId', item.value, [['localType', item.type]]);
-          else if (part.type === 'PT_BODY' && item.type === BRIEF_DESCRIPTION && sections.abstract === undefined) sections.abstract = item.value;
+          else if (part.type === 'PT_BODY' && item.type === BRIEF_DESCRIPTION && sections.abstract === undefined)
+            sections.abstract = item.value;
           else if (part.type === 'PT_EVENT' && partDate !== undefined) eventText += eventText === '' ? item.value : `; ${item.value}`;
-          else if (part.type === 'PT_BODY' || part.type === 'PT_EVENT') paragraphs.open('p').leaf('span', item.value, [['localType', item.type]]).close('p');
+          else if (part.type === 'PT_BODY' || part.type === 'PT_EVENT')
+            paragraphs
+              .open('p')
+              .leaf('span', item.value, [['localType', item.type]])
+              .close('p');
           else localDescription(part.type, item);
           break;
         case 'int':

@@ -67,7 +67,11 @@ function writeIdentity(out: Markup, record: EntityRecord, sections: RecordSectio
   out.open('identity').empty('entityType', [['value', eacEntityType(record.entityType)]]);
   // EAC-CPF needs a name; a record without one is named by its number.
   if (sections.names !== '') out.append(sections.names);
-  else out.open('nameEntry', [['status', 'authorized']]).leaf('part', record.entityId, [['localType', 'entityId']]).close('nameEntry');
+  else
+    out
+      .open('nameEntry', [['status', 'authorized']])
+      .leaf('part', record.entityId, [['localType', 'entityId']])
+      .close('nameEntry');
   out
     .open('otherEntityTypes')
     .open('otherEntityType')

@@ -67,7 +67,12 @@ export async function writeExportFile(
   };
   let written: Omit<ExportFileSummary, 'upToTransId'>;
   if (job.kind === 'revisions')
-    written = await writeRevisionsDocument(records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead, onSnapshot), store, job, options);
+    written = await writeRevisionsDocument(
+      records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead, onSnapshot),
+      store,
+      job,
+      options,
+    );
   else if (job.format === 'eac-cpf') {
     const pages = records.currentRecordPages(refs, rowsPerRead, onSnapshot);
     written = await writeDocument(eacCpfSnapshotDocument(job), pages, store, job, options);

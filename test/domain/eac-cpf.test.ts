@@ -4,7 +4,7 @@
 // examples and fixtures hold; and the mapping says what docs/overview.md says.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { eacCpfCollection, eacCpfDocumentWriter } from '../../domain/eac-cpf/writer.ts';
+import { EAC_CPF, eacCpfCollection, eacCpfDocumentWriter, eacCpfWriter } from '../../domain/eac-cpf/writer.ts';
 import { eacEntityType } from '../../domain/eac-cpf/entity-type.ts';
 import type { EntityRecord, EntityState, Part } from '../../domain/model.ts';
 import { BATCH_V2_COMMANDS } from '../fixtures/xml/batch-commands.ts';
@@ -95,7 +95,8 @@ async function exampleParts(): Promise<Array<{ name: string; entityType: string;
   for (const file of readdirSync(folder).sort()) {
     const { commands } = await readAll(oneChunk(readFileSync(new URL(file, folder), 'utf8')));
     for (const command of commands) {
-      if (command.kind === 'create') found.push({ name: `${file} ${command.localId}`, entityType: command.entityType, parts: command.parts });
+      if (command.kind === 'create')
+        found.push({ name: `${file} ${command.localId}`, entityType: command.entityType, parts: command.parts });
       else {
         const parts = command.changes.flatMap((change) => (change.op === 'newPart' ? [change.part] : []));
         if (parts.length > 0) found.push({ name: `${file} update`, entityType: 'PERSON', parts });
@@ -115,7 +116,8 @@ async function everyRecord(): Promise<Array<[string, EntityRecord]>> {
   for (const [index, command] of BATCH_V2_COMMANDS.entries()) {
     if (command.kind === 'create') records.push([`fixture ${command.localId}`, recordOf(60 + index, command.entityType, command.parts)]);
   }
-  for (const [index, example] of (await exampleParts()).entries()) records.push([example.name, recordOf(80 + index, example.entityType, example.parts)]);
+  for (const [index, example] of (await exampleParts()).entries())
+    records.push([example.name, recordOf(80 + index, example.entityType, example.parts)]);
   const first = sampleRecord(6);
   records.push([
     'first revision, no user, no participants, no parts',
@@ -132,6 +134,13 @@ describe.skipIf(!EAC_CPF_SCHEMA_PRESENT)('EAC-CPF 2.0 documents validate against
       const xml = document(record);
       expect({ name, errors: await eacCpfSchemaErrors(xml) }).toEqual({ name, errors: [] });
     }
+  });
+
+  it("a record's element alone (OAI-PMH metadata) is a valid document, naming its namespace and schema", async () => {
+    const element = eacCpfWriter({ origin: ORIGIN, agencyName: 'Registry' })(sampleRecord(9));
+    expect(element.startsWith(`<eac xmlns="${EAC_CPF.namespace}"`)).toBe(true);
+    expect(element).toContain(`xsi:schemaLocation="${EAC_CPF.namespace} ${EAC_CPF.schema}"`);
+    expect(await eacCpfSchemaErrors(element)).toEqual([]);
   });
 
   it('each record of a collection (the export file) is a valid document', async () => {
@@ -185,11 +194,15 @@ describe('the EAC-CPF mapping', () => {
 
   it('writes references as relations to their record pages, dates of existence, events and sources', () => {
     const xml = document(recordOf(2, 'PERSON', EVERY_PART));
-    expect(xml).toContain(`<targetEntity targetType="agent" valueURI="${ORIGIN}/global/11"><part localType="entityId">11</part></targetEntity>`);
+    expect(xml).toContain(
+      `<targetEntity targetType="agent" valueURI="${ORIGIN}/global/11"><part localType="entityId">11</part></targetEntity>`,
+    );
     expect(xml).toContain('<relationType localType="REL_ENTITY">RT_FATHER</relationType>');
     expect(xml).toContain('<fromDate localType="CRE_DATE" notAfter="1316-05-14T23:59:59" standardDate="1316-05-14T00:00:00">');
     expect(xml).toContain('<toDate localType="EXT_DATE" certainty="approximate" standardDate="1378-11-29T00:00:00">');
-    expect(xml).toContain(`<place localType="PT_CRE"><placeName valueURI="${ORIGIN}/global/9">9</placeName><placeRole>CRE_PLACE</placeRole></place>`);
+    expect(xml).toContain(
+      `<place localType="PT_CRE"><placeName valueURI="${ORIGIN}/global/9">9</placeName><placeRole>CRE_PLACE</placeRole></place>`,
+    );
     expect(xml).toContain('<event>korunovace; v Římě</event>');
     expect(xml).toContain('<source href="https://example.org/korunovace"><reference>https://example.org/korunovace</reference></source>');
     expect(xml).toContain('<identityId localType="ID_ISNI">0000 0001 2138 4321</identityId>');

@@ -53,7 +53,11 @@ function everyPart(marker: string, target: number): Part[] {
         { kind: 'entityRef', type: 'CRE_PLACE', target: stored },
       ],
     },
-    { partUuid: randomUUID(), type: 'PT_EXT', items: [{ kind: 'unitDate', type: 'EXT_DATE', from: '1938-12-25T00:00:00', to: '1938-12-25T00:00:00' }] },
+    {
+      partUuid: randomUUID(),
+      type: 'PT_EXT',
+      items: [{ kind: 'unitDate', type: 'EXT_DATE', from: '1938-12-25T00:00:00', to: '1938-12-25T00:00:00' }],
+    },
     {
       partUuid: randomUUID(),
       type: 'PT_EVENT',
@@ -88,14 +92,19 @@ async function seed(harness: Harness): Promise<Seeded> {
     ]),
   );
   const ids = new Map([...first.revisions].map(([localId, revision]) => [localId, revision.entityId]));
-  const second = await applyBatch(harness, batchXml([create('karel', '', { entityType: 'PERSON', parts: everyPart(marker, ids.get('club')!) })]));
+  const second = await applyBatch(
+    harness,
+    batchXml([create('karel', '', { entityType: 'PERSON', parts: everyPart(marker, ids.get('club')!) })]),
+  );
   ids.set('karel', second.revisions.get('karel')!.entityId);
   const old = first.revisions.get('old')!;
   const wrong = first.revisions.get('wrong')!;
   await applyBatch(
     harness,
     batchXml([
-      update('old', old.entityId, old.rev, [{ op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: ids.get('karel')! } } }]),
+      update('old', old.entityId, old.rev, [
+        { op: 'setState', state: 'ERS_REPLACED', replacement: { kind: 'stored', ref: { entityId: ids.get('karel')! } } },
+      ]),
       update('wrong', wrong.entityId, wrong.rev, [{ op: 'setState', state: 'ERS_INVALID' }]),
     ]),
   );
@@ -132,7 +141,9 @@ describe('EAC-CPF 2.0 served', () => {
 
   it('writes types, states and relations as the mapping says, relations to the record pages of this origin', async () => {
     const eac = async (localId: string) =>
-      (await harness.api(`/api/v2/entities/${data.ids.get(localId)}`, { as: 'read', headers: { accept: `${EAC}, application/xml;q=0.5` } })).text();
+      (
+        await harness.api(`/api/v2/entities/${data.ids.get(localId)}`, { as: 'read', headers: { accept: `${EAC}, application/xml;q=0.5` } })
+      ).text();
     const karel = await eac('karel');
     expect(karel).toContain('<entityType value="person"/>');
     expect(karel).toContain(`<targetEntity targetType="agent" valueURI="${harness.baseUrl}/global/${data.ids.get('club')}">`);
