@@ -14,9 +14,9 @@ export interface ExportRecords {
   /**
    * The current form of the named records that exist (every record when
    * `refs` is empty), in entityId order, each once; refs that name nothing
-   * are skipped.
+   * are skipped. With `onSnapshot`, told the read's snapshot point first.
    */
-  currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]>;
+  currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number, onSnapshot?: SnapshotListener): AsyncGenerator<EntityRecord[]>;
   /**
    * The same records as the snapshot export writes them, as UTF-8 bytes
    * through one binary COPY: each record's element of an entities document
@@ -72,23 +72,29 @@ interface RevisionRow {
 }
 
 export function exportRecordsOver(pool: pg.Pool): ExportRecords {
-  async function* currentRecords(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]> {
+  async function* currentRecords(
+    refs: readonly EntityRef[],
+    rowsPerRead?: number,
+    onSnapshot?: SnapshotListener,
+  ): AsyncGenerator<string[]> {
     const { ids, uuids } = splitRefs(refs);
+    const inSnapshot = onSnapshot && ((client: pg.PoolClient) => readLastCommitted(client, onSnapshot));
     const pages =
       refs.length === 0
-        ? streamPages<{ record: string }>(pool, 'select record::text as record from entity order by id', [], rowsPerRead)
+        ? streamPages<{ record: string }>(pool, 'select record::text as record from entity order by id', [], rowsPerRead, inSnapshot)
         : streamPages<{ record: string }>(
             pool,
             'select record::text as record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
             [ids, uuids],
             rowsPerRead,
+            inSnapshot,
           );
     for await (const rows of pages) yield rows.map((row) => row.record);
   }
 
   return {
-    async *currentRecordPages(refs, rowsPerRead) {
-      for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
+    async *currentRecordPages(refs, rowsPerRead, onSnapshot) {
+      for await (const texts of currentRecords(refs, rowsPerRead, onSnapshot)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
 
     currentSnapshotBytes(refs, onSnapshot) {

@@ -78,6 +78,7 @@ function facts(view: RecordView): Html {
   <dt>Metadata revision</dt><dd class="id">${info.metadataRev}</dd>
   ${info.prevRev && html`<dt>Previous revision</dt><dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`}
   <dt>In the API (XML)</dt><dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
+  ${!revision && html`<dt>EAC-CPF 2.0</dt><dd class="id"><a href="${recordPath({ entityId: record.entityId })}/eac-cpf" type="application/eac-cpf+xml">${recordPath({ entityId: record.entityId })}/eac-cpf</a></dd>`}
 </dl>
 </section>`;
 }

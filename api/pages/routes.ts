@@ -7,6 +7,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { entityTypesInUse, searchByName, type SearchLimits } from '../../services/search/index.ts';
 import { readFormBody } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
+import { answerEacCpf } from '../reads/eac-cpf.ts';
 import { hasPermission } from '../middleware/auth.ts';
 import { admitReader, limitAnonymous, SignInNeeded, viewerOf, type Viewer } from './access.ts';
 import { historyMain } from './history-view.ts';
@@ -137,6 +138,13 @@ export function recordPagesRouter(deps: AppDeps): Router {
       viewer: ctx.state.viewer,
       canonical: recordPath({ entityId: record.entityId }),
     });
+  });
+
+  // The record in EAC-CPF 2.0, as the API answers it to an Accept that asks for it: the link on the record's page.
+  router.get('/global/:id/eac-cpf', frame, reader, async (ctx) => {
+    const record = await findCurrentRecord(deps.db.records, recordRefParam(ctx.params.id));
+    if (record === undefined) throw recordNotFound(ctx.params.id!);
+    answerEacCpf(ctx, deps, record);
   });
 
   router.get('/global/:id/revisions', frame, reader, async (ctx) => {

@@ -18,8 +18,8 @@ import { ENTITY_ID_PARAMETER } from './entities.ts';
 
 // GET of a current record, the service's hottest request, answered without
 // Koa when nothing about it needs Koa: a GET of /api/v1|v2/entities/{id}
-// with neither query nor Origin (no CORS) nor, for v1, an Accept to
-// negotiate, whose credentials hold the read permission and whose record
+// with neither query nor Origin (no CORS) nor an Accept to negotiate (v1's
+// text/xml or application/xml, v2's EAC-CPF: api/reads/eac-cpf.ts), whose credentials hold the read permission and whose record
 // exists. It answers exactly as the Koa chain does (the same headers in the
 // same order, ETag and 304, the request line at debug, the duration metric
 // and, with tracing on, the server span under the route's pattern;
@@ -53,6 +53,8 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
   const labels = { v1: labelsOf('v1'), v2: labelsOf('v2') };
   // As Koa's ctx.type writes them (mime-types adds a charset to text/* only).
   const types = { v1: 'text/xml; charset=utf-8', v2: 'application/xml' };
+  // v2's answer depends on Accept (api/reads/eac-cpf.ts), so its route adds Accept to CORS's Vary.
+  const vary = { v1: 'Origin', v2: 'Origin, Accept' };
 
   return function directEntityGet(request, response) {
     // Never HTTP/2 here: the API serves HTTP/1.1 (api/serve.ts).
@@ -62,8 +64,7 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
     if (match === null) return koa(req, res);
     const { headers } = req;
     const version = match[1] as XmlVersion;
-    if (headers.origin !== undefined || (version === 'v1' && headers.accept !== undefined && headers.accept !== '*/*'))
-      return koa(req, res);
+    if (headers.origin !== undefined || (headers.accept !== undefined && headers.accept !== '*/*')) return koa(req, res);
     const ref = parseEntityRef(match[2]);
     if (ref === undefined) return koa(req, res);
     const path = match[0];
@@ -122,13 +123,13 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
         }
         // The headers as the Koa chain sets them, in its order: request id, CORS's Vary, the route's, Koa's.
         if (body === undefined) {
-          res.writeHead(304, { 'X-Request-Id': requestId, Vary: 'Origin', 'Cache-Control': 'no-cache', ETag: etag });
+          res.writeHead(304, { 'X-Request-Id': requestId, Vary: vary[version], 'Cache-Control': 'no-cache', ETag: etag });
           res.end();
         } else {
           // Either form's length is its length in bytes.
           res.writeHead(200, {
             'X-Request-Id': requestId,
-            Vary: 'Origin',
+            Vary: vary[version],
             'Cache-Control': 'no-cache',
             ETag: etag,
             'Content-Type': types[version],

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import type { ExportKind } from '../../db/exports.ts';
+import type { ExportFormatContext, ExportKind } from '../../db/exports.ts';
 import type { SignedRequest } from '../../db/replay-guard.ts';
 import { WORKFLOW_TYPES } from '../../temporal/names.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
@@ -12,6 +12,8 @@ import type { RequestedId } from './ids.ts';
 
 export interface ExportStart {
   kind: ExportKind;
+  /** v2 when absent; EAC-CPF for snapshots only, with what its records say of the registry. */
+  format?: { name: 'eac-cpf'; context: ExportFormatContext };
   /** Empty: every record. */
   requestedIds: RequestedId[];
   /** Revisions exports only. */
@@ -27,10 +29,15 @@ const RETRY_RUNNING_SECONDS = 30;
 /** Retry-After of a start refused for the disk budget: files go at the expiry schedule's pace. */
 const RETRY_DISK_SECONDS = 300;
 
-/** What makes two export requests identical: kind, the transaction a revisions export starts after, and the ids as given. */
-function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, requestedIds: readonly RequestedId[]): string {
+/** What makes two export requests identical: kind, the transaction a revisions export starts after, the ids as given, and a format other than v2. */
+function exportRequestKey(
+  kind: ExportKind,
+  fromSeq: string | undefined,
+  requestedIds: readonly RequestedId[],
+  format: ExportStart['format'],
+): string {
   return createHash('sha256')
-    .update(JSON.stringify([kind, fromSeq ?? null, requestedIds]))
+    .update(JSON.stringify([kind, fromSeq ?? null, requestedIds, ...(format === undefined ? [] : [format])]))
     .digest('hex');
 }
 
@@ -48,6 +55,8 @@ function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, request
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   let fromSeq: string | undefined;
+  if (start.kind === 'revisions' && start.format !== undefined)
+    throw new ServiceError('BadRequest', `a revisions export is written in v2 XML only; format=${start.format.name} is for snapshots`);
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
     fromSeq = (await requireTransaction(deps.db.feed, start.fromTransId)).commitSeq;
@@ -61,12 +70,14 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES,
     diskBytesPerPrincipal: config.EXPORT_DISK_BYTES_PER_PRINCIPAL,
   };
-  const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds);
+  const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds, start.format);
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
   const admission = await deps.db.exports.create(
     {
       id,
       kind: start.kind,
+      format: start.format?.name,
+      formatContext: start.format?.context,
       requestedIds: start.requestedIds,
       requestKey,
       fromSeq,
@@ -114,6 +125,7 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
       memo: {
         submitter: start.principal,
         kind: start.kind,
+        ...(start.format ? { format: start.format.name } : {}),
         requestedIds: start.requestedIds.length,
         ...(start.fromTransId ? { fromTransId: start.fromTransId } : {}),
       },

@@ -14,7 +14,7 @@ import { limitExportRequests } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { readJsonBodyWithDigest } from '../../body.ts';
-import { exportPathSchema, parseRequestedIds, revisionsQuerySchema } from './schema.ts';
+import { exportPathSchema, parseRequestedIds, revisionsQuerySchema, snapshotsQuerySchema } from './schema.ts';
 
 /** Room for the longest list: a quoted UUID and a comma per identifier, with whitespace to spare. */
 const BYTES_PER_ID = 64;
@@ -37,7 +37,18 @@ export function exportsRouter(deps: AppDeps): Router {
   };
 
   router.post('/snapshots', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
-    const { id } = await startExport(deps, { kind: 'snapshot', ...(await readStart(ctx)), principal: ctx.state.principal.name });
+    const { format } = parseQuery(ctx, snapshotsQuerySchema);
+    // EAC-CPF records link record pages under the origin the export is asked at, and name the registry (OAI_REPOSITORY_NAME).
+    const eacCpf = format === 'eac-cpf' && {
+      name: format,
+      context: { origin: `${ctx.protocol}://${ctx.host}`, agencyName: deps.config.OAI_REPOSITORY_NAME },
+    };
+    const { id } = await startExport(deps, {
+      kind: 'snapshot',
+      ...(eacCpf ? { format: eacCpf } : {}),
+      ...(await readStart(ctx)),
+      principal: ctx.state.principal.name,
+    });
     accepted(ctx, id);
   });
 
