@@ -15,12 +15,15 @@ import { logRequest, requestIdOf } from '../middleware/request-context.ts';
 import { endServerSpan, startServerSpan } from '../middleware/tracing.ts';
 import { parseEntityRef } from '../params.ts';
 import { ENTITY_ID_PARAMETER } from './entities.ts';
+import { EAC_CPF } from '../../domain/eac-cpf/writer.ts';
 
 // GET of a current record, the service's hottest request, answered without
 // Koa when nothing about it needs Koa: a GET of /api/v1|v2/entities/{id}
 // with neither query nor Origin (no CORS) nor an Accept to negotiate (v1's
-// text/xml or application/xml, v2's EAC-CPF: api/reads/eac-cpf.ts), whose credentials hold the read permission and whose record
-// exists. It answers exactly as the Koa chain does (the same headers in the
+// text/xml or application/xml; for v2 only one naming EAC-CPF,
+// api/reads/eac-cpf.ts, since the real client sends application/json and
+// v2 answers XML to every other Accept), whose credentials hold the read
+// permission and whose record exists. It answers exactly as the Koa chain does (the same headers in the
 // same order, ETag and 304, the request line at debug, the duration metric
 // and, with tracing on, the server span under the route's pattern;
 // test/integration/entity-get-direct.test.ts holds the two side by side);
@@ -34,6 +37,12 @@ const asForm = (record: EntityRecord | undefined): CurrentForm | undefined => (r
 
 /** What Koa gives a server to call (app.callback()). */
 type Handler = ReturnType<Koa['callback']>;
+
+/** Whether the Accept header leaves a choice to the route: any but `*∕*` for v1, one naming EAC-CPF for v2. */
+function asksToNegotiate(version: XmlVersion, accept: string | undefined): boolean {
+  if (accept === undefined || accept === '*/*') return false;
+  return version === 'v1' || accept.includes(EAC_CPF.mediaType);
+}
 
 /** Node gives header names in lower case. */
 const DATE_HEADER = NDA_DATE_HEADER.toLowerCase();
@@ -64,7 +73,7 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
     if (match === null) return koa(req, res);
     const { headers } = req;
     const version = match[1] as XmlVersion;
-    if (headers.origin !== undefined || (headers.accept !== undefined && headers.accept !== '*/*')) return koa(req, res);
+    if (headers.origin !== undefined || asksToNegotiate(version, headers.accept)) return koa(req, res);
     const ref = parseEntityRef(match[2]);
     if (ref === undefined) return koa(req, res);
     const path = match[0];
