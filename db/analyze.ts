@@ -19,7 +19,7 @@ export const BATCH_WRITTEN_TABLES = [
   'name_vocabulary',
 ] as const;
 
-export interface AnalyzeOutcome {
+interface AnalyzeOutcome {
   analyzed: string[];
   /** Tables another session was analyzing at that moment (its statistics are as new as ours would be). */
   skipped: string[];

@@ -13,6 +13,7 @@ import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { dropScratchDatabase, scratchDatabaseUrl } from '../support/scratch-database.ts';
 
 // Planner statistics after large writes: a batch of at least
 // ANALYZE_AFTER_RECORDS records is followed by ANALYZE of the tables it
@@ -73,9 +74,7 @@ describe('ANALYZE after large writes', () => {
   it('npm run db:restore analyzes every table it restored', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'analyze-restore-')), 'registry.dump');
     await backupDatabase(inject('databaseUrl'), file);
-    const url = new URL(inject('databaseUrl'));
-    url.pathname = `${url.pathname}_analyzed`;
-    const restoredUrl = url.toString();
+    const restoredUrl = scratchDatabaseUrl('analyzed');
     await run('npm', ['run', '--silent', 'db:restore', '--', file], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, DATABASE_URL: restoredUrl },
@@ -87,12 +86,7 @@ describe('ANALYZE after large writes', () => {
       for (const table of BATCH_WRITTEN_TABLES) expect(after[table], table).not.toBeNull();
     } finally {
       await restored.end();
-      const admin = new URL(withDatabaseUser(restoredUrl));
-      admin.pathname = '/postgres';
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
-      await client.end();
+      await dropScratchDatabase(restoredUrl);
     }
   });
 });

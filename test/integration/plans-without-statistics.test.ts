@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
@@ -8,6 +8,7 @@ import { serializeBatch } from '../../domain/xml/index.ts';
 import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { dropScratchDatabase, scratchDatabaseUrl } from '../support/scratch-database.ts';
 import { eventually } from '../support/poll.ts';
 import { captureQueries, planProblems, readStatement, type PlanProblem } from '../support/query-plans.ts';
 
@@ -29,9 +30,7 @@ const RECORDS = 3000;
 const BATCHES = 3;
 
 describe('hot reads on a database never analyzed', () => {
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `${url.pathname}_nostats`;
-  const databaseUrl = url.toString();
+  const databaseUrl = scratchDatabaseUrl('nostats');
   let harness: Harness;
   let entityIds: number[] = [];
   let lastTransaction = '';
@@ -94,12 +93,7 @@ describe('hot reads on a database never analyzed', () => {
 
   afterAll(async () => {
     await harness?.close();
-    const admin = new URL(withDatabaseUser(databaseUrl));
-    admin.pathname = '/postgres';
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
-    await client.end();
+    await dropScratchDatabase(databaseUrl);
   });
 
   it('the large tables hold the records and no statistics', async () => {
