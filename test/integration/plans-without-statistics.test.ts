@@ -21,7 +21,9 @@ import { captureQueries, planProblems, readStatement, type PlanProblem } from '.
 // and EXPLAINed with its parameters: no sequential scan of a large table, no
 // sort of one that a limit does not bound.
 //
-// Search (db/search) is left to its own tests.
+// TODO(search): the search pages and totals (POST /api/v2/search and /api/v1/search,
+// the real client's name searches) belong here too, as one more read of wholeReads;
+// left to the search's owners while its queries are being rebuilt.
 
 const LARGE_TABLES = ['entity', 'revision', 'transaction', 'search_value', 'name_word', 'entity_participant'] as const;
 // transaction holds a row per batch: a few here, and a table of one page is read whole whatever its indexes.
