@@ -157,14 +157,20 @@ describe('hot reads on a database never analyzed', () => {
     expect(found).toEqual([]);
   });
 
-  it('exports of every snapshot and of every revision since genesis', async () => {
+  it('exports of every snapshot and of every revision since genesis, and of a few records', async () => {
+    const few = JSON.stringify([entityIds[1], entityIds[entityIds.length - 2]]);
     const found = await wholeReads(async () => {
-      for (const kind of ['snapshots', 'revisions'] as const) {
+      for (const [kind, body] of [
+        ['snapshots', '[]'],
+        ['revisions', '[]'],
+        ['snapshots', few],
+        ['revisions', few],
+      ] as const) {
         const query = kind === 'revisions' ? `?fromTransId=${GENESIS_TRANSACTION_ID}` : '';
         const id = await ok(`/api/v2/export/${kind}${query}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: '[]',
+          body,
           as: 'export',
         });
         await eventually(async () => {
