@@ -71,6 +71,22 @@ describe('ANALYZE after large writes', () => {
     }
   });
 
+  it('a table another session is analyzing is skipped, not waited for', async () => {
+    // What a second worker's ANALYZE of entity holds while it runs.
+    const other = await harness.db.pool.connect();
+    try {
+      await other.query(`select pg_advisory_lock(hashtextextended('analyze:' || $1, 0))`, ['entity']);
+      const before = await analyzedNow();
+      await applyRecords(THRESHOLD);
+      const after = await analyzedNow();
+      expect(after.entity).toBe(before.entity);
+      expect(after.revision).not.toBe(before.revision);
+    } finally {
+      await other.query(`select pg_advisory_unlock_all()`);
+      other.release();
+    }
+  });
+
   it('npm run db:restore analyzes every table it restored', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'analyze-restore-')), 'registry.dump');
     await backupDatabase(inject('databaseUrl'), file);
