@@ -394,6 +394,12 @@ const worker = {
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
   /** How long a batch's stored body is kept after the batch ended; its result and revisions stay for good. */
   BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  /**
+   * A batch that wrote at least this many records is followed, after its
+   * commit, by ANALYZE of the tables it wrote (planner statistics for the
+   * reads; autovacuum may be late or off). 0: never.
+   */
+  ANALYZE_AFTER_RECORDS: z.coerce.number().int().min(0).default(10_000),
 };
 
 /** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */

@@ -47,7 +47,7 @@ const LISTS: readonly ListRun[] = [
   { name: 'ListIdentifiers', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc', targetRatio: 1 },
 ];
 
-interface HarvestTiming {
+export interface HarvestTiming {
   seconds: number;
   pageMs: number[];
   headers: number;
@@ -96,7 +96,7 @@ function readPage(agent: Agent, url: string, headers: Record<string, string>): P
 }
 
 /** One whole list, page by page through its tokens, as a harvester reads it; every page read to its end. */
-async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming> {
+export async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming> {
   const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const timing: HarvestTiming = { seconds: 0, pageMs: [], headers: 0, bytes: 0 };

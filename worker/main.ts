@@ -61,6 +61,7 @@ async function runForever(): Promise<void> {
         lanes: config.WORKER_LANES,
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
         bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
+        analyzeAfterRecords: config.ANALYZE_AFTER_RECORDS,
         activityInterceptors: [...(metrics ? [metrics.activityInterceptor] : []), ...(tracing ? [tracing.activityInterceptor] : [])],
         workflowSinks: tracing?.workflowSinks,
       });

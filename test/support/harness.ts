@@ -158,6 +158,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       log,
       forceKeySecret: config.forceKeySecret,
       afterWriteStep: options.afterWriteStep,
+      analyzeAfterRecords: config.ANALYZE_AFTER_RECORDS,
       exportDir: config.exportDir,
       exportRecordsPerStep: options.exportRecordsPerStep,
       afterExportStep: options.afterExportStep,
