@@ -37,6 +37,7 @@ type Handler = ReturnType<Koa['callback']>;
 
 /** Node gives header names in lower case. */
 const DATE_HEADER = NDA_DATE_HEADER.toLowerCase();
+// The lower-case spelling only: any other (the routers and the strict query check match paths in any case) goes to Koa.
 const PATH = /^\/api\/(v[12])\/entities\/([0-9A-Za-z-]{1,36})$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
