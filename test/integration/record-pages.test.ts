@@ -324,6 +324,20 @@ describe('RECORD_PAGES=signed-in', () => {
     expect(out.response.status).toBe(403);
   });
 
+  it('sends a person back to an address with characters beyond Latin-1 percent-encoded, not a 500', async () => {
+    const next = `/global?name=\u010capek\u20ac\u{1d11e}`;
+    const encoded = '/global?name=%C4%8Capek%E2%82%AC%F0%9D%84%9E';
+    const signedInResponse = await signIn(TEST_TOKENS.read, next);
+    expect(signedInResponse.response.status, signedInResponse.body).toBe(303);
+    expect(signedInResponse.response.headers.get('location')).toBe(encoded);
+    // Already signed in (here by a bearer token), the sign-in page sends the person on at once.
+    const onward = await page(signedIn, `/global/sign-in?next=${encodeURIComponent(next)}`, {
+      headers: { authorization: `Bearer ${TEST_TOKENS.read}` },
+    });
+    expect(onward.response.status, onward.body).toBe(303);
+    expect(onward.response.headers.get('location')).toBe(encoded);
+  });
+
   it('behind a proxy, takes the form from the PUBLIC_HOST origin and marks the cookie Secure when the form came over https', async () => {
     const post = (origin: string) =>
       page(signedInOther, '/global/sign-in', {
