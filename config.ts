@@ -229,9 +229,12 @@ const api = {
   /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
-  /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
+  /**
+   * Behind a reverse proxy that sets X-Forwarded-Host and -Proto: the host a client signed and the origin of a sign-in
+   * form are taken from them, only on connections from TRUSTED_PROXIES (api/forwarded.ts), which it needs.
+   */
   TRUST_PROXY: booleanFromEnv.default(false),
-  /** The host name clients call (and sign), whatever the request's Host header says. */
+  /** The host name clients call (and sign), whatever the request's Host header says; with its port, the sign-in form's origin is https://PUBLIC_HOST. */
   PUBLIC_HOST: z
     .string()
     .optional()
@@ -388,6 +391,8 @@ export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & {
   apiKeys: ApiKey[];
   oaiRepositoryId: string;
   oaiAdminEmail: string;
+  /** https://PUBLIC_HOST, its port kept: the public origin of the record pages' forms. */
+  publicOrigin: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -399,6 +404,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { API_KEYS, ...values } = parsed.data;
   if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
+  if (values.TRUST_PROXY && values.TRUSTED_PROXIES.length === 0) {
+    throw new ConfigError(
+      'invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer\'s are)',
+    );
   }
   if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {
     throw new ConfigError(
@@ -422,6 +432,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
     apiKeys,
     ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
+    // PUBLIC_HOST itself is the host name alone (what clients sign); its origin keeps the port it was given.
+    publicOrigin: values.PUBLIC_HOST === undefined ? undefined : new URL(`https://${env.PUBLIC_HOST}`).origin,
   };
 }
 
