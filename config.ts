@@ -182,7 +182,7 @@ const api = {
    * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
-  /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
+  /** The token GET /metrics needs (`Authorization: Bearer <METRICS_TOKEN>`, at least 32 characters); default: one generated in DATA_DIR. */
   METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   AUTH_DISABLED: booleanFromEnv.default(false),
   AUTH_TOKENS: z.string().optional(),
