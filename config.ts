@@ -407,7 +407,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (values.TRUST_PROXY && values.TRUSTED_PROXIES.length === 0) {
     throw new ConfigError(
-      'invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer\'s are)',
+      "invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer's are)",
     );
   }
   if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {

@@ -31,7 +31,11 @@ export function metricsRouter(registry: Pick<Registry, 'contentType' | 'metrics'
   router.get('/metrics', async (ctx) => {
     const presented = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
     if (presented === undefined || !timingSafeEqual(sha256(presented), expected)) {
-      const error = problem(401, 'Unauthorized', 'GET /metrics needs "Authorization: Bearer <metrics token>" (METRICS_TOKEN, or DATA_DIR/secrets/metrics-token)');
+      const error = problem(
+        401,
+        'Unauthorized',
+        'GET /metrics needs "Authorization: Bearer <metrics token>" (METRICS_TOKEN, or DATA_DIR/secrets/metrics-token)',
+      );
       error.headers = { 'WWW-Authenticate': 'Bearer realm="entity-records-metrics"' };
       throw error;
     }

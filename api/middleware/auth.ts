@@ -18,8 +18,7 @@ const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v
 const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
 
-type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'PUBLIC_HOST'> &
-  TokenSources;
+type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'PUBLIC_HOST'> & TokenSources;
 
 /** Why a request got no principal: the 401's `properties.reason` (stable) and its detail (for a person). */
 interface Refusal {

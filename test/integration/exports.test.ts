@@ -407,7 +407,13 @@ describe('v2 exports', () => {
   it('while Temporal does not answer, keeps a started export ACCEPTED (not FAILED), and the recovery sweep starts it', async () => {
     // No retry interceptor: its timers would outlive the connection this test closes.
     const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500, interceptors: [] }) });
-    const app = buildApp({ config: harness.config, db: harness.db, temporal: unreachable, log: createLogger('silent', 'test'), tokens: 'disabled' });
+    const app = buildApp({
+      config: harness.config,
+      db: harness.db,
+      temporal: unreachable,
+      log: createLogger('silent', 'test'),
+      tokens: 'disabled',
+    });
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     let id: string;
@@ -420,7 +426,9 @@ describe('v2 exports', () => {
       const text = await response.text();
       expect(response.status, text).toBe(200);
       id = text;
-      expect(await harness.sql('select status, error from export_request where id = $1', [id])).toEqual([{ status: 'ACCEPTED', error: null }]);
+      expect(await harness.sql('select status, error from export_request where id = $1', [id])).toEqual([
+        { status: 'ACCEPTED', error: null },
+      ]);
       // Its status: waiting, not failed.
       expect(await api.status(id)).toMatchObject({ status: 'ACCEPTED', state: 'PENDING' });
     } finally {

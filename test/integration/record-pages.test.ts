@@ -360,7 +360,13 @@ describe('RECORD_PAGES=signed-in', () => {
   });
 
   it('believes X-Forwarded-Host and -Proto (TRUST_PROXY) only from a peer in TRUSTED_PROXIES', async () => {
-    const proxyEnv = { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0', AUTH_TOKENS: TOKENS, FORCE_KEY_SECRET, TRUST_PROXY: 'true' };
+    const proxyEnv = {
+      RECORD_PAGES: 'signed-in',
+      ANONYMOUS_READ_RATE_LIMIT: '0',
+      AUTH_TOKENS: TOKENS,
+      FORCE_KEY_SECRET,
+      TRUST_PROXY: 'true',
+    };
     // The tests call from 127.0.0.1: a proxy there, and a proxy elsewhere.
     const behindProxy = await startHarness({ worker: false, env: { ...proxyEnv, TRUSTED_PROXIES: '127.0.0.1' } });
     const pastProxy = await startHarness({ worker: false, env: { ...proxyEnv, TRUSTED_PROXIES: '192.0.2.1' } });
