@@ -201,7 +201,8 @@ const api = {
   /**
    * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
    * the client: for the API keys' allow-lists and the limits kept per source
-   * address. Empty: the connection's address is the client's.
+   * address; with TRUST_PROXY, the only peers whose X-Forwarded-Host and
+   * -Proto count. Empty: the connection's address is the client's.
    */
   TRUSTED_PROXIES: z
     .string()
