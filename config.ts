@@ -205,7 +205,7 @@ const api = {
    * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
-  /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
+  /** The token GET /metrics needs (`Authorization: Bearer <METRICS_TOKEN>`, at least 32 characters); default: one generated in DATA_DIR. */
   METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   /** `true` opens every route to anyone (local experiments only; warned at start). */
   AUTH_DISABLED: booleanFromEnv.default(false),
@@ -228,7 +228,8 @@ const api = {
   /**
    * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
    * the client: for the API keys' allow-lists and the limits kept per source
-   * address. Empty: the connection's address is the client's.
+   * address; with TRUST_PROXY, the only peers whose X-Forwarded-Host and
+   * -Proto count. Empty: the connection's address is the client's.
    */
   TRUSTED_PROXIES: z
     .string()
@@ -257,9 +258,12 @@ const api = {
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
   /** The window of AUTH_FAILURE_LIMIT. */
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
-  /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
+  /**
+   * Behind a reverse proxy that sets X-Forwarded-Host and -Proto: the host a client signed and the origin of a sign-in
+   * form are taken from them, only on connections from TRUSTED_PROXIES (api/forwarded.ts), which it needs.
+   */
   TRUST_PROXY: booleanFromEnv.default(false),
-  /** The host name clients call (and sign), whatever the request's Host header says. */
+  /** The host name clients call (and sign), whatever the request's Host header says; with its port, the sign-in form's origin is https://PUBLIC_HOST. */
   PUBLIC_HOST: z
     .string()
     .optional()
@@ -429,6 +433,7 @@ export const DEPLOYMENT_SETTINGS: readonly string[] = [
   'OAI_REPOSITORY_ID',
   'EXPORT_RETENTION_HOURS',
   'BATCH_BODY_RETENTION_DAYS',
+  'METRICS_TOKEN',
   'LOG_LEVEL',
 ];
 
@@ -451,6 +456,8 @@ export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & {
   apiKeys: ApiKey[];
   oaiRepositoryId: string;
   oaiAdminEmail: string;
+  /** https://PUBLIC_HOST, its port kept: the public origin of the record pages' forms. */
+  publicOrigin: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -462,6 +469,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { API_KEYS, ...values } = parsed.data;
   if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
+  if (values.TRUST_PROXY && values.TRUSTED_PROXIES.length === 0) {
+    throw new ConfigError(
+      "invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer's are)",
+    );
   }
   if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {
     throw new ConfigError(
@@ -485,6 +497,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
     apiKeys,
     ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
+    // PUBLIC_HOST itself is the host name alone (what clients sign); its origin keeps the port it was given.
+    publicOrigin: values.PUBLIC_HOST === undefined ? undefined : new URL(`https://${env.PUBLIC_HOST}`).origin,
   };
 }
 

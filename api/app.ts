@@ -6,7 +6,7 @@ import { resolveClientAddresses } from './middleware/client-address.ts';
 import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
-import { metricsRouter } from './metrics.ts';
+import { metricsRouter, metricsToken } from './metrics.ts';
 import { recordPagesRouter } from './pages/routes.ts';
 import { authenticate } from './middleware/auth.ts';
 import { allowListedCors } from './middleware/cors.ts';
@@ -37,7 +37,7 @@ export function buildApp(deps: AppDeps): Koa {
   const routers = [
     entitiesRouter(deps, 'v2'),
     healthRouter(deps),
-    metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN),
+    metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, metricsToken(deps.config)),
     docsRouter(deps),
     recordPagesRouter(deps),
     batchesRouter(deps),

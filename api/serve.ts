@@ -10,6 +10,7 @@ import { checkConnectionBudget } from '../services/limits/connections.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
+import { generatedMetricsTokenFile, metricsToken } from './metrics.ts';
 import { clusterMetrics, onStopRequest } from './cluster.ts';
 import { startTracing } from '../metrics/tracing.ts';
 
@@ -42,6 +43,10 @@ export async function prepareApi(config: Config, log: Logger): Promise<void> {
   } finally {
     await connection.close();
   }
+  // Made once here, before the processes of a cluster read it.
+  metricsToken(config);
+  const metricsFile = generatedMetricsTokenFile(config);
+  if (metricsFile) log.info({ file: metricsFile }, 'GET /metrics answers a scraper sending the token in this file (or set METRICS_TOKEN)');
   if (config.AUTH_DISABLED) log.warn('AUTH_DISABLED=true: every request is treated as an admin; never do this outside local experiments');
   else loadTokens(config, (line) => process.stdout.write(`${line}\n`));
 }

@@ -71,6 +71,18 @@ export type ExportAdmission =
   | { refused: 'disk'; bytes: number }
   | { refused: 'share'; bytes: number };
 
+/** An export the recovery sweep looks at. */
+export interface StaleExport {
+  id: string;
+  status: 'ACCEPTED' | 'RUNNING';
+  kind: ExportKind;
+  format: ExportFormat;
+  requestedBy: string;
+  requestedCount: number;
+  fromTransId: string | null;
+  cursor: { at: string; id: string };
+}
+
 const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0, diskBytesPerPrincipal: 0 };
 
 const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
@@ -212,20 +224,21 @@ export class ExportRepository {
     return expired;
   }
 
-  /** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
-  async findStaleRunning(
-    olderThanSeconds: number,
-    limit: number,
-    after?: { at: string; id: string },
-  ): Promise<{ id: string; cursor: { at: string; id: string } }[]> {
-    const { rows } = await this.#pool.query<{ id: string; at: string }>(
-      `select id, created_at::text as at from export_request
+  /**
+   * Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them, or (ACCEPTED)
+   * never have been started. With what starting its workflow needs.
+   */
+  async findStaleRunning(olderThanSeconds: number, limit: number, after?: { at: string; id: string }): Promise<StaleExport[]> {
+    const { rows } = await this.#pool.query<Omit<StaleExport, 'cursor'> & { at: string }>(
+      `select id, status, kind, format, requested_by as "requestedBy", coalesce(requested_count, 0)::int as "requestedCount",
+              from_trans_id as "fromTransId", created_at::text as at
+         from export_request
         where status = any($3) and created_at < now() - make_interval(secs => $1)
           and ($4::timestamptz is null or (created_at, id) > ($4::timestamptz, $5::uuid))
         order by created_at, id limit $2`,
       [olderThanSeconds, limit, [...STILL_RUNNING], after?.at ?? null, after?.id ?? null],
     );
-    return rows.map(({ id, at }) => ({ id, cursor: { at, id } }));
+    return rows.map(({ at, ...row }) => ({ ...row, cursor: { at, id: row.id } }));
   }
 
   /**

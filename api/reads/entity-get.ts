@@ -8,6 +8,7 @@ import type { HttpLabel } from '../../metrics/api.ts';
 import { findCurrentDocument, findCurrentRecord, type CurrentForm } from '../../services/reads/entities.ts';
 import { NDA_DATE_HEADER } from '../auth/nda-hmac.ts';
 import { resolveClientAddress, trustedProxyList } from '../client-address.ts';
+import { forwardedHeader, forwardedTrust } from '../forwarded.ts';
 import { ifNoneMatchNames, recordEtag } from '../conditional.ts';
 import type { AppDeps } from '../deps.ts';
 import { credentialChecker, hasPermission } from '../middleware/auth.ts';
@@ -46,6 +47,7 @@ function asksToNegotiate(version: XmlVersion, accept: string | undefined): boole
 
 /** Node gives header names in lower case. */
 const DATE_HEADER = NDA_DATE_HEADER.toLowerCase();
+// The lower-case spelling only: any other (the routers and the strict query check match paths in any case) goes to Koa.
 const PATH = /^\/api\/(v[12])\/entities\/([0-9A-Za-z-]{1,36})$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
@@ -53,6 +55,7 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabel>, koa: Handler): Handler {
   const check = credentialChecker(deps.tokens, deps.config);
   const trustedProxies = trustedProxyList(deps.config);
+  const trust = forwardedTrust(deps.config);
   const { log, tracer } = deps;
   // The duration metric's labels, made once: this path answers 200 or 304 only.
   const labelsOf = (version: XmlVersion) => {
@@ -82,7 +85,7 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
       authorization: headers.authorization ?? '',
       date: (headers[DATE_HEADER] as string | undefined) ?? '',
       host: headers.host ?? '',
-      forwardedHost: (headers['x-forwarded-host'] as string | undefined) ?? '',
+      forwardedHost: forwardedHeader(req, 'host', trust),
       method: 'GET',
       rawPath: path,
       rawQuery: '',

@@ -19,6 +19,7 @@ import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_KEYS, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { elzaHeaders } from '../support/nda-signer.ts';
 import { eventually } from '../support/poll.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 interface Answer {
   status: number;
@@ -227,7 +228,7 @@ describe('GET of a current record without Koa', () => {
 
   it("counts its requests in the duration metric under the route's pattern, as Koa does", async () => {
     const counted = async () => {
-      const text = await (await fetch(`${own.baseUrl}/metrics`)).text();
+      const text = await (await fetch(`${own.baseUrl}/metrics`, { headers: metricsAuthorization(harness.config) })).text();
       const line = text
         .split('\n')
         .find((candidate) =>
