@@ -87,7 +87,7 @@ export interface OaiRepository {
   ): AsyncGenerator<HarvestedRecord[]>;
   /** Up to `limit` records of a commit window after `place`, as of the commit point, in (seq, entity id) order. */
   windowRecords(
-    entityType: string | undefined,
+    filter: HarvestFilter,
     commitSeq: string,
     place: WindowPlace,
     limit: number,
@@ -182,7 +182,8 @@ const WINDOW_CONTENT: Record<HarvestContent, string> = {
 /**
  * The revisions of a commit window after ($2, $3) up to seq $4, each only when
  * it is its record's version as of C ($1: no later revision committed by
- * then), its commit within the window ($5…$6), of type $7 when given.
+ * then), its commit within the window ($5…$6, and its time within from $8 and
+ * until $9, should a clock ever step back), at most $7, of type $10 when given.
  */
 function windowWalk(content: HarvestContent, typed: boolean): string {
   const entityType = `case when r.seq = e.last_seq then e.entity_type else r.snapshot->>'entityType' end`;
@@ -194,11 +195,11 @@ function windowWalk(content: HarvestContent, typed: boolean): string {
     join transaction t on t.seq = r.seq
     join entity e on e.id = r.entity_id
    where (r.seq, r.entity_id) > ($2::bigint, $3::bigint) and r.seq <= $4::bigint
-     and t.commit_seq between $5::bigint and $6::bigint
+     and t.commit_seq between $5::bigint and $6::bigint and t.created_at >= $8::timestamptz and t.created_at < $9::timestamptz + interval '1 second'
      and not exists (
        select 1 from revision later join transaction lt on lt.seq = later.seq
         where later.entity_id = r.entity_id and later.seq <> r.seq and lt.commit_seq > t.commit_seq and lt.commit_seq <= $1::bigint)
-     ${typed ? `and ${entityType} = $8` : ''}
+     ${typed ? `and ${entityType} = $10` : ''}
    order by r.seq, r.entity_id
    limit $7`;
 }

@@ -162,7 +162,7 @@ async function* listResponse(
     position.kind === 'entity'
       ? deps.db.oai.records(filterOf(query), commitSeq, position.after, pageSize + 1, content)
       : deps.db.oai.windowRecords(
-          query.entityType,
+          filterOf(query),
           commitSeq,
           { window: position, afterSeq: position.afterSeq, afterEntity: position.afterEntity },
           pageSize + 1,
