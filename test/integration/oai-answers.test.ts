@@ -42,7 +42,9 @@ async function wellFormed(query: string, baseUrl = harness.baseUrl, init: Reques
 /** A format-1 token (unsigned base64url of a JSON array), as tokens were issued before format 2. */
 function formatOneToken(fields: { commitSeq: string; after?: string; from?: string | null; cursor?: number; size?: number }): string {
   const { commitSeq, after = '0', from = null, cursor = 0, size = 3 } = fields;
-  return Buffer.from(JSON.stringify([1, 'ListIdentifiers', 'oai_dc', TYPE, from, null, commitSeq, after, size, cursor])).toString('base64url');
+  return Buffer.from(JSON.stringify([1, 'ListIdentifiers', 'oai_dc', TYPE, from, null, commitSeq, after, size, cursor])).toString(
+    'base64url',
+  );
 }
 
 async function latestCommit(): Promise<string> {
@@ -53,7 +55,11 @@ beforeAll(async () => {
   harness = await startHarness({ env });
   const applied = await applyBatch(
     harness,
-    batchXml([create('a', 'Alfa', { entityType: TYPE }), create('b', 'Beta', { entityType: TYPE }), create('c', 'Gama', { entityType: TYPE })]),
+    batchXml([
+      create('a', 'Alfa', { entityType: TYPE }),
+      create('b', 'Beta', { entityType: TYPE }),
+      create('c', 'Gama', { entityType: TYPE }),
+    ]),
   );
   for (const revision of applied.revisions.values()) uuids.push(revision.entityUuid);
 });
@@ -77,7 +83,9 @@ describe('resumption tokens', () => {
       const altered = [...fields];
       altered[index] = value;
       const forged = `2.${Buffer.from(JSON.stringify(altered)).toString('base64url')}.${signature}`;
-      expect(errorCodes(await wellFormed(`verb=ListIdentifiers&resumptionToken=${forged}`)), `field ${index}`).toEqual(['badResumptionToken']);
+      expect(errorCodes(await wellFormed(`verb=ListIdentifiers&resumptionToken=${forged}`)), `field ${index}`).toEqual([
+        'badResumptionToken',
+      ]);
     }
     // Signed with another key (another deployment's, or a key rotated out).
     const foreign = tokenCodec(['some-other-deployments-key-0123']).encode(tokens.decode(issued)!);
@@ -147,7 +155,9 @@ describe('an empty registry', () => {
       const text = await wellFormed('verb=ListSets', empty.baseUrl);
       expect(text).toContain('<ListSets><set><setSpec>type</setSpec>');
       expect(errorCodes(await wellFormed('verb=ListIdentifiers&metadataPrefix=oai_dc', empty.baseUrl))).toEqual(['noRecordsMatch']);
-      expect(errorCodes(await wellFormed('verb=ListIdentifiers&metadataPrefix=oai_dc&set=type', empty.baseUrl))).toEqual(['noRecordsMatch']);
+      expect(errorCodes(await wellFormed('verb=ListIdentifiers&metadataPrefix=oai_dc&set=type', empty.baseUrl))).toEqual([
+        'noRecordsMatch',
+      ]);
     } finally {
       await empty.close();
       const admin = new pg.Client({ connectionString: withDatabaseUser(harness.config.DATABASE_URL) });

@@ -156,13 +156,16 @@ describe('the verbs', () => {
   });
 
   // Skipped (and reported so by vitest) where the public XSDs are absent.
-  it.skipIf(!PUBLIC_SCHEMAS_PRESENT)('native records, of GetRecord and of a ListRecords page, are valid against the public 2025 XSD', async () => {
-    const { entityUuid } = records.get('novak')!;
-    const [record] = items(await oai(`verb=GetRecord&identifier=${oaiId(entityUuid)}&metadataPrefix=cam-2025`));
-    expect(await publicSchemaErrors(record!.metadata!, 'v2')).toEqual([]);
-    const listed = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&set=type:${PERSON}`);
-    for (const item of listed.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
-  });
+  it.skipIf(!PUBLIC_SCHEMAS_PRESENT)(
+    'native records, of GetRecord and of a ListRecords page, are valid against the public 2025 XSD',
+    async () => {
+      const { entityUuid } = records.get('novak')!;
+      const [record] = items(await oai(`verb=GetRecord&identifier=${oaiId(entityUuid)}&metadataPrefix=cam-2025`));
+      expect(await publicSchemaErrors(record!.metadata!, 'v2')).toEqual([]);
+      const listed = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&set=type:${PERSON}`);
+      for (const item of listed.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
+    },
+  );
 
   it('GetRecord answers under the one identifier of a record: another spelling of its UUID is idDoesNotExist', async () => {
     const { entityUuid } = records.get('novak')!;
@@ -393,7 +396,13 @@ describe('access', () => {
     const whole = await harvest(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc');
     const other = await startHarness({
       worker: false,
-      env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', OAI_TOKEN_SECRET: TOKEN_SECRET, ANONYMOUS_READ_RATE_LIMIT: '0' },
+      env: {
+        OAI_PMH: 'public',
+        OAI_REPOSITORY_ID: REPOSITORY,
+        OAI_PAGE_SIZE: '2',
+        OAI_TOKEN_SECRET: TOKEN_SECRET,
+        ANONYMOUS_READ_RATE_LIMIT: '0',
+      },
     });
     try {
       const rest = await harvest(other.baseUrl, `verb=ListIdentifiers&resumptionToken=${resumptionToken(first)!.token}`);
