@@ -121,6 +121,21 @@ const ROWS_PER_READ = 500;
 
 const DELETED_STATES = new Set(['ERS_INVALID', 'ERS_REPLACED']);
 
+/**
+ * A page is a walk of an index in its order, a primary-key lookup per row:
+ * on tables never analyzed (after a bulk load) the planner would rather sort
+ * and hash whole tables. Those plans are turned off for the page's own
+ * transaction, so the plan does not depend on statistics (and JIT, which
+ * the penalty of a turned-off plan would set off, with them).
+ */
+async function indexPlansOnly(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    `select set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+            set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_material', 'off', true),
+            set_config('jit', 'off', true)`,
+  );
+}
+
 /** The content columns of a page: of the current revision (e) when it is the one as of C, else of the revision as of C (old). */
 const CONTENT: Record<HarvestContent, string> = {
   none: '',
@@ -192,12 +207,14 @@ function windowWalk(content: HarvestContent, typed: boolean): string {
       case when r.seq = e.last_seq then e.state else r.snapshot->>'state' end as state
       ${WINDOW_CONTENT[content]}
     from revision r
-    join transaction t on t.seq = r.seq
+    -- Subqueries the planner keeps as written (offset 0): revision_seq_idx drives, each row a primary-key lookup.
+    cross join lateral (select tt.created_at, tt.commit_seq from transaction tt where tt.seq = r.seq offset 0) t
     join entity e on e.id = r.entity_id
    where (r.seq, r.entity_id) > ($2::bigint, $3::bigint) and r.seq <= $4::bigint
      and t.commit_seq between $5::bigint and $6::bigint and t.created_at >= $8::timestamptz and t.created_at < $9::timestamptz + interval '1 second'
      and not exists (
-       select 1 from revision later join transaction lt on lt.seq = later.seq
+       select 1 from revision later
+       cross join lateral (select lt.commit_seq from transaction lt where lt.seq = later.seq offset 0) lt
         where later.entity_id = r.entity_id and later.seq <> r.seq and lt.commit_seq > t.commit_seq and lt.commit_seq <= $1::bigint)
      ${typed ? `and ${entityType} = $10` : ''}
    order by r.seq, r.entity_id
@@ -216,6 +233,31 @@ function harvested(row: Row): HarvestedRecord {
   if (row.document_bytes !== undefined && row.document_bytes !== null) record.documentBytes = row.document_bytes;
   if (row.record !== undefined && row.record !== null) record.record = row.record;
   return record;
+}
+
+/** The commits whose time is within from/until, as of C. */
+async function commitWindowOf(
+  client: pg.PoolClient,
+  filter: Pick<HarvestFilter, 'from' | 'until'>,
+  commitSeq: string,
+): Promise<CommitWindow | undefined> {
+  // Commit times rise with commit_seq (both drawn under the commit-order lock): the window is a range of commits.
+  const { rows } = await client.query<{ first_commit: string | null; last_commit: string | null }>(
+    `select (select commit_seq from transaction where commit_seq is not null and created_at >= $2::timestamptz
+                  order by created_at, commit_seq limit 1) as first_commit,
+                (select commit_seq from transaction where commit_seq is not null and commit_seq <= $1::bigint and created_at < $3::timestamptz + interval '1 second'
+                  order by created_at desc, commit_seq desc limit 1) as last_commit`,
+    [commitSeq, filter.from ?? '-infinity', filter.until ?? 'infinity'],
+  );
+  const firstCommit = rows[0]!.first_commit;
+  const lastCommit = rows[0]!.last_commit;
+  if (firstCommit === null || lastCommit === null || BigInt(firstCommit) > BigInt(lastCommit)) return undefined;
+  // A transaction's seq is drawn at its start and its commit_seq at its end: the window's seqs are those of its commits.
+  const seqs = await client.query<{ first_seq: string; last_seq: string }>(
+    'select min(seq) as first_seq, max(seq) as last_seq from transaction where commit_seq between $1::bigint and $2::bigint',
+    [firstCommit, lastCommit],
+  );
+  return { firstCommit, lastCommit, firstSeq: seqs.rows[0]!.first_seq, lastSeq: seqs.rows[0]!.last_seq };
 }
 
 export function oaiRepository(pool: pg.Pool): OaiRepository {
@@ -249,23 +291,15 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
     },
 
     async commitWindow(filter, commitSeq) {
-      // Commit times rise with commit_seq (both drawn under the commit-order lock): the window is a range of commits.
-      const { rows } = await pool.query<{ first_commit: string | null; last_commit: string | null }>(
-        `select (select commit_seq from transaction where commit_seq is not null and created_at >= $2::timestamptz
-                  order by created_at, commit_seq limit 1) as first_commit,
-                (select commit_seq from transaction where commit_seq is not null and commit_seq <= $1::bigint and created_at < $3::timestamptz + interval '1 second'
-                  order by created_at desc, commit_seq desc limit 1) as last_commit`,
-        [commitSeq, filter.from ?? '-infinity', filter.until ?? 'infinity'],
-      );
-      const firstCommit = rows[0]!.first_commit;
-      const lastCommit = rows[0]!.last_commit;
-      if (firstCommit === null || lastCommit === null || BigInt(firstCommit) > BigInt(lastCommit)) return undefined;
-      // A transaction's seq is drawn at its start and its commit_seq at its end: the window's seqs are those of its commits.
-      const seqs = await pool.query<{ first_seq: string; last_seq: string }>(
-        'select min(seq) as first_seq, max(seq) as last_seq from transaction where commit_seq between $1::bigint and $2::bigint',
-        [firstCommit, lastCommit],
-      );
-      return { firstCommit, lastCommit, firstSeq: seqs.rows[0]!.first_seq, lastSeq: seqs.rows[0]!.last_seq };
+      const client = await pool.connect();
+      try {
+        await client.query('begin read only');
+        await indexPlansOnly(client);
+        return await commitWindowOf(client, filter, commitSeq);
+      } finally {
+        await client.query('rollback').catch(() => undefined);
+        client.release();
+      }
     },
 
     async *records(filter, commitSeq, after, limit, content) {
@@ -275,11 +309,12 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         `select x.*, ${DATESTAMP('x.changed_at')} as datestamp from (${asOf(content, content !== 'none')} where e.id > $2 order by e.id) x where ${where} order by x.id limit $3`,
         [commitSeq, after, limit, ...params],
         ROWS_PER_READ,
+        indexPlansOnly,
       );
       for await (const rows of pages) yield rows.map(harvested);
     },
 
-    async *windowRecords(entityType, commitSeq, place, limit, content) {
+    async *windowRecords(filter, commitSeq, place, limit, content) {
       const { window } = place;
       const params: unknown[] = [
         commitSeq,
@@ -289,9 +324,11 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         window.firstCommit,
         window.lastCommit,
         limit,
+        filter.from ?? '-infinity',
+        filter.until ?? 'infinity',
       ];
-      if (entityType !== undefined) params.push(entityType);
-      const pages = streamPages<Row>(pool, windowWalk(content, entityType !== undefined), params, ROWS_PER_READ);
+      if (filter.entityType !== undefined) params.push(filter.entityType);
+      const pages = streamPages<Row>(pool, windowWalk(content, filter.entityType !== undefined), params, ROWS_PER_READ, indexPlansOnly);
       for await (const rows of pages) yield rows.map(harvested);
     },
 
