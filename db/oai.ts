@@ -34,7 +34,7 @@ export interface HarvestFilter {
 }
 
 /** The commits of a time window, and the transaction seqs their revisions lie between. */
-export interface CommitWindow {
+interface CommitWindow {
   firstCommit: string;
   lastCommit: string;
   firstSeq: string;
@@ -42,7 +42,7 @@ export interface CommitWindow {
 }
 
 /** A place in a window's walk: after this revision (transaction seq, entity id), up to seq lastSeq. */
-export interface WindowPlace {
+interface WindowPlace {
   window: Pick<CommitWindow, 'firstCommit' | 'lastCommit' | 'lastSeq'>;
   afterSeq: string;
   afterEntity: string;
