@@ -5,6 +5,9 @@
 // hold, days no calendar has), ListSets of an empty registry valid against
 // OAI-PMH.xsd, and baseURL from PUBLIC_URL or a trusted proxy's headers only.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
@@ -90,6 +93,28 @@ describe('resumption tokens', () => {
     // Signed with another key (another deployment's, or a key rotated out).
     const foreign = tokenCodec(['some-other-deployments-key-0123']).encode(tokens.decode(issued)!);
     expect(errorCodes(await wellFormed(`verb=ListIdentifiers&resumptionToken=${foreign}`))).toEqual(['badResumptionToken']);
+  });
+
+  it('without OAI_TOKEN_SECRET, the key generated in DATA_DIR signs: a restarted API answers its tokens, another DATA_DIR does not', async () => {
+    const { OAI_TOKEN_SECRET: _secret, ...generated } = env;
+    const issuer = await startHarness({ worker: false, env: generated });
+    let token: string;
+    try {
+      token = resumptionToken(await wellFormed(`verb=ListIdentifiers&metadataPrefix=oai_dc&set=type:${TYPE}`, issuer.baseUrl))!.token;
+    } finally {
+      await issuer.close();
+    }
+    const restarted = await startHarness({ worker: false, env: generated });
+    const elsewhere = await startHarness({ worker: false, env: { ...generated, DATA_DIR: mkdtempSync(join(tmpdir(), 'er-oai-key-')) } });
+    try {
+      expect(errorCodes(await wellFormed(`verb=ListIdentifiers&resumptionToken=${token}`, restarted.baseUrl))).toEqual([]);
+      expect(errorCodes(await wellFormed(`verb=ListIdentifiers&resumptionToken=${token}`, elsewhere.baseUrl))).toEqual([
+        'badResumptionToken',
+      ]);
+    } finally {
+      await restarted.close();
+      await elsewhere.close();
+    }
   });
 
   it('a token of the unsigned format issued before signing ends its harvest; its next pages get signed tokens', async () => {
