@@ -17,6 +17,7 @@ import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { errorCodes, harvest, items, oaiGet, resumptionToken } from '../support/oai.ts';
+import { eventually } from '../support/poll.ts';
 import { oaiSchemaErrors } from '../support/oai-schema.ts';
 
 const REPOSITORY = 'answers.example.org';
@@ -167,15 +168,29 @@ describe('arguments', () => {
   });
 });
 
+/** A database of its own, migrated (its harness's data is not the run's to share); dropped by the returned function. */
+async function ownDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const url = new URL(harness.config.DATABASE_URL);
+  url.pathname = `/er_oai_own_${randomBytes(4).toString('hex')}`;
+  await ensureDatabase(url.toString());
+  const orm = await openOrm(url.toString());
+  await migrate(orm);
+  await orm.close();
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = new pg.Client({ connectionString: withDatabaseUser(harness.config.DATABASE_URL) });
+      await admin.connect();
+      await admin.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
 describe('an empty registry', () => {
   it('ListSets names the parent set, valid against OAI-PMH.xsd; ListIdentifiers is noRecordsMatch', async () => {
-    const url = new URL(harness.config.DATABASE_URL);
-    url.pathname = `/er_oai_empty_${randomBytes(4).toString('hex')}`;
-    await ensureDatabase(url.toString());
-    const orm = await openOrm(url.toString());
-    await migrate(orm);
-    await orm.close();
-    const empty = await startHarness({ worker: false, env: { ...env, DATABASE_URL: url.toString() } });
+    const database = await ownDatabase();
+    const empty = await startHarness({ worker: false, env: { ...env, DATABASE_URL: database.url } });
     try {
       const text = await wellFormed('verb=ListSets', empty.baseUrl);
       expect(text).toContain('<ListSets><set><setSpec>type</setSpec>');
@@ -185,10 +200,36 @@ describe('an empty registry', () => {
       ]);
     } finally {
       await empty.close();
-      const admin = new pg.Client({ connectionString: withDatabaseUser(harness.config.DATABASE_URL) });
-      await admin.connect();
-      await admin.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
-      await admin.end();
+      await database.drop();
+    }
+  });
+});
+
+describe('a failure after the status was sent', () => {
+  // A record the writer cannot render, past the page's first cursor read (500 rows): the answer has begun with 200.
+  it('ends the connection on an unfinished document and is counted as a failure (500), not 200', async () => {
+    const database = await ownDatabase();
+    const own = await startHarness({ env: { ...env, DATABASE_URL: database.url, OAI_PAGE_SIZE: '1000' } });
+    try {
+      const creates = Array.from({ length: 520 }, (_, index) => create(`r${index}`, `Záznam ${index}`, { entityType: TYPE }));
+      await applyBatch(own, batchXml(creates));
+      await own.sql(`update entity set record = '{}'::jsonb where id = (select id from entity order by id offset 510 limit 1)`);
+      const answer = await fetch(`${own.baseUrl}/oai?verb=ListRecords&metadataPrefix=oai_dc`);
+      expect(answer.status).toBe(200);
+      await expect(answer.text()).rejects.toThrow();
+      await eventually(
+        async () => {
+          const metrics = await (await fetch(`${own.baseUrl}/metrics`)).text();
+          return /^http_request_duration_seconds_count\{[^}]*route="\/oai"[^}]*status="500"[^}]*\} 1$/m.test(metrics) || undefined;
+        },
+        30_000,
+        'the failed answer counted with status 500',
+      );
+      const metrics = await (await fetch(`${own.baseUrl}/metrics`)).text();
+      expect(metrics).not.toMatch(/^http_request_duration_seconds_count\{[^}]*route="\/oai"[^}]*status="200"[^}]*\}/m);
+    } finally {
+      await own.close();
+      await database.drop();
     }
   });
 });
