@@ -355,6 +355,36 @@ const api = {
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
+  /** Signs OAI-PMH resumption tokens; every API process must have the same. Default: generated in DATA_DIR/secrets/oai-token-key (docs/decisions/0134). */
+  OAI_TOKEN_SECRET: z.string().min(16).optional(),
+  /** Former OAI_TOKEN_SECRETs, comma-separated: tokens they signed are still accepted while harvests begun under them end (rotation). */
+  OAI_TOKEN_PREVIOUS_SECRETS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().min(16))),
+  /** OAI-PMH requests one anonymous address runs at once, across every API process (0: no limit). */
+  OAI_ANONYMOUS_PER_ADDRESS: z.coerce.number().int().min(0).default(2),
+  /** OAI-PMH requests all anonymous harvesters together run at once, across every API process (0: no limit). */
+  OAI_ANONYMOUS_TOTAL: z.coerce.number().int().min(0).default(8),
+  /**
+   * The service's public URL as clients reach it (scheme, host, port, path), e.g. https://records.example.org/registry:
+   * OAI-PMH's baseURL and schema URLs and EAC-CPF's record links are made from it. Default: from
+   * X-Forwarded-Proto/-Host with TRUST_PROXY from a peer in TRUSTED_PROXIES, else from the request.
+   */
+  PUBLIC_URL: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value === '' ? undefined : value.replace(/\/+$/, '')))
+    .refine(
+      (value) => value === undefined || (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).search === ''),
+      'an http(s) URL without query, e.g. https://records.example.org or https://example.org/registry',
+    ),
   /** A batch's apply, queueing behind other imports and every retry included, fails for good after this (set in its workflow's input when it starts). */
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
 };
@@ -421,6 +451,7 @@ export const DEPLOYMENT_SETTINGS: readonly string[] = [
   'TEMPORAL_NAMESPACE',
   'HOST',
   'PORT',
+  'PUBLIC_URL',
   'PUBLIC_HOST',
   'TRUSTED_PROXIES',
   'AUTH_TOKENS_FILE',
@@ -431,6 +462,7 @@ export const DEPLOYMENT_SETTINGS: readonly string[] = [
   'RECORD_PAGES',
   'OAI_PMH',
   'OAI_REPOSITORY_ID',
+  'OAI_TOKEN_SECRET',
   'EXPORT_RETENTION_HOURS',
   'BATCH_BODY_RETENTION_DAYS',
   'METRICS_TOKEN',

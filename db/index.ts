@@ -89,7 +89,7 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       retentionDays: options.feedRangeRetentionDays ?? 7,
       anchorEvery: options.feedRangeAnchorEvery ?? 1000,
     }),
-    oai: oaiRepository(pool),
+    oai: oaiRepository(longReadPool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),

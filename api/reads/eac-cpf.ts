@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { EAC_CPF, eacCpfDocumentWriter } from '../../domain/eac-cpf/writer.ts';
 import type { EntityRecord } from '../../domain/model.ts';
 import { etagMatches, recordEtag } from '../conditional.ts';
+import { publicBaseUrl } from '../public-url.ts';
 import type { AppDeps } from '../deps.ts';
 
 // A v2 record in EAC-CPF 2.0 for a client whose Accept prefers its media
@@ -16,14 +17,14 @@ export function prefersEacCpf(ctx: Context): boolean {
 /**
  * Answers the record as EAC-CPF: its own strong tag (another representation
  * of the same revision), 304 when the client has it, relations and the page
- * link under the origin the request came to.
+ * link under the service's public URL (api/public-url.ts).
  */
 export function answerEacCpf(ctx: Context, deps: AppDeps, record: EntityRecord): void {
   if (etagMatches(ctx, `${recordEtag(record)}.eac`)) {
     ctx.status = 304;
     return;
   }
-  const document = eacCpfDocumentWriter({ origin: `${ctx.protocol}://${ctx.host}`, agencyName: deps.config.OAI_REPOSITORY_NAME });
+  const document = eacCpfDocumentWriter({ origin: publicBaseUrl(ctx, deps.config), agencyName: deps.config.OAI_REPOSITORY_NAME });
   ctx.type = EAC_CPF.mediaType;
   ctx.body = document(record);
 }

@@ -10,6 +10,8 @@ import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
 import { EAC_CPF_SCHEMA_PRESENT, eacCpfSchemaErrors, eacRecordsOf } from '../support/eac-cpf-schema.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { harvest, oaiGet } from '../support/oai.ts';
+import { oaiSchemaErrors } from '../support/oai-schema.ts';
 import { eventually } from '../support/poll.ts';
 
 const EAC = 'application/eac-cpf+xml';
@@ -118,7 +120,7 @@ describe('EAC-CPF 2.0 served', () => {
   const served: Array<{ from: string; xml: string }> = [];
 
   beforeAll(async () => {
-    harness = await startHarness({ env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
+    harness = await startHarness({ env: { RECORD_PAGES: 'public', OAI_PMH: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
     data = await seed(harness);
   }, 120_000);
   afterAll(() => harness?.close());
@@ -223,6 +225,25 @@ describe('EAC-CPF 2.0 served', () => {
       expect(response.status, path).toBe(400);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
     }
+  });
+
+  it('harvests every record over OAI-PMH in metadataPrefix eac-cpf, offered with the official namespace and schema', async () => {
+    const formats = await oaiGet(harness.baseUrl, 'verb=ListMetadataFormats');
+    expect(formats.text).toContain(
+      '<metadataPrefix>eac-cpf</metadataPrefix><schema>https://eac.staatsbibliothek-berlin.de/schema/v2/eac.xsd</schema><metadataNamespace>https://archivists.org/ns/eac/v2</metadataNamespace>',
+    );
+    const harvested = await harvest(harness.baseUrl, 'verb=ListRecords&metadataPrefix=eac-cpf');
+    for (const text of harvested.texts) expect(await oaiSchemaErrors(text)).toEqual([]);
+    // Replaced and invalid records are OAI deleted headers; every other record carries its eac element.
+    const live = harvested.items.filter((item) => !item.deleted);
+    expect(live.length).toBeGreaterThanOrEqual(data.ids.size - 2);
+    for (const item of live) {
+      expect(item.metadata, item.identifier).toContain('<eac xmlns="https://archivists.org/ns/eac/v2"');
+      served.push({ from: `OAI ${item.identifier}`, xml: item.metadata! });
+    }
+    // Relations link record pages under the service's public URL, as GET's do.
+    const relation = `valueURI="${harness.baseUrl}/global/${data.ids.get('club')}"`;
+    expect(live.some((item) => item.metadata!.includes(relation))).toBe(true);
   });
 
   // Last: it checks what the tests above were served. Without the schema it is reported skipped, never passed.

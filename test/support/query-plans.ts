@@ -1,13 +1,21 @@
 // The plans of the SQL the service issues: every statement a pg client of
 // this process sends while a capture is on (the app's and the worker's,
 // cursors and COPY TO included), EXPLAINed afterwards with the same
-// parameters, and the plan nodes that read a large table whole.
+// parameters and the planner settings its transaction had made (a
+// set_config(..., true) of the same client since its BEGIN), and the plan
+// nodes that read a large table whole.
 import pg from 'pg';
 
 export interface CapturedQuery {
   text: string;
   values: unknown[];
+  /** The transaction-local settings (set_config statements) the client had made before this statement. */
+  settings: { text: string; values: unknown[] }[];
 }
+
+/** Statements that end a transaction's local settings, and those that make one. */
+const TRANSACTION_EDGE = /^\s*(begin|start\s+transaction|commit|rollback|end)\b/i;
+const LOCAL_SETTING = /\bset_config\s*\(|^\s*set\s+local\b/i;
 
 interface Submittable {
   text?: string;
@@ -17,13 +25,21 @@ interface Submittable {
 /** Records the statements every pg client of this process sends until stop(). */
 export function captureQueries(): { queries: CapturedQuery[]; stop(): void } {
   const queries: CapturedQuery[] = [];
+  const settings = new WeakMap<pg.Client, CapturedQuery['settings']>();
   const original = pg.Client.prototype.query;
   const recording = function (this: pg.Client, ...args: unknown[]) {
     const [first, second] = args;
-    if (typeof first === 'string') queries.push({ text: first, values: Array.isArray(second) ? second : [] });
+    let sent: { text: string; values: unknown[] } | undefined;
+    if (typeof first === 'string') sent = { text: first, values: Array.isArray(second) ? second : [] };
     else if (first !== null && typeof first === 'object' && typeof (first as Submittable).text === 'string') {
       const submittable = first as Submittable;
-      queries.push({ text: submittable.text!, values: submittable.values ?? (Array.isArray(second) ? second : []) });
+      sent = { text: submittable.text!, values: submittable.values ?? (Array.isArray(second) ? second : []) };
+    }
+    if (sent !== undefined) {
+      const made = settings.get(this) ?? [];
+      queries.push({ ...sent, settings: [...made] });
+      if (TRANSACTION_EDGE.test(sent.text)) settings.set(this, []);
+      else if (LOCAL_SETTING.test(sent.text)) settings.set(this, [...made, sent]);
     }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   };
@@ -90,9 +106,15 @@ export async function planProblems(
   large: ReadonlySet<string>,
 ): Promise<{ plan: string; problems: PlanProblem[] }> {
   const statement = readStatement(query.text);
-  if (statement === undefined) return { plan: '', problems: [] };
-  const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) ${statement}`, query.values);
-  const root = rows[0]!['QUERY PLAN'][0].Plan;
-  const text = await client.query<{ 'QUERY PLAN': string }>(`explain ${statement}`, query.values);
-  return { plan: text.rows.map((row) => row['QUERY PLAN']).join('\n'), problems: problemsOf(root, large) };
+  if (statement === undefined || LOCAL_SETTING.test(query.text)) return { plan: '', problems: [] };
+  await client.query('begin');
+  try {
+    for (const setting of query.settings) await client.query(setting.text, setting.values);
+    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) ${statement}`, query.values);
+    const root = rows[0]!['QUERY PLAN'][0].Plan;
+    const text = await client.query<{ 'QUERY PLAN': string }>(`explain ${statement}`, query.values);
+    return { plan: text.rows.map((row) => row['QUERY PLAN']).join('\n'), problems: problemsOf(root, large) };
+  } finally {
+    await client.query('rollback');
+  }
 }

@@ -7,6 +7,7 @@ import { directoryExportStore } from '../../../services/exports/files.ts';
 import { startExport } from '../../../services/exports/start.ts';
 import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
+import { publicBaseUrl } from '../../public-url.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission, signedRequestOf } from '../../middleware/auth.ts';
 import { limitLongReads } from '../../middleware/long-reads.ts';
@@ -38,10 +39,10 @@ export function exportsRouter(deps: AppDeps): Router {
 
   router.post('/snapshots', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
     const { format } = parseQuery(ctx, snapshotsQuerySchema);
-    // EAC-CPF records link record pages under the origin the export is asked at, and name the registry (OAI_REPOSITORY_NAME).
+    // EAC-CPF records link record pages under the service's public URL (api/public-url.ts), and name the registry (OAI_REPOSITORY_NAME).
     const eacCpf = format === 'eac-cpf' && {
       name: format,
-      context: { origin: `${ctx.protocol}://${ctx.host}`, agencyName: deps.config.OAI_REPOSITORY_NAME },
+      context: { origin: publicBaseUrl(ctx, deps.config), agencyName: deps.config.OAI_REPOSITORY_NAME },
     };
     const { id } = await startExport(deps, {
       kind: 'snapshot',
