@@ -20,7 +20,7 @@ describe('broad and odd searches', () => {
   const marker = `Refusals ${randomUUID()}`;
   beforeAll(async () => {
     harness = await startHarness();
-    tight = await startHarness({ worker: false, env: { SEARCH_MAX_COUNT_COST: '1' } });
+    tight = await startHarness({ worker: false, env: { SEARCH_MAX_MATCHES: '1' } });
     const saved = await harness.api('/api/v2/batches', {
       method: 'POST',
       headers: { 'content-type': 'application/xml' },
@@ -58,7 +58,7 @@ describe('broad and odd searches', () => {
     expect((await ordinary.text()).match(/entityId/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
   });
 
-  it('refuses a search priced above the budget before its page when the page is full, and answers a short one', async () => {
+  it('refuses a search whose total counts past SEARCH_MAX_MATCHES when the page is full, and answers a short one', async () => {
     const bare = BROAD_SEARCHES.find((search) => search.name === 'bare part PT_NAME')!;
     const refused = await tight.api('/api/v2/search?page=1&pageSize=1', {
       method: 'POST',
