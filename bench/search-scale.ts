@@ -27,7 +27,10 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-async function timed(client: pg.Client, statement: { text: string; values: unknown[] }): Promise<{ ms: number; rows: pg.QueryResultRow[] }> {
+async function timed(
+  client: pg.Client,
+  statement: { text: string; values: unknown[] },
+): Promise<{ ms: number; rows: pg.QueryResultRow[] }> {
   await client.query('begin transaction isolation level repeatable read read only; set local jit = off');
   try {
     const started = performance.now();
@@ -50,7 +53,9 @@ export async function searchScaleFigures(entities: number, runs: number, without
   await client.connect();
   try {
     if (withoutStatistics)
-      await client.query(`delete from pg_statistic where starelid = any(array[${STATISTICS_TABLES.map((table) => `'${table}'::regclass`).join(', ')}])`);
+      await client.query(
+        `delete from pg_statistic where starelid = any(array[${STATISTICS_TABLES.map((table) => `'${table}'::regclass`).join(', ')}])`,
+      );
     const figures: Figure[] = [];
     for (const search of NAME_SEARCHES) {
       const compiled = compileSearch(search.query, { page: 1, pageSize: 20 }, search.searchType, MAX_MATCHES);
@@ -68,7 +73,14 @@ export async function searchScaleFigures(entities: number, runs: number, without
       }
       const note = `${count.toLocaleString('en')} matches; p50 page ${percentile(page, 50).toFixed(1)} ms, total ${percentile(total, 50).toFixed(1)} ms`;
       figures.push(
-        { figure: `search page p95: ${search.name}`, value: percentile(page, 95), unit: 'ms', target: `≤ ${PAGE_WITHIN_MS} ms`, met: percentile(page, 95) <= PAGE_WITHIN_MS, note },
+        {
+          figure: `search page p95: ${search.name}`,
+          value: percentile(page, 95),
+          unit: 'ms',
+          target: `≤ ${PAGE_WITHIN_MS} ms`,
+          met: percentile(page, 95) <= PAGE_WITHIN_MS,
+          note,
+        },
         {
           figure: `search total p95: ${search.name}`,
           value: percentile(total, 95),
@@ -80,7 +92,8 @@ export async function searchScaleFigures(entities: number, runs: number, without
       );
     }
     const first = figures[0];
-    if (first) first.note = `${first.note}; ${database.how}; ${withoutStatistics ? 'without statistics' : 'with statistics'}; load average ${loadAverage()}`;
+    if (first)
+      first.note = `${first.note}; ${database.how}; ${withoutStatistics ? 'without statistics' : 'with statistics'}; load average ${loadAverage()}`;
     return figures;
   } finally {
     await client.end();

@@ -114,14 +114,30 @@ const displayName = (comparator: Comparator, value: string): Condition => ({ con
 const preferredPart = (cond: Condition): Condition => ({ condType: 'part', partType: 'PT_PREF_NAME', cond });
 
 export const NAME_SEARCHES: readonly NameSearch[] = [
-  { name: 'PERSON, preferred name contains "novák"', query: { types: ['PERSON'], cond: preferredPart(displayName('CT_CONTAINS', 'novák')) }, searchType: 'EXACT' },
+  {
+    name: 'PERSON, preferred name contains "novák"',
+    query: { types: ['PERSON'], cond: preferredPart(displayName('CT_CONTAINS', 'novák')) },
+    searchType: 'EXACT',
+  },
   { name: 'preferred name contains "jan"', query: { cond: preferredPart(displayName('CT_CONTAINS', 'jan')) }, searchType: 'EXACT' },
-  { name: 'contains "jan", with types', query: { types: ['PERSON', 'FAMILY'], cond: displayName('CT_CONTAINS', 'jan') }, searchType: 'EXACT' },
+  {
+    name: 'contains "jan", with types',
+    query: { types: ['PERSON', 'FAMILY'], cond: displayName('CT_CONTAINS', 'jan') },
+    searchType: 'EXACT',
+  },
   { name: 'starts with "nov"', query: { cond: displayName('CT_STARTS_WITH', 'nov') }, searchType: 'EXACT' },
   { name: 'starts with "novák"', query: { cond: displayName('CT_STARTS_WITH', 'novák') }, searchType: 'EXACT' },
-  { name: 'name ends with "-1)"', query: { cond: { condType: 'index', name: 'name', comparator: 'CT_ENDS_WITH', value: '-1)' } }, searchType: 'EXACT' },
+  {
+    name: 'name ends with "-1)"',
+    query: { cond: { condType: 'index', name: 'name', comparator: 'CT_ENDS_WITH', value: '-1)' } },
+    searchType: 'EXACT',
+  },
   { name: 'contains "novák, jan"', query: { cond: displayName('CT_CONTAINS', 'novák, jan') }, searchType: 'EXACT' },
-  { name: 'SHORT_NAME equals "Novák"', query: { cond: { condType: 'index', name: 'SHORT_NAME', comparator: 'CT_EQ', value: 'Novák' } }, searchType: 'EXACT' },
+  {
+    name: 'SHORT_NAME equals "Novák"',
+    query: { cond: { condType: 'index', name: 'SHORT_NAME', comparator: 'CT_EQ', value: 'Novák' } },
+    searchType: 'EXACT',
+  },
   {
     name: 'VALUE NM_MINOR equals "Jan", state',
     query: { state: ['ERS_NEW'], cond: { condType: 'value', itemTypes: ['NM_MINOR'], comparator: 'CT_EQ', value: 'Jan' } },
@@ -134,7 +150,9 @@ export const NAME_SEARCHES: readonly NameSearch[] = [
   },
   {
     name: '"novák" and not "jan"',
-    query: { cond: { condType: 'and', conds: [displayName('CT_CONTAINS', 'novák'), { condType: 'not', cond: displayName('CT_CONTAINS', 'jan') }] } },
+    query: {
+      cond: { condType: 'and', conds: [displayName('CT_CONTAINS', 'novák'), { condType: 'not', cond: displayName('CT_CONTAINS', 'jan') }] },
+    },
     searchType: 'EXACT',
   },
   { name: 'FULLTEXT "jan novák"', query: { text: 'jan novák' }, searchType: 'FULLTEXT' },

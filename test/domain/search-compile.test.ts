@@ -143,8 +143,7 @@ describe('compileSearch', () => {
     const typed = compileSearch({ cond: name, types: ['PERSON'] }, paging, 'EXACT', 1000);
     expect({ capped: typed.countCapped, limit: typed.count.values.at(-1) }).toEqual({ capped: true, limit: 1001 });
     // Each comparator of a name by its own index: a prefix, a reversed prefix, a range.
-    const by = (comparator: string) =>
-      compileSearch({ cond: { ...name, comparator } as never }, paging, 'EXACT', 1000).page.text;
+    const by = (comparator: string) => compileSearch({ cond: { ...name, comparator } as never }, paging, 'EXACT', 1000).page.text;
     expect(by('CT_STARTS_WITH')).toContain('sv.value_norm ~>=~');
     expect(by('CT_ENDS_WITH')).toContain('reverse(sv.value_norm) ~>=~');
     expect(by('CT_EQ')).toContain('sv.value_norm ~<=~');

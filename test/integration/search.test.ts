@@ -619,13 +619,19 @@ describe('POST /api/v2/search', () => {
       const nameWithSeparator = index('name', 'CT_CONTAINS', 'novak, j') as SearchQuery['cond'];
       // Its words narrow the candidates through name_word (one read each), whose names are then compared by entity.
       expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index', 'value index', 'value index']);
-      // Under `or`, it is the plain comparison.
+      // Under `or`, the union of both sets: the needle's words, its candidates' names, the description's trigrams.
       const nameOrDescription = {
         condType: 'or',
         conds: [nameWithSeparator, index('description', 'CT_CONTAINS', 'graf')],
       } as SearchQuery['cond'];
-      expect(await searchValueAccess({ cond: nameOrDescription }, 'EXACT')).toEqual(['value index', 'value index']);
-      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index']);
+      expect(await searchValueAccess({ cond: nameOrDescription }, 'EXACT')).toEqual([
+        'value index',
+        'value index',
+        'value index',
+        'value index',
+      ]);
+      // FULLTEXT: the word's entities (name_word), then their names to rank.
+      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index', 'value index']);
     } finally {
       await client.query('rollback');
       client.release();
