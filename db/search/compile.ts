@@ -210,7 +210,9 @@ class ConditionCompiler {
     switch (cond.condType) {
       case 'and':
       case 'or':
-        return cond.conds.map((child) => `(${this.matchSet(child, scope, positive)!})`).join(cond.condType === 'and' ? ' intersect ' : ' union ');
+        return cond.conds
+          .map((child) => `(${this.matchSet(child, scope, positive)!})`)
+          .join(cond.condType === 'and' ? ' intersect ' : ' union ');
       case 'part':
         return this.matchSet(cond.cond!, partScope(cond, scope), positive);
       default: {
@@ -437,6 +439,8 @@ function matchSet(test: RowTest, scope: Scope, params: Params): string | undefin
   if (needle === undefined || needle === '' || test.dates || scope.partAlias) return undefined;
   if (comparator !== 'CT_EQ' && comparator !== 'CT_STARTS_WITH' && comparator !== 'CT_ENDS_WITH' && comparator !== 'CT_CONTAINS')
     return undefined;
+  // Shorter text matched inside values is in most records: it is answered only narrowed (services/search/broad.ts), per entity.
+  if ((comparator === 'CT_CONTAINS' || comparator === 'CT_ENDS_WITH') && [...needle].length < MIN_TRIGRAM_NEEDLE) return undefined;
   if (isPlainNameTest(test, scope)) {
     const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
@@ -457,7 +461,6 @@ function matchSet(test: RowTest, scope: Scope, params: Params): string | undefin
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
     }
   }
-  if ((comparator === 'CT_CONTAINS' || comparator === 'CT_ENDS_WITH') && [...needle].length < MIN_TRIGRAM_NEEDLE) return undefined;
   return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}`;
 }
 
@@ -633,6 +636,7 @@ function typeStateFilters(query: SearchQuery, params: Params, alias: string): st
  * select of entity ids, intersected into the array entity is read by).
  */
 function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: string[]): string[] {
+  // The match sets go to `sets`, the rest are filters on entity e.
   const params = compiler.params;
   const filters = typeStateFilters(query, params, 'e');
   const users = userFilter(query, params);
@@ -646,8 +650,6 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: st
     const tested = compiler.compile(query.cond, { partTypes: [] }, true, true, sets);
     if (tested !== 'true') filters.push(tested);
   }
-  // The matches as one array: entity's primary key is read for them alone, in id order, whatever the statistics say.
-  if (sets.length > 0) filters.push(`e.id = any(array(${sets.map((set) => `(${set})`).join(' intersect ')}))`);
   return filters;
 }
 
@@ -669,14 +671,23 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   if (fulltext !== undefined) sets.push(fulltextSet(fulltext, compiler));
   const filters = entityFilters(query, compiler, sets);
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
+  const also = filters.map((filter) => ` and ${filter}`).join('');
+  // The matches, distinct and in id order; each is then one probe of entity's primary key (a subquery per id: the
+  // planner cannot turn it into a walk of entity, or test an unsorted array against every entity, whatever the statistics).
+  const ids =
+    sets.length > 0
+      ? `(select distinct m.id from unnest(array(${sets.map((set) => `(${set})`).join(' intersect ')})) m(id) order by m.id) ids`
+      : '';
+  const matched = (columns: string) => `${ids}, lateral (select ${columns} from entity e where e.id = ids.id${also} offset 0) e`;
+  const from = sets.length > 0 ? matched(RESULT_COLUMNS) : `entity e${where}`;
   const countValues = [...params.values];
-  const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
+  const soleUser = searchType === 'EXACT' && sets.length === 0 ? soleUserCount(query, filters) : undefined;
   const soleCount =
-    soleSetCount(sets, filters.slice(0, -1), countValues) ??
+    soleSetCount(sets, filters, countValues) ??
     soleUser ??
     (searchType === 'EXACT' && sets.length === 0 ? soleTypesStateCount(query) : undefined);
   const count = soleCount ?? {
-    text: `select count(*) as total from (select 1 from entity e${where} limit $${countValues.length + 1}::bigint) c`,
+    text: `select count(*) as total from (select 1 from ${sets.length > 0 ? matched('1') : `entity e${where}`} limit $${countValues.length + 1}::bigint) c`,
     values: [...countValues, maxMatches > 0 ? maxMatches + 1 : null],
   };
   let page: SqlQuery;
@@ -684,13 +695,16 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
     const text = params.add(fulltext, 'text');
     const offset = params.add(pageOffset(paging), 'bigint');
     const limit = params.add(paging.pageSize, 'bigint');
-    // Every name of every match is ranked: the page costs what the matches' names cost, and the cap bounds them.
+    // Every match's names are ranked: the page costs what the matches' names cost, and the cap bounds them.
     page = {
       text: `with hits as (
-        select distinct on (e.id) ${RESULT_COLUMNS}, sv.value as lookup_value, sv.part_type as lookup_part_type,
-               word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
-          from entity e join search_value sv on sv.entity_id = e.id and sv.kind = 'name'${where}
-         order by e.id, word_rank desc, rank desc, sv.preferred desc, sv.value
+        select e.id, e.uuid, e.entity_type, e.preferred_name, e.description, best.*
+          from ${matched(RESULT_COLUMNS)}, lateral (
+            select sv.value as lookup_value, sv.part_type as lookup_part_type,
+                   word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
+              from search_value sv where sv.entity_id = e.id and sv.kind = 'name'
+             order by word_rank desc, rank desc, sv.preferred desc, sv.value limit 1
+          ) best
       ) select id, uuid, entity_type, preferred_name, description, lookup_value, lookup_part_type
           from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}`,
       values: params.values,
@@ -704,7 +718,9 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   } else {
     const offset = params.add(pageOffset(paging), 'bigint');
     const limit = params.add(paging.pageSize, 'bigint');
-    page = { text: `select ${RESULT_COLUMNS} from entity e${where} order by e.id offset ${offset} limit ${limit}`, values: params.values };
+    // In the ids' own order, so that the page stops after its rows.
+    const order = sets.length > 0 ? 'ids.id' : 'e.id';
+    page = { text: `select ${RESULT_COLUMNS} from ${from} order by ${order} offset ${offset} limit ${limit}`, values: params.values };
   }
   return { page, count, countCapped: soleCount === undefined && maxMatches > 0, matchers: fulltext !== undefined ? [] : compiler.matchers };
 }

@@ -135,7 +135,7 @@ describe('compileSearch', () => {
     const paging = { page: 1, pageSize: 20 };
     const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
     const sole = compileSearch({ cond: name }, paging, 'EXACT', 1000);
-    expect(sole.page.text).toContain('e.id = any(array(');
+    expect(sole.page.text).toContain('from unnest(array(');
     expect(sole.page.text).toContain('search_capped(');
     expect(sole.count.text).toContain('count(distinct m.entity_id)');
     expect(sole.countCapped).toBe(false);
