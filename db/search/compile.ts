@@ -305,6 +305,10 @@ class ConditionCompiler {
     const anchorIndex = conjuncts.findIndex((conjunct) => rowTest(conjunct) !== undefined);
     const anchor = anchorIndex === -1 ? undefined : rowTest(conjuncts[anchorIndex]!);
     const rest = conjuncts.filter((_, index) => index !== anchorIndex);
+    // The entities holding the anchor's rows, a superset of the matches read from the anchor's index, narrow a
+    // part the query must meet: each is then tested whole, and the search costs the anchor's matches.
+    const anchorSet = conjunct && anchor && !inner.partAlias ? matchSet(anchor, inner, this.params) : undefined;
+    if (anchorSet !== undefined) sets.push(this.capped(anchorSet));
     return this.existsPart(inner, anchor, positive, (bound) => rest.map((conjunct) => this.compile(conjunct, bound, positive)));
   }
 

@@ -137,6 +137,26 @@ const SEARCHES: NameSearch[] = [
                  where a.item_type = 'NM_MAIN' and a.value_norm = 'novak' and b.item_type = 'NM_MINOR' and b.value_norm = 'jan'`,
   },
   {
+    label: 'v1: a part bound to one name, without types',
+    version: 'v1',
+    body: {
+      cond: {
+        condType: 'part',
+        partType: 'PT_NAME',
+        onePart: true,
+        cond: {
+          condType: 'and',
+          conds: [
+            { condType: 'value', itemTypes: ['NM_MAIN'], comparator: 'CT_START_WITH', value: 'Dvořák' },
+            { condType: 'value', itemTypes: ['NM_MINOR'], comparator: 'CT_EQ', value: 'Eva' },
+          ],
+        },
+      },
+    },
+    reference: `select a.entity_id from search_value a join search_value b on b.part_uuid = a.part_uuid
+                 where a.item_type = 'NM_MAIN' and a.value_norm like 'dvorak%' and b.item_type = 'NM_MINOR' and b.value_norm = 'eva'`,
+  },
+  {
     label: 'AND of two names',
     version: 'v2',
     body: {
