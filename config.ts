@@ -136,17 +136,13 @@ const api = {
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
-  /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
-  SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
   /**
-   * Tuning knob: a search whose total is priced above SEARCH_MAX_COUNT_COST
-   * gets this long for its page, answered when the page is short (its own
-   * total), refused as too broad otherwise: the refusal costs about this, not
-   * the page's work. 0: the page runs whole before the refusal.
+   * Tuning knob: rows a search counts at most. A condition matching more
+   * values than this, or a total above it, is refused as too broad (400,
+   * reason SearchTooBroad), found by counting, never by the planner's
+   * estimate. 0: no cap (the statement timeout still applies).
    */
-  SEARCH_REFUSAL_PROBE_MS: z.coerce.number().int().min(0).default(50),
-  /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
-  SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
+  SEARCH_MAX_MATCHES: z.coerce.number().int().min(0).default(1_000_000),
   /**
    * Days the layout of a paged feed range (where each page starts) is kept in
    * PostgreSQL. A page of a range nobody paged within this time costs one

@@ -40,9 +40,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
   const { config } = deps;
   const limits: SearchLimits = {
     statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS,
-    maxCountCost: config.SEARCH_MAX_COUNT_COST,
-    maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES,
-    refusalProbeMs: config.SEARCH_REFUSAL_PROBE_MS,
+    maxMatches: config.SEARCH_MAX_MATCHES,
   };
   // Made on first use, from the configured tokens.
   let signer: SessionSigner | undefined;
