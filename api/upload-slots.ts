@@ -178,6 +178,9 @@ export async function inUploadSlot<T>(
     };
     socket.setTimeout(config.UPLOAD_IDLE_SECONDS * 1000);
     socket.once('timeout', cutIdle);
+    // Once the body is in, the time the service takes with it is not the client's idleness.
+    const bodyEnded = () => socket.setTimeout(0);
+    ctx.req.once('end', bodyEnded);
     const minimumRate =
       config.UPLOAD_MIN_BYTES_PER_SECOND === 0
         ? undefined
@@ -198,6 +201,7 @@ export async function inUploadSlot<T>(
       // Removed, not only disarmed: a kept-alive connection carries many uploads, and each would leave its listener.
       socket.setTimeout(0);
       socket.off('timeout', cutIdle);
+      ctx.req.off('end', bodyEnded);
       slots.release(principal);
     }
   } finally {

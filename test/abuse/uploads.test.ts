@@ -94,7 +94,9 @@ describe('trickled uploads and refusals a client can read', () => {
   let scratch: string;
   beforeAll(async () => {
     // A minimum of 1 KiB/s over 2 s windows: a byte every 200 ms is far below it.
-    harness = await startHarness({ env: { UPLOAD_MIN_BYTES_PER_SECOND: '1024', UPLOAD_MIN_RATE_WINDOW_SECONDS: '2' } });
+    harness = await startHarness({
+      env: { UPLOADS_PER_PRINCIPAL: '8', UPLOAD_MIN_BYTES_PER_SECOND: '1024', UPLOAD_MIN_RATE_WINDOW_SECONDS: '2' },
+    });
     await harness.sql(`delete from long_read_lease where principal like 'upload:%'`);
     scratch = await mkdtemp(join(tmpdir(), 'abuse-uploads-'));
   });
