@@ -336,7 +336,8 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
     const rest = Buffer.from(xml.slice(start.length));
     let next = 0;
     const trickle = setInterval(() => {
-      if (next < rest.length && socket.writable) socket.write(Buffer.concat([Buffer.from('1\r\n'), rest.subarray(next, ++next), Buffer.from('\r\n')]));
+      if (next < rest.length && socket.writable)
+        socket.write(Buffer.concat([Buffer.from('1\r\n'), rest.subarray(next, ++next), Buffer.from('\r\n')]));
     }, TRICKLE_EVERY_MS);
     let received = '';
     socket.on('data', (chunk: Buffer) => {

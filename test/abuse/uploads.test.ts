@@ -132,7 +132,8 @@ describe('trickled uploads and refusals a client can read', () => {
       }
       const ends = await Promise.all(trickles.map((trickle) => trickle.ended));
       expect(ends.map((end) => end?.status)).toEqual([400, 400, 400, 400]);
-      for (const end of ends) expect(JSON.parse(end!.answer)).toMatchObject({ code: 'BadRequest', detail: expect.stringMatching(/below the minimum/) });
+      for (const end of ends)
+        expect(JSON.parse(end!.answer)).toMatchObject({ code: 'BadRequest', detail: expect.stringMatching(/below the minimum/) });
     } finally {
       for (const trickle of trickles) trickle.stop();
     }
@@ -141,23 +142,35 @@ describe('trickled uploads and refusals a client can read', () => {
     await eventually(async () => (uploadActivity(harness.db).large.inUse === 0 ? true : undefined));
   });
 
-  it('lets a client that writes its whole body before reading see the 429 of its uploads over the limit', { timeout: 300_000 }, async () => {
-    // Ten 7 MB batches at once by one writer whose limit is 8, sent by Python's urllib, which reads nothing before its body is sent.
-    const files = await Promise.all(
-      Array.from({ length: 10 }, async (_, n) => {
-        const path = join(scratch, `upload-${n}.xml`);
-        await writeGeneratedBatch(path, 4_300, { seed: 500 + n, localIdPrefix: `r${n}e`, entityType: `REFUSALS-${n}` });
-        return path;
-      }),
-    );
-    const { stdout } = await promisify(execFile)('python3', ['-c', URLLIB_UPLOADS, new URL('/api/v2/batches', harness.baseUrl).href, TEST_TOKENS.write, ...files], {
-      timeout: 280_000,
-    });
-    const outcomes = stdout.trim().split('\n').map((line) => JSON.parse(line) as { status?: number; retryAfter?: string; error?: string });
-    expect(outcomes.filter((outcome) => outcome.error !== undefined)).toEqual([]);
-    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
-    for (const refused of outcomes.filter((outcome) => outcome.status === 429)) expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
-  });
+  it(
+    'lets a client that writes its whole body before reading see the 429 of its uploads over the limit',
+    { timeout: 300_000 },
+    async () => {
+      // Ten 7 MB batches at once by one writer whose limit is 8, sent by Python's urllib, which reads nothing before its body is sent.
+      const files = await Promise.all(
+        Array.from({ length: 10 }, async (_, n) => {
+          const path = join(scratch, `upload-${n}.xml`);
+          await writeGeneratedBatch(path, 4_300, { seed: 500 + n, localIdPrefix: `r${n}e`, entityType: `REFUSALS-${n}` });
+          return path;
+        }),
+      );
+      const { stdout } = await promisify(execFile)(
+        'python3',
+        ['-c', URLLIB_UPLOADS, new URL('/api/v2/batches', harness.baseUrl).href, TEST_TOKENS.write, ...files],
+        {
+          timeout: 280_000,
+        },
+      );
+      const outcomes = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { status?: number; retryAfter?: string; error?: string });
+      expect(outcomes.filter((outcome) => outcome.error !== undefined)).toEqual([]);
+      expect(outcomes.map((outcome) => outcome.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
+      for (const refused of outcomes.filter((outcome) => outcome.status === 429))
+        expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+    },
+  );
 });
 
 /** Python: POSTs each file given at once, one thread each, and prints one JSON line per upload: its status and Retry-After, or its error. */
