@@ -32,7 +32,8 @@ function unsupported(ctx: Context, expected: string): never {
  * a declared length are checked before a byte is read; the chunks then come
  * as the client sends them (no more than the socket's buffers in memory), and
  * the iteration throws 413 at the first byte over the limit and 400 when the
- * client goes away before the end (as raw-body did for whole bodies).
+ * client goes away before the end (as raw-body did for whole bodies), or,
+ * given a minimum rate, sends it slower than that (BodyRate).
  */
 export function xmlBodyStream(ctx: Context, limit: number, minimumRate?: MinimumRate): AsyncIterable<Buffer> {
   if (!ctx.request.is(XML_TYPES)) unsupported(ctx, XML_TYPES.join(' or '));
