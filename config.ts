@@ -111,14 +111,34 @@ const api = {
     .int()
     .positive()
     .default(1024 * 1024 * 1024),
-  /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
-  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /**
+   * Tuning knob: batch uploads (POST of a batch or test batch) one API process
+   * reads, validates and stores at once; the rest wait. One principal holds at
+   * most half of them (rounded up), so 2 or more keep a slot for others.
+   */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(2),
   /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
   UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
   /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
   UPLOADS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
   /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
   UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
+  /**
+   * The slowest an upload's body may arrive, averaged over each window of
+   * UPLOAD_MIN_RATE_WINDOW_SECONDS spent waiting for it (the first window is
+   * its grace); below, it is cut (400) and nothing of it is stored. 8 KiB/s is
+   * 64 kbit/s: an eighth of a 512 kbit/s ADSL uplink. 0: no minimum.
+   */
+  UPLOAD_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(8192),
+  /** The window of UPLOAD_MIN_BYTES_PER_SECOND, and the grace an upload gets before its rate is judged. */
+  UPLOAD_MIN_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(30),
+  /**
+   * A request refused before its body was read is answered, then the rest of
+   * its body is read and thrown away for at most this long (and at most
+   * BATCH_MAX_BYTES), so a client that writes its whole body before reading
+   * sees the refusal; then the connection is closed. 0: closed at once.
+   */
+  REFUSED_BODY_DRAIN_SECONDS: z.coerce.number().int().min(0).default(60),
   /**
    * Tuning knob: worker threads of one API process that validate uploads
    * against the schema (engine/validation/pool.ts), off the event loop that

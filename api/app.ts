@@ -18,6 +18,7 @@ import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
 import { acceptProxyProtocol } from './proxy-protocol.ts';
+import { drainRefusedBodies, honourExpectContinue } from './readable-refusals.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
@@ -54,6 +55,8 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.log));
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
+  // Outside errorHandler: it sees the refusal errorHandler settled on.
+  app.use(drainRefusedBodies(deps.config));
   app.use(errorHandler());
   const trustedProxies = trustedProxyList(deps.config);
   app.use(resolveClientAddresses(trustedProxies));
@@ -73,6 +76,9 @@ export function buildApp(deps: AppDeps): Koa {
     const koaCallback = app.callback.bind(app);
     app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
   }
+  // Every server app.listen makes sends 100 Continue only to a request whose body is read (api/readable-refusals.ts).
+  const listenHonouringExpect = app.listen.bind(app) as (...args: unknown[]) => Server;
+  app.listen = ((...args: unknown[]) => honourExpectContinue(listenHonouringExpect(...args))) as Koa['listen'];
   // PROXY_PROTOCOL: the server app.listen makes reads each connection's PROXY header before HTTP does (api/proxy-protocol.ts);
   // off, app.listen is Koa's own and no connection passes through anything more.
   if (deps.config.PROXY_PROTOCOL) {

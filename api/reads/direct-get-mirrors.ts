@@ -15,6 +15,7 @@ export const DIRECT_GET_STANCES: Readonly<Record<string, Stance>> = {
   requestContext: { stance: 'mirrors', how: 'the same request id and log line functions' },
   allowListedCors: { stance: 'hands-to-koa', how: 'a request with an Origin goes to Koa' },
   errorHandler: { stance: 'hands-to-koa', how: 'an answer that is a problem goes to Koa' },
+  drainRefusedBodies: { stance: 'hands-to-koa', how: 'a refusal goes to Koa, which reads and drops the rest of its body' },
   resolveClientAddresses: { stance: 'mirrors', how: 'resolveClientAddress with the same trusted proxies' },
   authenticate: { stance: 'mirrors', how: 'the same credential check; failures go to Koa, which throttles' },
   watchSignedWrites: { stance: 'hands-to-koa', how: 'writes only; the direct path serves GET' },

@@ -21,8 +21,10 @@ import { BROAD_SEARCHES } from './broad-searches.ts';
 import { generateCreates, writeGeneratedBatch } from './generate.ts';
 
 const MIB = 2 ** 20;
-/** Stalled uploads the trickling writer holds open at once: twice UPLOADS_PER_PRINCIPAL's default. */
+/** Trickled uploads the writer holds open at once: twice UPLOADS_PER_PRINCIPAL's default. */
 const STALLED_AT_ONCE = 16;
+/** How often a trickled upload sends its next byte. */
+const TRICKLE_EVERY_MS = 5000;
 
 const xmlHeaders = (headers: Record<string, string>) => ({ ...headers, 'content-type': 'application/xml' });
 
@@ -114,7 +116,7 @@ export async function prepareAttacks(
       case 'trickled-uploads':
         attacks.push({
           name,
-          what: `one writer keeps ${STALLED_AT_ONCE} chunked uploads open that send half a batch and then nothing, opening another as each ends (100 ms after a refusal)`,
+          what: `one writer keeps ${STALLED_AT_ONCE} chunked uploads open that send half a batch and then a byte every ${TRICKLE_EVERY_MS / 1000} s, opening another as each ends (100 ms after a refusal)`,
           run: (context) =>
             repeat(context, STALLED_AT_ONCE, async () => {
               const end = await stalledUpload(context, token);
@@ -340,7 +342,7 @@ function streamedPost(context: AttackRun, path: string, headers: Record<string, 
   });
 }
 
-/** A chunked upload that sends half a small batch and then nothing: resolves its status, or how it ended without one. */
+/** A chunked upload that sends half a small batch and then a byte every TRICKLE_EVERY_MS: resolves its status, or how it ended without one. */
 function stalledUpload(context: AttackRun, token: string): Promise<string> {
   const { hostname, port } = new URL(context.apiUrl);
   const xml = batchXml([create('a', `Stalled ${randomUUID()}`)]);
@@ -353,6 +355,12 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
     socket.write(
       `POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(start).toString(16)}\r\n${start}\r\n`,
     );
+    const rest = Buffer.from(xml.slice(start.length));
+    let next = 0;
+    const trickle = setInterval(() => {
+      if (next < rest.length && socket.writable)
+        socket.write(Buffer.concat([Buffer.from('1\r\n'), rest.subarray(next, ++next), Buffer.from('\r\n')]));
+    }, TRICKLE_EVERY_MS);
     let received = '';
     socket.on('data', (chunk: Buffer) => {
       received += chunk.toString('latin1');
@@ -361,6 +369,7 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      clearInterval(trickle);
       context.signal.removeEventListener('abort', abort);
       const status = /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1];
       resolve(status ?? (context.signal.aborted ? CUT_AT_THE_END : 'cut by the server'));
