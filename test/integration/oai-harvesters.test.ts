@@ -128,7 +128,7 @@ describe('oaipmh-scythe', () => {
     for (const method of ['GET', 'POST'] as const) {
       expect(seen[method]).toMatchObject({
         repositoryName: 'Entity Records Service',
-        formats: ['oai_dc', 'cam-2025'],
+        formats: ['oai_dc', 'cam-2025', 'eac-cpf'],
         identifiers: entities,
         oai_dc: entities,
         'cam-2025': entities,
@@ -149,7 +149,7 @@ describe('pyoai', () => {
         repositoryName: 'Entity Records Service',
         granularity: 'YYYY-MM-DDThh:mm:ssZ',
         deletedRecord: 'persistent',
-        formats: ['oai_dc', 'cam-2025'],
+        formats: ['oai_dc', 'cam-2025', 'eac-cpf'],
         identifier: `oai:${REPOSITORY}:${uuids[1]}`,
         title: ['Harvested 1'],
         type: [TYPE],

@@ -120,11 +120,11 @@ describe('streamed uploads', () => {
       expect(stored.digest('hex')).toBe(sent.sha256);
       expect(parts).toBe(Math.ceil(sent.bytes / MIB));
 
-      const status = await eventually(async () => {
+      const ended = await eventually(async () => {
         const detail = (await (await harness.api(`/api/v2/batches/${uuid}/detail`)).json()) as { status: string };
-        return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail.status : undefined;
+        return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail : undefined;
       }, 150_000);
-      expect(status).toBe('COMPLETED');
+      expect(ended.status, JSON.stringify(ended)).toBe('COMPLETED');
       expect(await count('select count(*) as n from revision where batch_id = $1', [uuid])).toBe(ENTITIES);
 
       const again = await streamBatch(harness, { uuid, seed: 1 });
