@@ -319,6 +319,8 @@ const api = {
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
+  /** Activities per page of /activity-stream. A page's name and content depend on it: changing it renames every page for consumers. */
+  ACTIVITY_STREAM_PAGE_SIZE: z.coerce.number().int().positive().max(10_000).default(1000),
   /** A batch's apply, queueing behind other imports and every retry included, fails for good after this (set in its workflow's input when it starts). */
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
 };

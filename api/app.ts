@@ -16,6 +16,7 @@ import { watchSignedWrites } from './middleware/signed-writes.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
+import { activityStreamRouter } from './activity-stream/routes.ts';
 import { acceptProxyProtocol } from './proxy-protocol.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
@@ -46,7 +47,8 @@ export function buildApp(deps: AppDeps): Koa {
     ...v1Routers(deps),
   ];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
-  if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
+  // The Activity Streams feed serves the same harvesters, by the same setting.
+  if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps), activityStreamRouter(deps));
   // First, so they see everything and the status the error handler settled on; the span is the context of all the rest.
   if (deps.tracer) app.use(httpTracing(deps.tracer, routers));
   app.use(httpMetrics(metrics.httpRequestDuration, routers));

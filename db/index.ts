@@ -3,6 +3,7 @@ import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { BatchRepository } from './batches.ts';
 import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
+import { activityStreamRepository, type ActivityStreamRepository } from './activity-stream.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
 import { JobOutcomes } from './job-outcomes.ts';
 import { LongReadLeases } from './long-read-leases.ts';
@@ -30,6 +31,8 @@ export interface Db {
   readonly feed: FeedRepository;
   /** The reads of OAI-PMH: records as of a harvest's commit point. */
   readonly oai: OaiRepository;
+  /** The change feed as a log of activities in commit order (the Activity Streams feed, the push stream). */
+  readonly activityStream: ActivityStreamRepository;
   /** The entity search. */
   readonly search: SearchRepository;
   /** The batch rows and their bodies. */
@@ -87,6 +90,7 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       anchorEvery: options.feedRangeAnchorEvery ?? 1000,
     }),
     oai: oaiRepository(pool),
+    activityStream: activityStreamRepository(pool),
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
