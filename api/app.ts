@@ -25,6 +25,7 @@ import { updatesRouter } from './reads/updates.ts';
 import { v1Routers } from './v1/routes.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
 import { exportsRouter } from './v2/exports/routes.ts';
+import { streamRouter } from './v2/stream/routes.ts';
 
 /** Builds the HTTP application from its dependencies; listening is the entry point's job. */
 export function buildApp(deps: AppDeps): Koa {
@@ -44,6 +45,7 @@ export function buildApp(deps: AppDeps): Koa {
     updatesRouter(deps, 'v2'),
     searchRouter(deps, 'v2'),
     exportsRouter(deps),
+    streamRouter(deps),
     ...v1Routers(deps),
   ];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.

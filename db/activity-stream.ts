@@ -34,6 +34,7 @@ export function endOfCommit(commitSeq: string): StreamPosition {
 
 interface ActivityRow {
   commit_seq: string;
+  transaction_uuid: string;
   entity_id: string;
   entity_type: string;
   change_type: ChangeType;
@@ -45,7 +46,7 @@ interface ActivityRow {
 // Which change a revision is: its creation; a state set to ERS_REPLACED (Deprecate), ERS_INVALID (Delete), or
 // back to a valid state from ERS_INVALID (Add); else an update. A superseded revision holds its record in
 // snapshot, the current one in entity. ERS_REPLACED is final, so the entity's replacedBy is the replacement.
-const ACTIVITY_COLUMNS = `t.commit_seq, r.entity_id,
+const ACTIVITY_COLUMNS = `t.commit_seq, t.uuid as transaction_uuid, r.entity_id,
   case when r.snapshot is null then e.entity_type else r.snapshot->>'entityType' end as entity_type,
   case
     when r.changes ? 'created' then 'Create'
@@ -116,6 +117,7 @@ export function activityStreamRepository(pool: pg.Pool): ActivityStreamRepositor
 function activityOf(row: ActivityRow): ChangeActivity {
   return {
     position: { commitSeq: row.commit_seq, entityId: row.entity_id },
+    transaction: row.transaction_uuid,
     type: row.change_type,
     entityId: row.entity_id,
     entityType: row.entity_type,

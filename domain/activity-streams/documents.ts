@@ -13,6 +13,8 @@ export type ChangeType = 'Create' | 'Update' | 'Deprecate' | 'Delete' | 'Add';
 /** One record's change in one committed transaction, as the feed holds it. */
 export interface ChangeActivity {
   position: StreamPosition;
+  /** UUID of the transaction that committed it (the feed's mark, the push stream's event id). */
+  transaction: string;
   type: ChangeType;
   entityId: string;
   entityType: string;
@@ -81,7 +83,7 @@ export function collectionPage(urls: StreamUrls, page: PageOfActivities): Record
   };
 }
 
-function activityDocument(urls: StreamUrls, activity: ChangeActivity): Record<string, unknown> {
+export function activityDocument(urls: StreamUrls, activity: ChangeActivity): Record<string, unknown> {
   const object = { type: activity.entityType, id: `${urls.records}/${activity.entityId}`, updated: activity.published };
   return {
     summary: `${activity.type} ${activity.entityType} ${activity.entityId}`,
