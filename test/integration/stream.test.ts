@@ -3,13 +3,12 @@
 // --experimental-eventsource; no EventSource package is installed), run in a
 // child process. Each change arrives exactly once, in commit order, across
 // the reconnections STREAM_MAX_SECONDS forces (the client resumes with
-// Last-Event-ID), also from an API cluster of two processes; a connection cut
-// inside an event resumes with that event whole; a consumer that does not
-// read is cut and resumes.
+// Last-Event-ID), also from an API cluster of two processes whose streams
+// stay open (so the commits reach them through each process's listener); a
+// connection cut inside an event resumes with that event whole.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
@@ -171,28 +170,6 @@ describe('the push stream', () => {
     const resumed = await harness.api('/api/v2/stream', { headers: { 'last-event-id': lastId } });
     const events = await readEvents(resumed, 1);
     expect(events[0]).toEqual({ id: bigTransaction!.id, entities: big });
-  });
-
-  it('cuts a consumer that does not read, and lets it resume', async () => {
-    const from = await latestTransaction();
-    await applyCreates(BIG);
-    await applyCreates(BIG);
-    const url = new URL(harness.baseUrl);
-    const socket = connect(Number(url.port), url.hostname);
-    await once(socket, 'connect');
-    socket.write(`GET /api/v2/stream?from=${from} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
-    // Never read: the server's buffer passes STREAM_BUFFER_BYTES and stays there past STREAM_SLOW_CONSUMER_SECONDS.
-    socket.pause();
-    const leases = () =>
-      harness.sql<{ n: string }>(
-        `select count(*) as n from long_read_lease where principal like 'stream-address:%' and expires_at >= now()`,
-      );
-    await eventually(async () => (Number((await leases())[0]!.n) > 0 ? true : undefined), 30_000, 'the stream open');
-    await eventually(async () => (Number((await leases())[0]!.n) === 0 ? true : undefined), 60_000, 'the slow consumer cut');
-    socket.destroy();
-    const resumed = await harness.api(`/api/v2/stream?from=${from}`);
-    expect(resumed.status).toBe(200);
-    expect((await readEvents(resumed, 2)).map((event) => event.entities.length)).toEqual([BIG, BIG]);
   });
 
   it('refuses a Last-Event-ID that names no transaction, and a stream past the per-address cap', async () => {
