@@ -27,6 +27,8 @@ export function streamRouter(deps: AppDeps): Router {
     await takeStreamSlots(deps, ctx);
 
     const origin = `${ctx.protocol}://${ctx.host}`;
+    // Written here, not by Koa; the status is for the request log and the metrics.
+    ctx.status = 200;
     ctx.respond = false;
     ctx.req.socket.setNoDelay(true);
     ctx.res.writeHead(200, {
@@ -53,7 +55,8 @@ function responseSink(res: ServerResponse, boundBytes: number, slowMs: number, l
   let closed = false;
   res.once('close', () => (closed = true));
   return {
-    write: (text) => void res.write(text),
+    // A heartbeat or a last line may come after the client left: nothing to write to then.
+    write: (text) => void (closed || res.destroyed || res.write(text)),
     async drained() {
       if (res.writableLength <= boundBytes || closed) return true;
       return new Promise<boolean>((resolve) => {
