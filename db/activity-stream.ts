@@ -77,16 +77,19 @@ export function activityStreamRepository(pool: pg.Pool): ActivityStreamRepositor
     },
 
     async activitiesAfter(after, limit) {
-      // The lateral limit bounds each transaction's share, so a transaction of a million revisions costs the page only.
+      // At most `limit` + 1 transactions with revisions (the one at the position may have none left after it), at
+      // most `limit` revisions of each, sorted by an incremental sort on the transactions' order: a transaction of a
+      // million revisions costs the page only.
       const { rows } = await pool.query<ActivityRow>(
         `select a.*, rp.id as replaced_by_id, rp.entity_type as replaced_by_type
            from (select ${ACTIVITY_COLUMNS}, e.record->'replacedBy' as replaced_by
-                   from transaction t
+                   from (select * from transaction x
+                          where x.commit_seq >= $1 and exists (select 1 from revision w where w.seq = x.seq)
+                          order by x.commit_seq limit $3 + 1) t
                    cross join lateral (select r.* from revision r
                                         where r.seq = t.seq and (t.commit_seq > $1 or r.entity_id > $2)
                                         order by r.entity_id limit $3) r
-                   join entity e on e.id = r.entity_id
-                  where t.commit_seq >= $1
+                   cross join lateral (select * from entity e where e.id = r.entity_id) e
                   order by t.commit_seq, r.entity_id
                   limit $3) a
            left join entity rp on a.change_type = 'Deprecate'
@@ -100,11 +103,12 @@ export function activityStreamRepository(pool: pg.Pool): ActivityStreamRepositor
     async positionBack(atOrBefore, n) {
       const { rows } = await pool.query<{ commit_seq: string; entity_id: string }>(
         `select t.commit_seq, r.entity_id
-           from transaction t
+           from (select * from transaction x
+                  where x.commit_seq <= $1 and exists (select 1 from revision w where w.seq = x.seq)
+                  order by x.commit_seq desc limit $3 + 1) t
            cross join lateral (select r.entity_id from revision r
                                 where r.seq = t.seq and (t.commit_seq < $1 or r.entity_id <= $2)
                                 order by r.entity_id desc limit $3) r
-          where t.commit_seq <= $1 and t.commit_seq is not null
           order by t.commit_seq desc, r.entity_id desc
           offset $3 - 1 limit 1`,
         [atOrBefore.commitSeq, atOrBefore.entityId, n],
