@@ -82,7 +82,7 @@ export function activityStreamRepository(pool: pg.Pool): ActivityStreamRepositor
       // million revisions costs the page only.
       const { rows } = await pool.query<ActivityRow>(
         `select a.*, rp.id as replaced_by_id, rp.entity_type as replaced_by_type
-           from (select ${ACTIVITY_COLUMNS}, e.record->'replacedBy' as replaced_by
+           from (select ${ACTIVITY_COLUMNS}, case when e.state = 'ERS_REPLACED' then e.record->'replacedBy' end as replaced_by
                    from (select * from transaction x
                           where x.commit_seq >= $1 and exists (select 1 from revision w where w.seq = x.seq)
                           order by x.commit_seq limit $3 + 1) t
