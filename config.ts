@@ -13,40 +13,56 @@ const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-// Settings grouped by the process that reads them. "Tuning knob" marks a
-// setting that trades throughput against memory or load and has a measured
-// default; the others say what the service does.
+// Settings grouped by the process that reads them, each documented by its
+// comment: docs/settings.md is generated from these comments and schemas
+// (npm run settings:reference; lint fails when it differs). "Tuning knob"
+// marks a setting that trades throughput against memory or load and has a
+// measured default; DEPLOYMENT_SETTINGS below names those every deployment
+// sets; the others say what the service does, with defaults that hold.
 
 /** Every process: where the database, Temporal and the data live, and logging. */
 const everyProcess = {
+  /** The address the API (and the worker's /metrics) binds. */
   HOST: z.string().default('127.0.0.1'),
+  /** PostgreSQL; the database is created when missing. */
   DATABASE_URL: z.url().default('postgres://localhost:5432/entity_records'),
+  /** The Temporal frontend (host:port); unset, `npm start` runs its own dev server on TEMPORAL_PORT. */
   TEMPORAL_ADDRESS: z.string().optional(),
+  /** The Temporal namespace of every workflow. */
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** The workers' task queue; the interactive and export lanes are `<queue>-interactive` and `<queue>-export`. */
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('entity-records'),
   /** The Temporal dev server `npm start` runs, and the default TEMPORAL_ADDRESS. */
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  /** The Web UI port of the dev server `npm start` runs. */
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
-  // TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key.
+  /** TLS to Temporal (temporal/client/connection.ts): on by itself, or implied by a CA, a client certificate or an API key. */
   TEMPORAL_TLS: booleanFromEnv.default(false),
+  /** The CA that signed Temporal's certificate (PEM), when not a public one. */
   TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  /** A client certificate (PEM) for mutual TLS to Temporal; goes with TEMPORAL_TLS_KEY_FILE. */
   TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  /** The client certificate's key (PEM). */
   TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** The name Temporal's certificate is checked against, when not the address's host. */
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
-  // OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318.
+  /** OpenTelemetry tracing (metrics/tracing.ts): off unless a collector's OTLP/HTTP endpoint is named, e.g. http://otel-collector:4318. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  // An API key for Temporal Cloud, or a file holding one (a mounted secret).
+  /** An API key for Temporal Cloud (implies TLS). */
   TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /** A file holding that API key (a mounted secret). */
   TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   /** The Temporal Web UI's address, for links to a job's workflow; default: the Temporal host on TEMPORAL_UI_PORT. */
   TEMPORAL_UI_URL: z.url().optional(),
+  /** Where the embedded Temporal's SQLite file, logs and generated secrets live. */
   DATA_DIR: z.string().min(1).default('.data'),
+  /** pino's level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The secret of forceKeys (the API's test batches and the worker's applies); default: one generated in DATA_DIR. */
   FORCE_KEY_SECRET: z.string().min(16).optional(),
   /** Where export files are written (worker) and served from (API); default DATA_DIR/exports. */
   EXPORT_DIR: z.string().min(1).optional(),
-  // How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore.
+  /** How far a restore (npm run db:restore) moves the record numbers past the backup's highest: more than the registry can create between a backup and its restore. */
   RESTORE_RECORD_NUMBER_GAP: z.coerce.number().int().min(0).default(10_000_000),
   /**
    * A batch is small (the interactive lane) when it has at most this many
@@ -54,6 +70,7 @@ const everyProcess = {
    * is submitted. SMALL_BATCH_MAX_BYTES=0 sends every batch to the bulk lane.
    */
   SMALL_BATCH_MAX_CHANGES: z.coerce.number().int().min(0).default(10),
+  /** See SMALL_BATCH_MAX_CHANGES: the body size within which a batch is small. */
   SMALL_BATCH_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -63,6 +80,7 @@ const everyProcess = {
 
 /** The API processes. */
 const api = {
+  /** The API's port. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /**
    * API processes on PORT (node:cluster): one per core by default. 1 runs the
@@ -93,8 +111,12 @@ const api = {
     .int()
     .positive()
     .default(1024 * 1024 * 1024),
-  /** Tuning knob: batch uploads (POST of a batch or test batch) one API process reads, validates and stores at once; the rest wait. */
-  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(1),
+  /**
+   * Tuning knob: batch uploads (POST of a batch or test batch) one API process
+   * reads, validates and stores at once; the rest wait. One principal holds at
+   * most half of them (rounded up), so 2 or more keep a slot for others.
+   */
+  UPLOAD_MAX_CONCURRENT: z.coerce.number().int().positive().default(2),
   /** Uploads waiting for a slot in one API process (large and small each) before a new one is answered 503 with Retry-After. */
   UPLOAD_MAX_WAITING: z.coerce.number().int().min(0).default(64),
   /** Uploads one principal has in progress at once across every API process; beyond, 429 with Retry-After. 0: no limit. */
@@ -102,29 +124,45 @@ const api = {
   /** An upload whose body sends nothing for this long is cut; nothing of it is stored. */
   UPLOAD_IDLE_SECONDS: z.coerce.number().int().positive().default(60),
   /**
+   * The slowest an upload's body may arrive, averaged over each window of
+   * UPLOAD_MIN_RATE_WINDOW_SECONDS spent waiting for it (the first window is
+   * its grace); below, it is cut (400) and nothing of it is stored. 8 KiB/s is
+   * 64 kbit/s: an eighth of a 512 kbit/s ADSL uplink. 0: no minimum.
+   */
+  UPLOAD_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(8192),
+  /** The window of UPLOAD_MIN_BYTES_PER_SECOND, and the grace an upload gets before its rate is judged. */
+  UPLOAD_MIN_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(30),
+  /**
+   * A request refused before its body was read is answered, then the rest of
+   * its body is read and thrown away for at most this long (and at most
+   * BATCH_MAX_BYTES), so a client that writes its whole body before reading
+   * sees the refusal; then the connection is closed. 0: closed at once.
+   */
+  REFUSED_BODY_DRAIN_SECONDS: z.coerce.number().int().min(0).default(60),
+  /**
    * Tuning knob: worker threads of one API process that validate uploads
    * against the schema (engine/validation/pool.ts), off the event loop that
    * answers every other request. A thread validates many uploads at once,
    * each in slices, and holds a libxml2 heap of its own (recycled past 256 MiB).
    */
   VALIDATION_THREADS: z.coerce.number().int().positive().max(64).default(1),
+  /** Largest test batch (422 TooManyChanges above). */
   TEST_BATCH_MAX_CHANGES: z.coerce.number().int().positive().default(1000),
+  /** Above this many changed records, /updates/from answers the summary only. */
   UPDATES_FROM_MAX: z.coerce.number().int().positive().default(10_000),
+  /** Largest page of the change feed (v2 and v1). */
   UPDATES_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(50_000),
+  /** Largest page of a search (v2 and v1). */
   SEARCH_MAX_PAGE_SIZE: z.coerce.number().int().positive().default(1000),
   /** Each statement of a search is cancelled after this long (503 ServiceUnavailable, reason SearchTimeout); 0: no limit. */
   SEARCH_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(3000),
-  /** Tuning knob: a search whose exact total PostgreSQL's planner estimates above this cost is refused (400, reason SearchTooBroad); 0: no limit. */
-  SEARCH_MAX_COUNT_COST: z.coerce.number().min(0).default(50_000),
   /**
-   * Tuning knob: a search whose total is priced above SEARCH_MAX_COUNT_COST
-   * gets this long for its page, answered when the page is short (its own
-   * total), refused as too broad otherwise: the refusal costs about this, not
-   * the page's work. 0: the page runs whole before the refusal.
+   * Tuning knob: rows a search counts at most. A condition matching more
+   * values than this, or a total above it, is refused as too broad (400,
+   * reason SearchTooBroad), found by counting, never by the planner's
+   * estimate. 0: no cap (the statement timeout still applies).
    */
-  SEARCH_REFUSAL_PROBE_MS: z.coerce.number().int().min(0).default(50),
-  /** Tuning knob: a FULLTEXT text similar to more names than this is refused (400, reason SearchTooBroad); 0: no limit. */
-  SEARCH_FULLTEXT_MAX_NAMES: z.coerce.number().int().min(0).default(10_000),
+  SEARCH_MAX_MATCHES: z.coerce.number().int().min(0).default(1_000_000),
   /**
    * Days the layout of a paged feed range (where each page starts) is kept in
    * PostgreSQL. A page of a range nobody paged within this time costs one
@@ -133,6 +171,7 @@ const api = {
   FEED_RANGE_RETENTION_DAYS: z.coerce.number().positive().default(7),
   /** Tuning knob: records between two anchors of a feed range's layout; a page reads at most this many records it does not send. */
   FEED_RANGE_ANCHOR_EVERY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /** Most identifiers in one export request. */
   EXPORT_MAX_IDS: z.coerce.number().int().positive().default(100_000),
   /** Exports one principal has ACCEPTED or RUNNING at once, counted across every API process; beyond, a start is answered 429 with Retry-After. 0: no limit. */
   EXPORTS_RUNNING_PER_PRINCIPAL: z.coerce.number().int().min(0).default(2),
@@ -182,13 +221,17 @@ const api = {
    * second per polled job and process, however many clients poll. 0: share only.
    */
   JOB_STATUS_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(500),
-  /** When set, GET /metrics answers only a scraper sending `Authorization: Bearer <METRICS_TOKEN>` (at least 32 characters). */
+  /** The token GET /metrics needs (`Authorization: Bearer <METRICS_TOKEN>`, at least 32 characters); default: one generated in DATA_DIR. */
   METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
+  /** `true` opens every route to anyone (local experiments only; warned at start). */
   AUTH_DISABLED: booleanFromEnv.default(false),
+  /** Bearer tokens: a JSON list of {"token" or "tokenSha256", "name", "permissions"} (read, write, force, export, admin). */
   AUTH_TOKENS: z.string().optional(),
+  /** A file holding the AUTH_TOKENS list (a mounted secret); set one of the two. */
   AUTH_TOKENS_FILE: z.string().optional(),
   /** HMAC API keys as the registry's client signs (NDA-HMAC-SHA256): a JSON list, or a file holding one. */
   API_KEYS: z.string().optional(),
+  /** A file holding the API_KEYS list (a mounted secret); set one of the two. */
   API_KEYS_FILE: z.string().optional(),
   /** How far an X-NDA-Date may lie from the server's clock, either way (a key's own clockSkewSeconds wins); docs/decisions/0142. */
   API_KEY_CLOCK_SKEW_SECONDS: z.coerce.number().int().positive().default(120),
@@ -201,7 +244,8 @@ const api = {
   /**
    * Proxies (addresses or CIDRs, comma-separated) whose X-Forwarded-For names
    * the client: for the API keys' allow-lists and the limits kept per source
-   * address. Empty: the connection's address is the client's.
+   * address; with TRUST_PROXY, the only peers whose X-Forwarded-Host and
+   * -Proto count. Empty: the connection's address is the client's.
    */
   TRUSTED_PROXIES: z
     .string()
@@ -228,10 +272,14 @@ const api = {
   PROXY_PROTOCOL: booleanFromEnv.default(false),
   /** Failed authentications per source address per window before the address is answered 429 instead of 401; 0 turns the limit off. */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
+  /** The window of AUTH_FAILURE_LIMIT. */
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
-  /** Behind a reverse proxy: the host a client signed is taken from X-Forwarded-Host. */
+  /**
+   * Behind a reverse proxy that sets X-Forwarded-Host and -Proto: the host a client signed and the origin of a sign-in
+   * form are taken from them, only on connections from TRUSTED_PROXIES (api/forwarded.ts), which it needs.
+   */
   TRUST_PROXY: booleanFromEnv.default(false),
-  /** The host name clients call (and sign), whatever the request's Host header says. */
+  /** The host name clients call (and sign), whatever the request's Host header says; with its port, the sign-in form's origin is https://PUBLIC_HOST. */
   PUBLIC_HOST: z
     .string()
     .optional()
@@ -263,9 +311,11 @@ const api = {
     ),
   /** Batch submissions (batches and test batches, v1 and v2) per principal per window; 0 turns the limit off. Exports never spend it. */
   SUBMISSION_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
+  /** The window of SUBMISSION_RATE_LIMIT. */
   SUBMISSION_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Export requests (v2 export starts, synchronous v1 snapshots and revisions) per principal per window, a budget apart from the batches'; 0 turns the limit off. */
   EXPORT_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  /** The window of EXPORT_RATE_LIMIT. */
   EXPORT_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /** Connections of each API process's main pool (short reads, uploads, job rows). */
   DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
@@ -287,6 +337,7 @@ const api = {
   LONG_READ_MAX_SECONDS: z.coerce.number().int().positive().default(1800),
   /** Requests per source address per window of readers without credentials (public record pages, public OAI-PMH); 0 turns the limit off. */
   ANONYMOUS_READ_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  /** The window of ANONYMOUS_READ_RATE_LIMIT. */
   ANONYMOUS_READ_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(60),
   /**
    * Who may open the record pages under /global (the links the registry's
@@ -311,16 +362,18 @@ const api = {
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z][A-Za-z0-9-]*)*$/, 'a host-like name: letters, digits, hyphens, dots')
     .optional(),
-  /** Identify's adminEmail; default admin@ the repository identifier (admin@localhost.localdomain for a name without a dot). */
+  /** Identify's adminEmail; default admin@ the repository identifier, or admin@localhost.localdomain for an identifier without a dot (the OAI-PMH schema asks for a dot in the domain). */
   OAI_ADMIN_EMAIL: z
     .string()
     .regex(/^\S+@(\S+\.)+\S+$/, 'an e-mail address whose domain has a dot (the OAI-PMH schema asks for one)')
     .optional(),
+  /** The repositoryName of OAI-PMH Identify. */
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
-  /** Open push streams (GET /api/v2/stream) per principal, and per client address, across every API process. */
+  /** Open push streams (GET /api/v2/stream) per principal, across every API process (0: no limit). */
   STREAM_CONNECTIONS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** Open push streams per client address, across every API process (0: no limit). */
   STREAM_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(16),
   /** A heartbeat comment on a quiet push stream every so many seconds. */
   STREAM_HEARTBEAT_SECONDS: z.coerce.number().int().positive().default(15),
@@ -330,11 +383,42 @@ const api = {
     .int()
     .positive()
     .default(1024 * 1024),
+  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES before it is cut. */
   STREAM_SLOW_CONSUMER_SECONDS: z.coerce.number().positive().default(30),
   /** A push stream ends after this and its client reconnects (to any API process) with Last-Event-ID. */
   STREAM_MAX_SECONDS: z.coerce.number().positive().default(3600),
   /** Activities per page of /activity-stream. A page's name and content depend on it: changing it renames every page for consumers. */
   ACTIVITY_STREAM_PAGE_SIZE: z.coerce.number().int().positive().max(10_000).default(1000),
+  /** Signs OAI-PMH resumption tokens; every API process must have the same. Default: generated in DATA_DIR/secrets/oai-token-key (docs/decisions/0134). */
+  OAI_TOKEN_SECRET: z.string().min(16).optional(),
+  /** Former OAI_TOKEN_SECRETs, comma-separated: tokens they signed are still accepted while harvests begun under them end (rotation). */
+  OAI_TOKEN_PREVIOUS_SECRETS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().min(16))),
+  /** OAI-PMH requests one anonymous address runs at once, across every API process (0: no limit). */
+  OAI_ANONYMOUS_PER_ADDRESS: z.coerce.number().int().min(0).default(2),
+  /** OAI-PMH requests all anonymous harvesters together run at once, across every API process (0: no limit). */
+  OAI_ANONYMOUS_TOTAL: z.coerce.number().int().min(0).default(8),
+  /**
+   * The service's public URL as clients reach it (scheme, host, port, path), e.g. https://records.example.org/registry:
+   * OAI-PMH's baseURL and schema URLs and EAC-CPF's record links are made from it. Default: from
+   * X-Forwarded-Proto/-Host with TRUST_PROXY from a peer in TRUSTED_PROXIES, else from the request.
+   */
+  PUBLIC_URL: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value === '' ? undefined : value.replace(/\/+$/, '')))
+    .refine(
+      (value) => value === undefined || (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).search === ''),
+      'an http(s) URL without query, e.g. https://records.example.org or https://example.org/registry',
+    ),
   /** A batch's apply, queueing behind other imports and every retry included, fails for good after this (set in its workflow's input when it starts). */
   BATCH_APPLY_TIMEOUT_HOURS: z.coerce.number().positive().default(12),
 };
@@ -378,6 +462,12 @@ const worker = {
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(180),
   /** How long a batch's stored body is kept after the batch ended; its result and revisions stay for good. */
   BATCH_BODY_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  /**
+   * A batch that wrote at least this many records is followed, after its
+   * commit, by ANALYZE of the tables it wrote (planner statistics for the
+   * reads; autovacuum may be late or off). 0: never.
+   */
+  ANALYZE_AFTER_RECORDS: z.coerce.number().int().min(0).default(10_000),
 };
 
 /** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */
@@ -387,6 +477,34 @@ const measuringAids = {
   /** One line of the worker's memory to stderr every this many milliseconds. */
   WORKER_MEMORY_LOG_MS: z.coerce.number().int().positive().optional(),
 };
+
+/** The settings every deployment sets (addresses, credentials, the public name, retention): README lists these. */
+export const DEPLOYMENT_SETTINGS: readonly string[] = [
+  'DATABASE_URL',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'HOST',
+  'PORT',
+  'PUBLIC_URL',
+  'PUBLIC_HOST',
+  'TRUSTED_PROXIES',
+  'AUTH_TOKENS_FILE',
+  'API_KEYS_FILE',
+  'FORCE_KEY_SECRET',
+  'DATA_DIR',
+  'EXPORT_DIR',
+  'RECORD_PAGES',
+  'OAI_PMH',
+  'OAI_REPOSITORY_ID',
+  'OAI_TOKEN_SECRET',
+  'EXPORT_RETENTION_HOURS',
+  'BATCH_BODY_RETENTION_DAYS',
+  'METRICS_TOKEN',
+  'LOG_LEVEL',
+];
+
+/** Every group of settings, for the generated reference (tools/settings-reference.ts). */
+export const SETTING_GROUPS = { everyProcess, api, worker, measuringAids };
 
 const configSchema = z.object({ ...everyProcess, ...api, ...worker, ...measuringAids });
 
@@ -404,6 +522,8 @@ export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & {
   apiKeys: ApiKey[];
   oaiRepositoryId: string;
   oaiAdminEmail: string;
+  /** https://PUBLIC_HOST, its port kept: the public origin of the record pages' forms. */
+  publicOrigin: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -415,6 +535,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { API_KEYS, ...values } = parsed.data;
   if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
+  if (values.TRUST_PROXY && values.TRUSTED_PROXIES.length === 0) {
+    throw new ConfigError(
+      "invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer's are)",
+    );
   }
   if (values.PROXY_PROTOCOL && values.TRUSTED_PROXIES.length === 0) {
     throw new ConfigError(
@@ -438,6 +563,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
     apiKeys,
     ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
+    // PUBLIC_HOST itself is the host name alone (what clients sign); its origin keeps the port it was given.
+    publicOrigin: values.PUBLIC_HOST === undefined ? undefined : new URL(`https://${env.PUBLIC_HOST}`).origin,
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { inspect } from 'node:util';
 
@@ -17,12 +17,17 @@ export function persistentSecret(value: string | undefined, dataDir: string, nam
   } catch {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const secret = randomBytes(32).toString('base64url');
+    // Written aside and linked into place whole: a process reading at the same moment never sees an empty file.
+    const written = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(written, `${secret}\n`, { mode: 0o600, flag: 'wx' });
     try {
-      writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+      linkSync(written, file);
       return secret;
     } catch {
       // Another process created it first: use theirs.
       return readFileSync(file, 'utf8').trim();
+    } finally {
+      unlinkSync(written);
     }
   }
 }

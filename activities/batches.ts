@@ -1,5 +1,6 @@
 import type { BatchActivities, BatchHeartbeat, BatchOutcomeStatus } from '../temporal/contracts.ts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { BATCH_WRITTEN_TABLES } from '../db/analyze.ts';
 import type { Db } from '../db/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -23,11 +24,16 @@ export interface BatchActivityDeps {
   checkAttempt: CheckAttempt;
   /** How long a batch's body is kept after the batch ended (BATCH_BODY_RETENTION_DAYS). */
   bodyRetentionDays?: number;
+  /** A batch that wrote at least this many records is followed by ANALYZE of the tables it wrote (ANALYZE_AFTER_RECORDS); 0: never. */
+  analyzeAfterRecords?: number;
   /** Test seam: called after each written step, inside the open transaction (a throw there aborts it; a promise holds the step). */
   afterWriteStep?: (batchId: string, done: number, attempt: number) => void | Promise<void>;
 }
 
 const DEFAULT_BODY_RETENTION_DAYS = 30;
+const DEFAULT_ANALYZE_AFTER_RECORDS = 10_000;
+/** One table's ANALYZE samples a fixed number of rows: seconds even on millions; past this something is wrong. */
+const ANALYZE_STATEMENT_TIMEOUT_MS = 5 * 60_000;
 const BODIES_PER_STEP = 200;
 
 export function createBatchActivities(deps: BatchActivityDeps): BatchActivities {
@@ -101,6 +107,7 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
         timeline?.mark('commit');
         const status = applied.outcome === 'success' ? 'COMPLETED' : 'FAILED';
         deps.log.info({ batchId, status, changes: applied.changes, applyMs: Math.round(performance.now() - started) }, 'batch finished');
+        if (applied.outcome === 'success') await analyzeIfLarge(batchId, applied.revisions);
         return status;
       } catch (error) {
         // The API validated this body; a body that no longer reads is not worth retrying.
@@ -132,6 +139,27 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
       return removed;
     },
   };
+
+  /**
+   * After a batch committed: its tables analyzed when it wrote many records,
+   * so the next reads are planned on statistics that know of them. The batch
+   * is COMPLETED already (readers see it); a failure here is logged, never
+   * the batch's.
+   */
+  async function analyzeIfLarge(batchId: string, records: number): Promise<void> {
+    const threshold = deps.analyzeAfterRecords ?? DEFAULT_ANALYZE_AFTER_RECORDS;
+    if (threshold === 0 || records < threshold) return;
+    const started = performance.now();
+    try {
+      const { analyzed, skipped } = await deps.db.analyzer.analyze(BATCH_WRITTEN_TABLES, ANALYZE_STATEMENT_TIMEOUT_MS);
+      deps.log.info(
+        { batchId, records, analyzed, skipped, analyzeMs: Math.round(performance.now() - started) },
+        'tables analyzed after a large batch',
+      );
+    } catch (error) {
+      deps.log.warn({ batchId, records, err: error }, 'ANALYZE after a large batch failed; the statistics wait for autovacuum');
+    }
+  }
 
   /**
    * After the transaction rolled back on `error`: a batch stopped by an

@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
 import Koa from 'koa';
 import { createApiMetrics } from '../metrics/api.ts';
-import { resolveClientAddress, trustedProxyList } from './client-address.ts';
+import { trustedProxyList } from './client-address.ts';
+import { resolveClientAddresses } from './middleware/client-address.ts';
 import type { AppDeps } from './deps.ts';
 import { docsRouter } from './docs/routes.ts';
 import { healthRouter } from './health.ts';
-import { metricsRouter } from './metrics.ts';
+import { metricsRouter, metricsToken } from './metrics.ts';
 import { recordPagesRouter } from './pages/routes.ts';
 import { authenticate } from './middleware/auth.ts';
 import { allowListedCors } from './middleware/cors.ts';
@@ -18,6 +19,7 @@ import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
 import { activityStreamRouter } from './activity-stream/routes.ts';
 import { acceptProxyProtocol } from './proxy-protocol.ts';
+import { drainRefusedBodies, honourExpectContinue } from './readable-refusals.ts';
 import { entitiesRouter } from './reads/entities.ts';
 import { withDirectEntityGet } from './reads/entity-get.ts';
 import { searchRouter } from './reads/search.ts';
@@ -38,7 +40,7 @@ export function buildApp(deps: AppDeps): Koa {
   const routers = [
     entitiesRouter(deps, 'v2'),
     healthRouter(deps),
-    metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, deps.config.METRICS_TOKEN),
+    metricsRouter(deps.metricsSource?.(metrics.registry) ?? metrics.registry, metricsToken(deps.config)),
     docsRouter(deps),
     recordPagesRouter(deps),
     batchesRouter(deps),
@@ -57,12 +59,11 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(requestContext(deps.log));
   // Before authentication: a browser's preflight carries no token. Outside errorHandler, so problems keep its headers.
   app.use(allowListedCors(deps.config.CORS_ORIGINS));
+  // Outside errorHandler: it sees the refusal errorHandler settled on.
+  app.use(drainRefusedBodies(deps.config));
   app.use(errorHandler());
   const trustedProxies = trustedProxyList(deps.config);
-  app.use((ctx, next) => {
-    ctx.state.clientAddress = resolveClientAddress(ctx.req, trustedProxies);
-    return next();
-  });
+  app.use(resolveClientAddresses(trustedProxies));
   app.use(authenticate(deps));
   app.use(watchSignedWrites(metrics.registry));
   app.use(refuseUnknownQueryParameters());
@@ -72,12 +73,16 @@ export function buildApp(deps: AppDeps): Koa {
     app.use(router.allowedMethods());
   }
   // The GET of a current record, where it needs nothing of Koa, is answered before it (api/reads/entity-get.ts):
-  // what a middleware above does to that GET, entity-get.ts must do too (test/integration/entity-get-direct.test.ts
-  // compares the two answers header for header).
+  // what a middleware above does to that GET, entity-get.ts must do too, and api/reads/direct-get-mirrors.ts says how
+  // (npm run lint fails on a middleware it does not name; test/integration/entity-get-direct.test.ts compares the two
+  // answers header for header).
   if (deps.config.API_DIRECT_ENTITY_GET) {
     const koaCallback = app.callback.bind(app);
     app.callback = () => withDirectEntityGet(deps, metrics.httpRequestDuration, koaCallback());
   }
+  // Every server app.listen makes sends 100 Continue only to a request whose body is read (api/readable-refusals.ts).
+  const listenHonouringExpect = app.listen.bind(app) as (...args: unknown[]) => Server;
+  app.listen = ((...args: unknown[]) => honourExpectContinue(listenHonouringExpect(...args))) as Koa['listen'];
   // PROXY_PROTOCOL: the server app.listen makes reads each connection's PROXY header before HTTP does (api/proxy-protocol.ts);
   // off, app.listen is Koa's own and no connection passes through anything more.
   if (deps.config.PROXY_PROTOCOL) {

@@ -3,13 +3,14 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { ValidationPool } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
-import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { runUntilSignalled } from '../platform/signals.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
 import { openApiDb } from '../services/deps.ts';
 import { checkConnectionBudget } from '../services/limits/connections.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
+import { generatedMetricsTokenFile, metricsToken } from './metrics.ts';
 import { clusterMetrics, onStopRequest } from './cluster.ts';
 import { startTracing } from '../metrics/tracing.ts';
 
@@ -42,6 +43,10 @@ export async function prepareApi(config: Config, log: Logger): Promise<void> {
   } finally {
     await connection.close();
   }
+  // Made once here, before the processes of a cluster read it.
+  metricsToken(config);
+  const metricsFile = generatedMetricsTokenFile(config);
+  if (metricsFile) log.info({ file: metricsFile }, 'GET /metrics answers a scraper sending the token in this file (or set METRICS_TOKEN)');
   if (config.AUTH_DISABLED) log.warn('AUTH_DISABLED=true: every request is treated as an admin; never do this outside local experiments');
   else loadTokens(config, (line) => process.stdout.write(`${line}\n`));
 }

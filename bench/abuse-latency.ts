@@ -80,6 +80,9 @@ function deployedLimits(scratch: string): Record<string, string> {
     'AUTH_FAILURE_LIMIT',
     'SUBMISSION_RATE_LIMIT',
     'EXPORT_RATE_LIMIT',
+    'ANONYMOUS_READ_RATE_LIMIT',
+    'OAI_ANONYMOUS_PER_ADDRESS',
+    'OAI_ANONYMOUS_TOTAL',
   ] as const;
   return Object.fromEntries(names.map((name) => [name, String(defaults[name])]));
 }
@@ -105,6 +108,8 @@ async function abuseLatencyRun(options: AbuseLatencyOptions): Promise<PhaseResul
         // The bad credentials come from one address named by X-Forwarded-For; the ordinary client's is loopback.
         TRUSTED_PROXIES: '127.0.0.1,::1',
         METRICS_TOKEN,
+        // The slow harvesters are anonymous, as public harvesters are.
+        OAI_PMH: 'public',
       },
       // The API logs each refusal: into the scratch directory (its tail is reported if a process exits), not this output.
       { reuseDatabase: true, childOutput: 'file' },

@@ -47,7 +47,7 @@ const LISTS: readonly ListRun[] = [
   { name: 'ListIdentifiers', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc', targetRatio: 1 },
 ];
 
-interface HarvestTiming {
+export interface HarvestTiming {
   seconds: number;
   pageMs: number[];
   headers: number;
@@ -96,7 +96,7 @@ function readPage(agent: Agent, url: string, headers: Record<string, string>): P
 }
 
 /** One whole list, page by page through its tokens, as a harvester reads it; every page read to its end. */
-async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming> {
+export async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming> {
   const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const timing: HarvestTiming = { seconds: 0, pageMs: [], headers: 0, bytes: 0 };
@@ -122,10 +122,47 @@ async function harvestList(apiUrl: string, query: string): Promise<HarvestTiming
   return timing;
 }
 
+/** First pages and empty harvests: each must cost a page, never a pass of the registry (docs/decisions/0135). */
+const PROBES: ReadonlyArray<{ name: string; query: string }> = [
+  { name: 'first page', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc' },
+  { name: 'first page of a set', query: 'verb=ListRecords&metadataPrefix=cam-2025&set=type' },
+  { name: 'first page from a day ago', query: `verb=ListIdentifiers&metadataPrefix=oai_dc&from=${daysAgo(1)}` },
+  { name: 'empty: from the future', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc&from=2999-01-01' },
+  { name: 'empty: a set no record has', query: 'verb=ListIdentifiers&metadataPrefix=oai_dc&set=type:NO_SUCH_TYPE' },
+];
+/** Times each probe is asked; the slowest counts. */
+const PROBE_TRIES = 5;
+
+function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The slowest of PROBE_TRIES answers of each probe, in ms. */
+async function probeFirstPages(apiUrl: string): Promise<Map<string, number>> {
+  const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const slowest = new Map<string, number>();
+  try {
+    for (const probe of PROBES) {
+      for (let attempt = 0; attempt < PROBE_TRIES; attempt += 1) {
+        const started = performance.now();
+        const page = await readPage(agent, `${apiUrl}/oai?${probe.query}`, headers);
+        const ms = performance.now() - started;
+        if (page.status !== 200) throw new Error(`${probe.query}: HTTP ${page.status}: ${page.tail.slice(-500)}`);
+        slowest.set(probe.name, Math.max(slowest.get(probe.name) ?? 0, ms));
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  return slowest;
+}
+
 interface SizeResult {
   entities: number;
   exportSeconds: number;
   lists: Map<string, HarvestTiming>;
+  probes: Map<string, number>;
   apiPeakRssBytes: number;
 }
 
@@ -155,6 +192,7 @@ async function measureSize(entities: number, options: OaiBenchOptions): Promise<
   const stack = await startStack(name, { OAI_PMH: 'bearer' }, { reuseDatabase: true });
   const lists = new Map<string, HarvestTiming>();
   let apiPeakRssBytes: number;
+  let probes: Map<string, number>;
   try {
     for (const list of LISTS) {
       const timing = await harvestList(stack.apiUrl, list.query);
@@ -164,13 +202,14 @@ async function measureSize(entities: number, options: OaiBenchOptions): Promise<
         `oai: ${list.name} of ${entities}: ${timing.seconds.toFixed(2)} s, ${timing.pageMs.length} pages, ${(timing.bytes / MB).toFixed(0)} MB\n`,
       );
     }
+    probes = await probeFirstPages(stack.apiUrl);
     apiPeakRssBytes = peakRss(stack.api.pid!);
   } finally {
     await stack.stop();
     if (!options.keep)
       await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${name}: ${error.message}; drop it by hand`));
   }
-  return { entities, exportSeconds: exported.seconds, lists, apiPeakRssBytes };
+  return { entities, exportSeconds: exported.seconds, lists, probes, apiPeakRssBytes };
 }
 
 /** The three harvests of each size beside its export, pages p95, the API's peak RSS, and with several sizes its growth. */
@@ -204,6 +243,14 @@ export async function oaiFigures(sizes: number[], options: OaiBenchOptions = {})
         target: '≤ 200 ms',
         met: percentile(sorted, 95) <= 200,
         note: `${sorted.length} pages of the three lists`,
+      },
+      {
+        figure: `OAI first pages and empty harvests, slowest, ${label} entities`,
+        value: Math.max(...result.probes.values()),
+        unit: 'ms',
+        target: '≤ 200 ms',
+        met: Math.max(...result.probes.values()) <= 200,
+        note: [...result.probes].map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`).join(', '),
       },
       {
         figure: `OAI API peak RSS, ${label} entities`,

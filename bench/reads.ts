@@ -133,7 +133,7 @@ export function loaderFingerprint(entities: number): string {
   return `entity-records bench/reads ${hash.digest('hex').slice(0, 16)}`;
 }
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+export async function query<T extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

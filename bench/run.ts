@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency, scale)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -13,8 +13,8 @@
 // `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`. Exits 1 when a
 // target is missed or a benchmark failed.
 //
-// --smoke (what CI runs, before the tests) runs all twelve benchmarks, uploads,
-// feed, sync, oai, refusals and abuse-latency included, on sizes a few seconds long, judges no target (figures
+// --smoke (what CI runs, before the tests) runs all thirteen benchmarks, uploads,
+// feed, sync, oai, refusals, abuse-latency and scale included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
 // with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
@@ -32,6 +32,7 @@ import { feedFigures } from './feed.ts';
 import { oaiFigures } from './oai.ts';
 import { readsFigures } from './reads.ts';
 import { refusalFigures } from './refusals.ts';
+import { scaleFigures } from './scale.ts';
 import { syncFigures } from './sync.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
 import { uploadFigures } from './uploads.ts';
@@ -61,6 +62,8 @@ interface Plan {
   refusals: { entities: number };
   /** The ordinary client's latency alone and beside each attack of the abuse suite, `seconds` a phase. */
   abuseLatency: AbuseLatencyOptions;
+  /** The registry's reads at each of these sizes, and each figure's growth exponent against the size. */
+  scale: number[];
 }
 
 const RUNS = 3;
@@ -77,9 +80,10 @@ const SECTIONS = [
   'oai',
   'refusals',
   'abuse-latency',
+  'scale',
 ] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads, feed, sync, oai, refusals and abuse-latency have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync, oai, refusals, abuse-latency and scale have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency, bench:scale) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -104,6 +108,7 @@ const FULL: Plan = {
   oai: [100_000, 1_000_000],
   refusals: { entities: 1_000_000 },
   abuseLatency: { records: 5000, seconds: 20, largeMb: 50, v1Mb: 16 },
+  scale: [300_000, 1_000_000, 3_000_000],
 };
 
 const QUICK: Plan = {
@@ -127,6 +132,7 @@ const QUICK: Plan = {
   oai: [20_000],
   refusals: { entities: 100_000 },
   abuseLatency: { records: 5000, seconds: 5, largeMb: 10, v1Mb: 16 },
+  scale: [20_000, 60_000],
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -146,6 +152,7 @@ const SMOKE: Plan = {
   oai: [1_000],
   refusals: { entities: 2_000 },
   abuseLatency: { records: 300, seconds: 1, largeMb: 1, v1Mb: 1 },
+  scale: [2_000, 6_000],
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -287,6 +294,8 @@ async function main(): Promise<void> {
       abuseLatencyFigures(plan.abuseLatency),
     );
   if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
+  if (only.has('scale'))
+    await section(`the registry at ${plan.scale.map(compact).join(', ')} records`, figures, ran, () => scaleFigures(plan.scale));
 
   const elapsed = (performance.now() - started) / 1000;
   if (values.smoke) {

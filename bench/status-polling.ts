@@ -55,8 +55,11 @@ interface Run {
   load: string;
 }
 
+/** The token this benchmark's API answers GET /metrics with. */
+const METRICS_TOKEN = 'bench-status-metrics-token-0123456789abcdef';
+
 async function describesSoFar(stack: Stack): Promise<number> {
-  const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  const text = await (await fetch(`${stack.apiUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${DESCRIBES} `));
   if (line === undefined) throw new Error(`GET /metrics has no ${DESCRIBES}`);
   return Number(line.slice(DESCRIBES.length + 1));
@@ -135,7 +138,7 @@ export async function statusPollingFigures(options: StatusPollingOptions): Promi
   const files = [join(dir, 'finished.xml'), join(dir, 'running.xml')];
   for (const [index, file] of files.entries())
     await writeGeneratedBatch(file, 10, { batchUuid: randomUUID(), seed: 7 + index, localIdPrefix: `s${index}e` });
-  const stack = await startStack('er_bench_status', { LOG_LEVEL: 'info', JOB_STATUS_CACHE_MS: String(REUSE_MS) });
+  const stack = await startStack('er_bench_status', { LOG_LEVEL: 'info', JOB_STATUS_CACHE_MS: String(REUSE_MS), METRICS_TOKEN });
   try {
     // The floor: the status of a finished batch is its row alone, no Temporal at all.
     const finishedId = await submit(stack, files[0]!);

@@ -55,7 +55,7 @@ function postgresCpuSeconds(): number {
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
-interface Walk {
+export interface Walk {
   seconds: number;
   pages: number[];
   records: number;
@@ -63,7 +63,7 @@ interface Walk {
 }
 
 /** The client's walk from genesis at `pageSize`, timed page by page. */
-async function walk(apiUrl: string, version: 'v1' | 'v2', pageSize: number): Promise<Walk> {
+export async function walk(apiUrl: string, version: 'v1' | 'v2', pageSize: number): Promise<Walk> {
   const get = async (path: string) => {
     const response = await fetch(`${apiUrl}/api/${version}${path}`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } });
     const text = await response.text();

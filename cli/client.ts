@@ -47,7 +47,7 @@ export function apiClient(options: ClientOptions): ApiClient {
       throw new CliError(EXIT.server, `cannot reach ${baseUrl}: ${networkReason(error)}\n${unreachableHint(options.urlFrom)}`);
     }
     if (response.ok) return response;
-    throw await problemError(init.method ?? 'GET', path, response, failures);
+    throw await problemError(init.method ?? 'GET', path, response, failures, Boolean(options.key || options.token));
   }
   return {
     baseUrl,
@@ -64,11 +64,26 @@ export function apiClient(options: ClientOptions): ApiClient {
 interface Problem {
   code?: string;
   detail?: string;
+  properties?: { reason?: string };
   errors?: Array<{ message: string; line?: number; column?: number; path?: string }>;
 }
 
-/** The answer's problem+json as one message: status, code, detail and each listed error on its own line. */
-async function problemError(method: string, path: string, response: Response, failures: readonly string[]): Promise<CliError> {
+/** How the CLI is given credentials, which the server's advice (an HTTP header) cannot name. */
+const NO_CREDENTIALS_HINT =
+  'no token was given to the CLI: set ENTITY_RECORDS_TOKEN (export ENTITY_RECORDS_TOKEN=<token>) or pass --token <token>, or sign with an API key (--key-id and --key-secret)';
+
+/**
+ * The answer's problem+json as one message: status, code, detail and each
+ * listed error on its own line; a request sent without credentials adds how
+ * the CLI is given them (the server's advice names the HTTP header).
+ */
+async function problemError(
+  method: string,
+  path: string,
+  response: Response,
+  failures: readonly string[],
+  sentCredentials: boolean,
+): Promise<CliError> {
   const text = await response.text().catch(() => '');
   let problem: Problem;
   try {
@@ -84,6 +99,7 @@ async function problemError(method: string, path: string, response: Response, fa
       error.line !== undefined ? `line ${error.line}${error.column !== undefined ? `, column ${error.column}` : ''}` : error.path;
     lines.push(`  ${where ? `${where}: ` : ''}${error.message}`);
   }
+  if (!sentCredentials && problem.properties?.reason === 'NoCredentials') lines.push(NO_CREDENTIALS_HINT);
   if (response.status >= 500 || response.status < 400) return new CliError(EXIT.server, lines.join('\n'));
   const failed = problem.code !== undefined && failures.includes(problem.code);
   return new CliError(failed ? EXIT.failed : EXIT.refused, lines.join('\n'));

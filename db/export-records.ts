@@ -14,9 +14,9 @@ export interface ExportRecords {
   /**
    * The current form of the named records that exist (every record when
    * `refs` is empty), in entityId order, each once; refs that name nothing
-   * are skipped.
+   * are skipped. With `onSnapshot`, told the read's snapshot point first.
    */
-  currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<EntityRecord[]>;
+  currentRecordPages(refs: readonly EntityRef[], rowsPerRead?: number, onSnapshot?: SnapshotListener): AsyncGenerator<EntityRecord[]>;
   /**
    * The same records as the snapshot export writes them, as UTF-8 bytes
    * through one binary COPY: each record's element of an entities document
@@ -72,23 +72,29 @@ interface RevisionRow {
 }
 
 export function exportRecordsOver(pool: pg.Pool): ExportRecords {
-  async function* currentRecords(refs: readonly EntityRef[], rowsPerRead?: number): AsyncGenerator<string[]> {
+  async function* currentRecords(
+    refs: readonly EntityRef[],
+    rowsPerRead?: number,
+    onSnapshot?: SnapshotListener,
+  ): AsyncGenerator<string[]> {
     const { ids, uuids } = splitRefs(refs);
+    const inSnapshot = onSnapshot && ((client: pg.PoolClient) => readLastCommitted(client, onSnapshot));
     const pages =
       refs.length === 0
-        ? streamPages<{ record: string }>(pool, 'select record::text as record from entity order by id', [], rowsPerRead)
+        ? streamPages<{ record: string }>(pool, 'select record::text as record from entity order by id', [], rowsPerRead, inSnapshot)
         : streamPages<{ record: string }>(
             pool,
             'select record::text as record from entity where id = any($1::bigint[]) or uuid = any($2::uuid[]) order by id',
             [ids, uuids],
             rowsPerRead,
+            inSnapshot,
           );
     for await (const rows of pages) yield rows.map((row) => row.record);
   }
 
   return {
-    async *currentRecordPages(refs, rowsPerRead) {
-      for await (const texts of currentRecords(refs, rowsPerRead)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
+    async *currentRecordPages(refs, rowsPerRead, onSnapshot) {
+      for await (const texts of currentRecords(refs, rowsPerRead, onSnapshot)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
 
     currentSnapshotBytes(refs, onSnapshot) {
@@ -101,16 +107,21 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
       const element = `case when starts_with(document_bytes, ${pg.escapeLiteral(opening.document)})
         then convert_to(${pg.escapeLiteral(opening.element)} || substr(document_bytes, ${opening.document.length + 1}), 'LATIN1')
         else convert_to(record::text, 'UTF8') end`;
-      return copyOutTexts(pool, `select ${element} from entity ${filter} order by id`, (client) => readLastCommitted(client, onSnapshot));
+      const queries =
+        refs.length === 0
+          ? (client: pg.PoolClient) => wholeSnapshotQueries(client, element)
+          : async () => [`select ${element} from entity ${filter} order by id`];
+      return copyOutTexts(pool, queries, (client) => readLastCommitted(client, onSnapshot));
     },
 
     async *revisionChangePages(fromCommitSeq, refs, rowsPerRead, onSnapshot) {
       const { ids, uuids } = splitRefs(refs);
-      const filter = refs.length === 0 ? '' : 'and (e.id = any($2::bigint[]) or e.uuid = any($3::uuid[]))';
+      const filter =
+        refs.length === 0 ? '' : 'and r.entity_id in (select id from entity where id = any($2::bigint[]) or uuid = any($3::uuid[]))';
       const pages = streamPages<RevisionRow>(
         pool,
         `select r.uuid, r.batch_id, r.changes, ${OMITTED_CREATED_PARTS_SQL} as omitted_parts
-           from transaction t join revision r on r.seq = t.seq join entity e on e.id = r.entity_id
+           from transaction t join revision r on r.seq = t.seq
           where t.commit_seq > $1 ${filter} order by t.commit_seq, r.entity_id, r.uuid`,
         refs.length === 0 ? [fromCommitSeq] : [fromCommitSeq, ids, uuids],
         rowsPerRead,
@@ -124,6 +135,25 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
       }
     },
   };
+}
+
+/**
+ * Record numbers per COPY of a whole snapshot. Each COPY reads one range of
+ * the primary key in its order: a bounded range is estimated small, with
+ * statistics or without, so it is planned as an index scan; one COPY of every
+ * record in id order planned without statistics is a sequential scan and a
+ * sort of every document on disk before the first byte.
+ */
+const SNAPSHOT_IDS_PER_COPY = 100_000;
+
+/** The COPY queries of every record, range by range of the primary key, in id order. */
+async function wholeSnapshotQueries(client: pg.PoolClient, element: string): Promise<string[]> {
+  const { rows } = await client.query<{ lo: string | null; hi: string | null }>('select min(id) as lo, max(id) as hi from entity');
+  const queries: string[] = [];
+  if (rows[0]!.lo === null) return [`select ${element} from entity where false`];
+  for (let lo = Number(rows[0]!.lo); lo <= Number(rows[0]!.hi); lo += SNAPSHOT_IDS_PER_COPY)
+    queries.push(`select ${element} from entity where id >= ${lo} and id < ${lo + SNAPSHOT_IDS_PER_COPY} order by id`);
+  return queries;
 }
 
 /** An array value as one SQL literal, every element quoted. */
@@ -149,7 +179,7 @@ const COPY_CHUNKS_AHEAD = 16;
  */
 async function* copyOutTexts(
   pool: pg.Pool,
-  query: string,
+  queries: (client: pg.PoolClient) => Promise<readonly string[]>,
   inSnapshot: (client: pg.PoolClient) => Promise<void>,
 ): AsyncGenerator<RecordTexts> {
   const client = await pool.connect();
@@ -159,8 +189,11 @@ async function* copyOutTexts(
     // One snapshot for what inSnapshot reads and every row of the COPY.
     await client.query('begin isolation level repeatable read read only');
     await inSnapshot(client);
-    stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { objectMode: true, highWaterMark: COPY_CHUNKS_AHEAD }));
-    yield* binaryCopyTexts(stream);
+    for (const query of await queries(client)) {
+      stream = client.query(copyTo(`copy (${query}) to stdout (format binary)`, { objectMode: true, highWaterMark: COPY_CHUNKS_AHEAD }));
+      yield* binaryCopyTexts(stream);
+      stream = undefined;
+    }
     await client.query('commit');
     complete = true;
   } finally {

@@ -1,12 +1,18 @@
 import type pg from 'pg';
 import { raw } from '@mikro-orm/core';
-import { ExportRequestSchema, type ExportKind, type ExportRequest } from './entities/export-request.ts';
+import {
+  ExportRequestSchema,
+  type ExportFormat,
+  type ExportFormatContext,
+  type ExportKind,
+  type ExportRequest,
+} from './entities/export-request.ts';
 import type { Orm } from './orm.ts';
 import { claimSignedRequest, type SignedRequest } from './replay-guard.ts';
 import { asRow, type Columns } from './rows.ts';
 import { inTransaction, type Queryable } from './sql.ts';
 
-export type { ExportKind, ExportStatus } from './entities/export-request.ts';
+export type { ExportFormatContext, ExportKind, ExportStatus } from './entities/export-request.ts';
 
 /** A stored export request, its requested ids included: the entity's columns as plain data. */
 export type ExportRow = Columns<ExportRequest>;
@@ -20,6 +26,9 @@ export type RequestedId = number | string;
 export interface NewExport {
   id: string;
   kind: ExportKind;
+  /** v2 when absent. */
+  format?: ExportFormat;
+  formatContext?: ExportFormatContext;
   requestedIds: readonly RequestedId[];
   /** A digest of what the export asks for (kind, fromSeq, ids): identical requests have the same key. */
   requestKey: string;
@@ -62,12 +71,24 @@ export type ExportAdmission =
   | { refused: 'disk'; bytes: number }
   | { refused: 'share'; bytes: number };
 
+/** An export the recovery sweep looks at. */
+export interface StaleExport {
+  id: string;
+  status: 'ACCEPTED' | 'RUNNING';
+  kind: ExportKind;
+  format: ExportFormat;
+  requestedBy: string;
+  requestedCount: number;
+  fromTransId: string | null;
+  cursor: { at: string; id: string };
+}
+
 const NO_BOUNDS: ExportBounds = { reuseSeconds: 0, runningPerPrincipal: 0, diskBudgetBytes: 0, diskBytesPerPrincipal: 0 };
 
 const STILL_RUNNING = ['ACCEPTED', 'RUNNING'] as const;
 
 // The columns of ExportState; bigints and timestamps come back as text from MikroORM's pool and are made numbers and Dates.
-const EXPORT_STATE_BY_ID = `select id, kind, from_seq as "fromSeq", from_trans_id as "fromTransId", up_to_trans_id as "upToTransId", status, requested_by as "requestedBy",
+const EXPORT_STATE_BY_ID = `select id, kind, format, format_context as "formatContext", from_seq as "fromSeq", from_trans_id as "fromTransId", up_to_trans_id as "upToTransId", status, requested_by as "requestedBy",
   file_path as "filePath", entities_written as "entitiesWritten", bytes, sha256, missing, error, activity_attempts as "activityAttempts",
   created_at as "createdAt", finished_at as "finishedAt", expires_at as "expiresAt", requested_count as "requestedCount", request_key as "requestKey"
   from export_request where id = $1`;
@@ -203,20 +224,21 @@ export class ExportRepository {
     return expired;
   }
 
-  /** Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them. */
-  async findStaleRunning(
-    olderThanSeconds: number,
-    limit: number,
-    after?: { at: string; id: string },
-  ): Promise<{ id: string; cursor: { at: string; id: string } }[]> {
-    const { rows } = await this.#pool.query<{ id: string; at: string }>(
-      `select id, created_at::text as at from export_request
+  /**
+   * Exports ACCEPTED or RUNNING since longer than this: their workflow may have ended without them, or (ACCEPTED)
+   * never have been started. With what starting its workflow needs.
+   */
+  async findStaleRunning(olderThanSeconds: number, limit: number, after?: { at: string; id: string }): Promise<StaleExport[]> {
+    const { rows } = await this.#pool.query<Omit<StaleExport, 'cursor'> & { at: string }>(
+      `select id, status, kind, format, requested_by as "requestedBy", coalesce(requested_count, 0)::int as "requestedCount",
+              from_trans_id as "fromTransId", created_at::text as at
+         from export_request
         where status = any($3) and created_at < now() - make_interval(secs => $1)
           and ($4::timestamptz is null or (created_at, id) > ($4::timestamptz, $5::uuid))
         order by created_at, id limit $2`,
       [olderThanSeconds, limit, [...STILL_RUNNING], after?.at ?? null, after?.id ?? null],
     );
-    return rows.map(({ id, at }) => ({ id, cursor: { at, id } }));
+    return rows.map(({ at, ...row }) => ({ ...row, cursor: { at, id: row.id } }));
   }
 
   /**
@@ -249,11 +271,13 @@ export class ExportRepository {
 /** The export_request row of a new export, ACCEPTED, in the caller's transaction (ExportRepository.create) or on its own. */
 export async function insertExport(db: Queryable, request: NewExport): Promise<void> {
   await db.query(
-    `insert into export_request (id, kind, requested_ids, requested_count, request_key, from_seq, from_trans_id, status, requested_by)
-     values ($1, $2, $3, $4, $5, $6, $7, 'ACCEPTED', $8)`,
+    `insert into export_request (id, kind, format, format_context, requested_ids, requested_count, request_key, from_seq, from_trans_id, status, requested_by)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'ACCEPTED', $10)`,
     [
       request.id,
       request.kind,
+      request.format ?? 'v2',
+      request.formatContext === undefined ? null : JSON.stringify(request.formatContext),
       JSON.stringify(request.requestedIds),
       request.requestedIds.length,
       request.requestKey,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { analyzer, type Analyzer } from './analyze.ts';
 import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { BatchRepository } from './batches.ts';
 import { exportRecordsOver, type ExportRecords } from './export-records.ts';
@@ -54,6 +55,8 @@ export interface Db {
   readonly exportRecords: ExportRecords;
   /** Applying batches: the apply's statements on a transaction (db/apply/). */
   readonly revisions: RevisionStore;
+  /** Planner statistics refreshed after large writes. */
+  readonly analyzer: Analyzer;
   /** One round trip to the database; throws when it does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -95,8 +98,8 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       retentionDays: options.feedRangeRetentionDays ?? 7,
       anchorEvery: options.feedRangeAnchorEvery ?? 1000,
     }),
-    oai: oaiRepository(pool),
-    activityStream: activityStreamRepository(pool),
+    oai: oaiRepository(longReadPool),
+    activityStream: activityStreamRepository(longReadPool),
     commits,
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
@@ -107,6 +110,7 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
     exportRecords: exportRecordsOver(longReadPool),
     longReadLeases: new LongReadLeases(pool),
     revisions: revisionStore(pool),
+    analyzer: analyzer(pool),
     async ping() {
       await pool.query('select 1');
     },

@@ -2,14 +2,19 @@ import type pg from 'pg';
 import { streamPages } from './cursor.ts';
 import type { EntityRecord } from '../domain/model.ts';
 
-// The reads behind OAI-PMH (docs/decisions/0130-oai-pmh-harvest-as-of-a-commit-point.md).
+// The reads behind OAI-PMH (docs/decisions/0130-oai-pmh-harvest-as-of-a-commit-point.md,
+// 0135-oai-pmh-pages-at-the-cost-of-the-page.md).
 //
 // A record's datestamp is the commit time (transaction.created_at, set at
 // COMMIT under the commit-order lock) of its latest revision. A harvest is
 // pinned to a commit point C (a commit_seq): it serves each record once, in
 // its version as of C, the latest revision whose transaction has
-// commit_seq <= C. Pages walk entity ids (the primary key) from the last one
-// served, so a page costs its own rows and a whole harvest one pass.
+// commit_seq <= C. A list without from/until walks entity ids (the primary
+// key) from the last one served; a list with from or until walks the
+// revisions of the commits in its time window (transaction_created_at_idx
+// finds the window, revision_seq_idx walks it) and serves a revision only
+// when it is its record's version as of C. Either way a page costs its own
+// rows, an empty window costs two index probes, and a whole harvest one pass.
 
 /** Where a harvest stands: the commit point it is pinned to and the responseDate that goes with it. */
 export interface HarvestPoint {
@@ -17,6 +22,8 @@ export interface HarvestPoint {
   commitSeq: string;
   /** No commit still in flight can get an earlier commit time: UTC, whole seconds (YYYY-MM-DDThh:mm:ssZ). */
   responseDate: string;
+  /** The records as of commitSeq (of one type when asked so), from the kept counts: when asked for. */
+  records?: number;
 }
 
 /** Which records a list asks for; bounds are inclusive, whole seconds. */
@@ -26,9 +33,26 @@ export interface HarvestFilter {
   until?: string;
 }
 
+/** The commits of a time window, and the transaction seqs their revisions lie between. */
+interface CommitWindow {
+  firstCommit: string;
+  lastCommit: string;
+  firstSeq: string;
+  lastSeq: string;
+}
+
+/** A place in a window's walk: after this revision (transaction seq, entity id), up to seq lastSeq. */
+interface WindowPlace {
+  window: Pick<CommitWindow, 'firstCommit' | 'lastCommit' | 'lastSeq'>;
+  afterSeq: string;
+  afterEntity: string;
+}
+
 /** A record as of a commit point: what its header needs, and its content when asked for. */
 export interface HarvestedRecord {
   entityId: string;
+  /** The transaction seq of the version served (a window walk's place). */
+  seq: string;
   entityUuid: string;
   /** The commit time of this version: UTC, whole seconds. */
   datestamp: string;
@@ -50,9 +74,9 @@ export interface OaiRepository {
    * visible by then, and one drawn after gets a later time. Undefined when
    * a commit held the lock longer than `lockTimeoutMs`.
    */
-  harvestPoint(lockTimeoutMs: number): Promise<HarvestPoint | undefined>;
-  /** How many records the list has as of the commit point (one pass, on a list's first page). */
-  countRecords(filter: HarvestFilter, commitSeq: string): Promise<number>;
+  harvestPoint(lockTimeoutMs: number, count?: { entityType?: string }): Promise<HarvestPoint | undefined>;
+  /** The commits as of C whose time is within from/until (inclusive, whole seconds); undefined when none is. */
+  commitWindow(filter: Pick<HarvestFilter, 'from' | 'until'>, commitSeq: string): Promise<CommitWindow | undefined>;
   /** Up to `limit` records after entityId `after`, as of the commit point, in entityId order, a cursor read at a time. */
   records(
     filter: HarvestFilter,
@@ -61,9 +85,17 @@ export interface OaiRepository {
     limit: number,
     content: HarvestContent,
   ): AsyncGenerator<HarvestedRecord[]>;
+  /** Up to `limit` records of a commit window after `place`, as of the commit point, in (seq, entity id) order. */
+  windowRecords(
+    filter: HarvestFilter,
+    commitSeq: string,
+    place: WindowPlace,
+    limit: number,
+    content: HarvestContent,
+  ): AsyncGenerator<HarvestedRecord[]>;
   /** The record's latest committed version; undefined when there is no such record. */
   currentRecord(entityUuid: string, content: HarvestContent): Promise<HarvestedRecord | undefined>;
-  /** The entity types records have now (the sets). */
+  /** The entity types the registry has counted records of, even where none is left of a type (the sets). */
   entityTypes(): Promise<string[]>;
   /** The commit time of the first transaction that wrote a record; undefined before any. */
   earliestDatestamp(): Promise<string | undefined>;
@@ -71,6 +103,7 @@ export interface OaiRepository {
 
 interface Row {
   id: string;
+  seq: string;
   uuid: string;
   datestamp: string;
   entity_type: string;
@@ -88,6 +121,21 @@ const ROWS_PER_READ = 500;
 
 const DELETED_STATES = new Set(['ERS_INVALID', 'ERS_REPLACED']);
 
+/**
+ * A page is a walk of an index in its order, a primary-key lookup per row:
+ * on tables never analyzed (after a bulk load) the planner would rather sort
+ * and hash whole tables. Those plans are turned off for the page's own
+ * transaction, so the plan does not depend on statistics (and JIT, which
+ * the penalty of a turned-off plan would set off, with them).
+ */
+async function indexPlansOnly(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    `select set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+            set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_material', 'off', true),
+            set_config('jit', 'off', true)`,
+  );
+}
+
 /** The content columns of a page: of the current revision (e) when it is the one as of C, else of the revision as of C (old). */
 const CONTENT: Record<HarvestContent, string> = {
   none: '',
@@ -103,7 +151,7 @@ const CONTENT: Record<HarvestContent, string> = {
  * An entity that did not exist yet has neither and is left out.
  */
 function asOf(content: HarvestContent, oldRecord: boolean): string {
-  return `select e.id, e.uuid,
+  return `select e.id, e.uuid, coalesce(cur.seq, old.seq) as seq,
       coalesce(cur.created_at, old.created_at) as changed_at,
       case when cur.seq is not null then e.entity_type else old.entity_type end as entity_type,
       case when cur.seq is not null then e.state else old.state end as state
@@ -111,7 +159,7 @@ function asOf(content: HarvestContent, oldRecord: boolean): string {
     from entity e
     left join transaction cur on cur.seq = e.last_seq and cur.commit_seq <= $1
     left join lateral (
-      select t.created_at, v.record->>'entityType' as entity_type, v.record->>'state' as state${oldRecord ? ', v.record' : ''}
+      select t.seq, t.created_at, v.record->>'entityType' as entity_type, v.record->>'state' as state${oldRecord ? ', v.record' : ''}
         from revision r join transaction t on t.seq = r.seq
         cross join lateral (select coalesce(r.snapshot, e.record) as record) v
        where cur.seq is null and r.entity_id = e.id and t.commit_seq <= $1
@@ -138,9 +186,45 @@ function filterOf(filter: HarvestFilter, first: number): { where: string; params
   return { where: conditions.join(' and '), params };
 }
 
+/** The content columns of a window's revision r: the entity's current columns when r is its current revision, else r's snapshot. */
+const WINDOW_CONTENT: Record<HarvestContent, string> = {
+  none: '',
+  document: `, case when r.seq = e.last_seq and e.state not in ('ERS_INVALID', 'ERS_REPLACED') then e.document_bytes end as document_bytes,
+             case when r.seq <> e.last_seq then r.snapshot when e.state in ('ERS_INVALID', 'ERS_REPLACED') or e.document_bytes is not null then null else e.record end as record`,
+  record: `, case when r.seq <> e.last_seq then r.snapshot when e.state in ('ERS_INVALID', 'ERS_REPLACED') then null else e.record end as record`,
+};
+
+/**
+ * The revisions of a commit window after ($2, $3) up to seq $4, each only when
+ * it is its record's version as of C ($1: no later revision committed by
+ * then), its commit within the window ($5…$6, and its time within from $8 and
+ * until $9, should a clock ever step back), at most $7, of type $10 when given.
+ */
+function windowWalk(content: HarvestContent, typed: boolean): string {
+  const entityType = `case when r.seq = e.last_seq then e.entity_type else r.snapshot->>'entityType' end`;
+  return `select e.id, e.uuid, r.seq, ${DATESTAMP('t.created_at')} as datestamp,
+      ${entityType} as entity_type,
+      case when r.seq = e.last_seq then e.state else r.snapshot->>'state' end as state
+      ${WINDOW_CONTENT[content]}
+    from revision r
+    -- Subqueries the planner keeps as written (offset 0): revision_seq_idx drives, each row a primary-key lookup.
+    cross join lateral (select tt.created_at, tt.commit_seq from transaction tt where tt.seq = r.seq offset 0) t
+    join entity e on e.id = r.entity_id
+   where (r.seq, r.entity_id) > ($2::bigint, $3::bigint) and r.seq <= $4::bigint
+     and t.commit_seq between $5::bigint and $6::bigint and t.created_at >= $8::timestamptz and t.created_at < $9::timestamptz + interval '1 second'
+     and not exists (
+       select 1 from revision later
+       cross join lateral (select lt.commit_seq from transaction lt where lt.seq = later.seq offset 0) lt
+        where later.entity_id = r.entity_id and later.seq <> r.seq and lt.commit_seq > t.commit_seq and lt.commit_seq <= $1::bigint)
+     ${typed ? `and ${entityType} = $10` : ''}
+   order by r.seq, r.entity_id
+   limit $7`;
+}
+
 function harvested(row: Row): HarvestedRecord {
   const record: HarvestedRecord = {
     entityId: String(row.id),
+    seq: String(row.seq),
     entityUuid: row.uuid,
     datestamp: row.datestamp,
     entityType: row.entity_type,
@@ -151,9 +235,34 @@ function harvested(row: Row): HarvestedRecord {
   return record;
 }
 
+/** The commits whose time is within from/until, as of C. */
+async function commitWindowOf(
+  client: pg.PoolClient,
+  filter: Pick<HarvestFilter, 'from' | 'until'>,
+  commitSeq: string,
+): Promise<CommitWindow | undefined> {
+  // Commit times rise with commit_seq (both drawn under the commit-order lock): the window is a range of commits.
+  const { rows } = await client.query<{ first_commit: string | null; last_commit: string | null }>(
+    `select (select commit_seq from transaction where commit_seq is not null and created_at >= $2::timestamptz
+                  order by created_at, commit_seq limit 1) as first_commit,
+                (select commit_seq from transaction where commit_seq is not null and commit_seq <= $1::bigint and created_at < $3::timestamptz + interval '1 second'
+                  order by created_at desc, commit_seq desc limit 1) as last_commit`,
+    [commitSeq, filter.from ?? '-infinity', filter.until ?? 'infinity'],
+  );
+  const firstCommit = rows[0]!.first_commit;
+  const lastCommit = rows[0]!.last_commit;
+  if (firstCommit === null || lastCommit === null || BigInt(firstCommit) > BigInt(lastCommit)) return undefined;
+  // A transaction's seq is drawn at its start and its commit_seq at its end: the window's seqs are those of its commits.
+  const seqs = await client.query<{ first_seq: string; last_seq: string }>(
+    'select min(seq) as first_seq, max(seq) as last_seq from transaction where commit_seq between $1::bigint and $2::bigint',
+    [firstCommit, lastCommit],
+  );
+  return { firstCommit, lastCommit, firstSeq: seqs.rows[0]!.first_seq, lastSeq: seqs.rows[0]!.last_seq };
+}
+
 export function oaiRepository(pool: pg.Pool): OaiRepository {
   return {
-    async harvestPoint(lockTimeoutMs) {
+    async harvestPoint(lockTimeoutMs, count) {
       const client = await pool.connect();
       let broken = false;
       try {
@@ -161,12 +270,16 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         await client.query(`select set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
         // The lock the commit trigger holds from drawing its time until its commit is visible (Migration20261124000040CommitOrder).
         await client.query('select pg_advisory_xact_lock_shared(1, 0)');
-        // A statement of its own: its snapshot is taken once the lock is held.
-        const { rows } = await client.query<{ commit_seq: string | null; now: string }>(
-          `select (select max(commit_seq) from transaction) as commit_seq, ${DATESTAMP('clock_timestamp()')} as now`,
+        // A statement of its own: its snapshot is taken once the lock is held, so the kept counts are exactly those as of the point.
+        const { rows } = await client.query<{ commit_seq: string | null; now: string; records: string | null }>(
+          `select (select max(commit_seq) from transaction) as commit_seq, ${DATESTAMP('clock_timestamp()')} as now,
+                  case when $1 then (select coalesce(sum(entities), 0) from entity_count where $2::text is null or entity_type = $2) end as records`,
+          [count !== undefined, count?.entityType ?? null],
         );
         await client.query('commit');
-        return { commitSeq: rows[0]!.commit_seq ?? '0', responseDate: rows[0]!.now };
+        const point: HarvestPoint = { commitSeq: rows[0]!.commit_seq ?? '0', responseDate: rows[0]!.now };
+        if (rows[0]!.records !== null) point.records = Number(rows[0]!.records);
+        return point;
       } catch (error) {
         broken = true;
         await client.query('rollback').catch(() => undefined);
@@ -177,13 +290,16 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
       }
     },
 
-    async countRecords(filter, commitSeq) {
-      const { where, params } = filterOf(filter, 2);
-      const { rows } = await pool.query<{ n: string }>(`select count(*) as n from (${asOf('none', false)}) x where ${where}`, [
-        commitSeq,
-        ...params,
-      ]);
-      return Number(rows[0]!.n);
+    async commitWindow(filter, commitSeq) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin read only');
+        await indexPlansOnly(client);
+        return await commitWindowOf(client, filter, commitSeq);
+      } finally {
+        await client.query('rollback').catch(() => undefined);
+        client.release();
+      }
     },
 
     async *records(filter, commitSeq, after, limit, content) {
@@ -193,7 +309,26 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
         `select x.*, ${DATESTAMP('x.changed_at')} as datestamp from (${asOf(content, content !== 'none')} where e.id > $2 order by e.id) x where ${where} order by x.id limit $3`,
         [commitSeq, after, limit, ...params],
         ROWS_PER_READ,
+        indexPlansOnly,
       );
+      for await (const rows of pages) yield rows.map(harvested);
+    },
+
+    async *windowRecords(filter, commitSeq, place, limit, content) {
+      const { window } = place;
+      const params: unknown[] = [
+        commitSeq,
+        place.afterSeq,
+        place.afterEntity,
+        window.lastSeq,
+        window.firstCommit,
+        window.lastCommit,
+        limit,
+        filter.from ?? '-infinity',
+        filter.until ?? 'infinity',
+      ];
+      if (filter.entityType !== undefined) params.push(filter.entityType);
+      const pages = streamPages<Row>(pool, windowWalk(content, filter.entityType !== undefined), params, ROWS_PER_READ, indexPlansOnly);
       for await (const rows of pages) yield rows.map(harvested);
     },
 
@@ -206,7 +341,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
                case when e.state not in ('ERS_INVALID', 'ERS_REPLACED') and e.document_bytes is null then e.record end as record`
             : `, case when e.state not in ('ERS_INVALID', 'ERS_REPLACED') then e.record end as record`;
       const { rows } = await pool.query<Row>(
-        `select e.id, e.uuid, ${DATESTAMP('t.created_at')} as datestamp, e.entity_type, e.state ${columns}
+        `select e.id, e.uuid, e.last_seq as seq, ${DATESTAMP('t.created_at')} as datestamp, e.entity_type, e.state ${columns}
            from entity e join transaction t on t.seq = e.last_seq
           where e.uuid = $1 and t.commit_seq is not null`,
         [entityUuid],
@@ -215,9 +350,7 @@ export function oaiRepository(pool: pg.Pool): OaiRepository {
     },
 
     async entityTypes() {
-      const { rows } = await pool.query<{ entity_type: string }>(
-        'select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type',
-      );
+      const { rows } = await pool.query<{ entity_type: string }>('select distinct entity_type from entity_count order by entity_type');
       return rows.map((row) => row.entity_type);
     },
 

@@ -5,6 +5,7 @@ import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import { workflowReads, type WorkflowReadAnswer } from '../services/jobs/workflow-reads.ts';
 import type { OutcomeCounts } from '../db/job-outcomes.ts';
+import { uploadActivity } from '../api/upload-slots.ts';
 
 // The API's metrics, one registry per app. Request durations are observed
 // here; batch and export outcomes happen in the workers, so they are read
@@ -94,6 +95,28 @@ export function createApiMetrics(deps: {
     registers: [registry],
     collect() {
       this.set(reads.size);
+    },
+  });
+
+  new Gauge({
+    name: 'upload_slots_in_use',
+    help: 'Batch uploads being read, validated and stored now, by slot size (large, small: a declared body within SMALL_BATCH_MAX_BYTES)',
+    labelNames: ['size'] as const,
+    registers: [registry],
+    collect() {
+      const activity = uploadActivity(deps.db);
+      this.set({ size: 'large' }, activity.large.inUse);
+      this.set({ size: 'small' }, activity.small.inUse);
+    },
+  });
+  new Counter({
+    name: 'uploads_cut_total',
+    help: 'Batch uploads cut while their body arrived: idle (nothing for UPLOAD_IDLE_SECONDS), slow (below UPLOAD_MIN_BYTES_PER_SECOND)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(uploadActivity(deps.db).cut)) this.inc({ reason }, count);
     },
   });
 

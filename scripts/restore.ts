@@ -5,10 +5,13 @@
 // can have issued since the backup: past the backup's highest number by
 // --gap (default RESTORE_RECORD_NUMBER_GAP, 10,000,000), and past
 // --issued-up-to when the last number the lost database issued is known.
-// Numbers are never given twice. Then point the APIs and workers at it.
+// Numbers are never given twice. Last, every table is analyzed: pg_restore
+// leaves the planner no statistics, and a registry read with none can plan
+// sequential scans of every record. Then point the APIs and workers at it.
 // See docs/deployment.md, "Backup and restore".
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
+import { analyzeEveryTable } from '../db/analyze.ts';
 import { restoreDatabase } from '../db/backup.ts';
 
 const { values, positionals } = parseArgs({
@@ -28,6 +31,7 @@ if (!Number.isSafeInteger(gap) || gap < 0 || (issuedUpTo !== undefined && !Numbe
   process.exit(2);
 }
 const outcome = await restoreDatabase(config.DATABASE_URL, file, { gap, issuedUpTo });
+const analyzed = await analyzeEveryTable(config.DATABASE_URL);
 process.stdout.write(
-  `restored ${file} into ${new URL(config.DATABASE_URL).pathname.slice(1)}: highest record number in the backup ${outcome.highestInBackup}; the next new record gets ${outcome.nextRecordNumber}\n`,
+  `restored ${file} into ${new URL(config.DATABASE_URL).pathname.slice(1)}: highest record number in the backup ${outcome.highestInBackup}; the next new record gets ${outcome.nextRecordNumber}; ${analyzed} tables analyzed\n`,
 );

@@ -47,6 +47,8 @@ export interface WorkerDeps {
   lanes?: readonly Lane[];
   /** How long a batch's body is kept after it ended (BATCH_BODY_RETENTION_DAYS). */
   bodyRetentionDays?: number;
+  /** A batch that wrote at least this many records is followed by ANALYZE of its tables (ANALYZE_AFTER_RECORDS). */
+  analyzeAfterRecords?: number;
   /** How long shutdown() lets running activities finish (WORKER_SHUTDOWN_GRACE_SECONDS); default none: cancelled at once. */
   shutdownGraceMs?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
@@ -132,6 +134,7 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     checkAttempt,
     afterWriteStep: deps.afterWriteStep,
     bodyRetentionDays: deps.bodyRetentionDays,
+    analyzeAfterRecords: deps.analyzeAfterRecords,
   });
   const shared = {
     connection: deps.connection,

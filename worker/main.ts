@@ -5,7 +5,7 @@ import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
 import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
-import { runUntilSignalled } from '../scripts/lib/process.ts';
+import { runUntilSignalled } from '../platform/signals.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
 import { createWorker, type ServiceWorker } from './create-worker.ts';
 import { startMemoryLog } from './memory-log.ts';
@@ -61,6 +61,7 @@ async function runForever(): Promise<void> {
         lanes: config.WORKER_LANES,
         shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000,
         bodyRetentionDays: config.BATCH_BODY_RETENTION_DAYS,
+        analyzeAfterRecords: config.ANALYZE_AFTER_RECORDS,
         activityInterceptors: [...(metrics ? [metrics.activityInterceptor] : []), ...(tracing ? [tracing.activityInterceptor] : [])],
         workflowSinks: tracing?.workflowSinks,
       });

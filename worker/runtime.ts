@@ -1,7 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { freePort } from '../scripts/lib/ports.ts';
+import { freePort } from '../platform/ports.ts';
 
 // The Temporal SDK's runtime of a worker process: its core's logs go through
 // the service's logger, and its metrics (workflow task failures,

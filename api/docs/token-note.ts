@@ -4,7 +4,7 @@ import { generatedTokenFile } from '../auth/tokens.ts';
 // Where a reader of /docs gets a token for Swagger UI's Authorize dialog,
 // which shows each security scheme's description. Only this deployment
 // knows: with no tokens configured, the first start generated an admin token
-// into DATA_DIR (api/auth/tokens.ts) and printed it once.
+// into DATA_DIR (api/auth/tokens.ts), said where and never printed it.
 
 export function tokenNote(config: Pick<Config, 'AUTH_DISABLED' | 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'DATA_DIR'>): string | undefined {
   if (config.AUTH_DISABLED) return '**On this server** authentication is off (`AUTH_DISABLED=true`): any value is accepted.';
@@ -12,7 +12,7 @@ export function tokenNote(config: Pick<Config, 'AUTH_DISABLED' | 'AUTH_TOKENS' |
   if (file === undefined) return undefined;
   return [
     `**On this server** no \`AUTH_TOKENS\` are configured, so its first start (\`npm start\`) generated an admin token,`,
-    `printed it once and keeps it in \`${file}\`, relative to the folder the service was started in`,
+    `never printed, and keeps it in \`${file}\`, relative to the folder the service was started in`,
     `(the project folder, for \`npm start\`): \`cat ${file}\` shows it. Paste the token itself here, without "Bearer".`,
   ].join(' ');
 }

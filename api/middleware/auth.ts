@@ -7,6 +7,7 @@ import { ApiKeyVerifier, type SignatureRefusalReason } from '../auth/api-keys.ts
 import { hostnameOf, NDA_DATE_HEADER, NDA_HMAC_SCHEME } from '../auth/nda-hmac.ts';
 import { generatedTokenFile, type Permission, type Principal, type TokenRegistry, type TokenSources } from '../auth/tokens.ts';
 import { clientAddress } from '../client-address.ts';
+import { forwardedHeader, forwardedTrust } from '../forwarded.ts';
 import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
 import { authFailureThrottle } from './auth-failures.ts';
@@ -25,8 +26,7 @@ const PUBLIC_PATHS = [
 const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };
 
-type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'TRUST_PROXY' | 'PUBLIC_HOST'> &
-  TokenSources;
+type AuthConfig = Pick<Config, 'apiKeys' | 'API_KEY_CLOCK_SKEW_SECONDS' | 'API_KEY_REPLAY_GUARD' | 'PUBLIC_HOST'> & TokenSources;
 
 /** Why a request got no principal: the 401's `properties.reason` (stable) and its detail (for a person). */
 interface Refusal {
@@ -45,7 +45,7 @@ export interface CredentialRequest {
   date: string;
   /** The Host header ('' when absent). */
   host: string;
-  /** The X-Forwarded-Host header ('' when absent): read only behind a trusted proxy. */
+  /** The X-Forwarded-Host a trusted proxy sent (api/forwarded.ts), else ''. */
   forwardedHost: string;
   method: string;
   rawPath: string;
@@ -64,11 +64,11 @@ export type CredentialCheck = { ok: true; principal: Principal; signature?: Requ
 export function credentialChecker(tokens: TokenRegistry | 'disabled', config: AuthConfig): (request: CredentialRequest) => CredentialCheck {
   const apiKeys = new ApiKeyVerifier(config.apiKeys, config.API_KEY_CLOCK_SKEW_SECONDS);
   const tokenFile = generatedTokenFile(config);
-  // Where a local user finds the token; the public OpenAPI documents say the same (api/docs/token-note.ts).
+  // Where a local user finds the token, which no output ever shows (api/auth/tokens.ts); /docs says the same (api/docs/token-note.ts).
   const tokenHint =
     tokenFile === undefined
       ? ''
-      : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, printed at its first start`;
+      : `; this server's admin token is in ${tokenFile}${isAbsolute(tokenFile) ? '' : ' (under the folder it was started in)'}, created at its first start and never printed`;
   return (request) => {
     if (tokens === 'disabled') return { ok: true, principal: OPEN_PRINCIPAL };
     const header = request.authorization;
@@ -153,12 +153,13 @@ export function authenticate(deps: Pick<AppDeps, 'tokens' | 'config' | 'db'>): M
   const { tokens, config } = deps;
   const check = credentialChecker(tokens, config);
   const throttle = authFailureThrottle(deps);
+  const trust = forwardedTrust(config);
   return async function authenticateMiddleware(ctx, next) {
     const checked = check({
       authorization: ctx.get('authorization'),
       date: ctx.get(NDA_DATE_HEADER),
       host: ctx.get('host'),
-      forwardedHost: ctx.get('x-forwarded-host'),
+      forwardedHost: forwardedHeader(ctx.req, 'host', trust),
       method: ctx.method,
       rawPath: ctx.path,
       rawQuery: ctx.querystring,
@@ -177,12 +178,11 @@ export function authenticate(deps: Pick<AppDeps, 'tokens' | 'config' | 'db'>): M
 
 /**
  * The host name the client signed: PUBLIC_HOST when set, else the Host header
- * (X-Forwarded-Host first behind a trusted proxy), without its port.
+ * (X-Forwarded-Host first when a trusted proxy sent it), without its port.
  */
 function signedHost(request: CredentialRequest, config: AuthConfig): string | undefined {
   if (config.PUBLIC_HOST) return config.PUBLIC_HOST;
-  const forwarded = config.TRUST_PROXY ? request.forwardedHost.split(',')[0]!.trim() : '';
-  const header = forwarded || request.host;
+  const header = request.forwardedHost || request.host;
   // Clients call one or a few names: each is parsed (a WHATWG URL) once, not per request.
   if (!hostnames.has(header)) {
     if (hostnames.size >= HOSTNAMES_KEPT) hostnames.clear();

@@ -48,7 +48,7 @@ export function limitLongReads(deps: Pick<AppDeps, 'config' | 'db' | 'log'>): Mi
 }
 
 /** Destroys the socket of a response that makes no progress for `stallMs`, or runs past `maxMs`. */
-function cutWhenStalled(ctx: Context, stallMs: number, maxMs: number): void {
+export function cutWhenStalled(ctx: Context, stallMs: number, maxMs: number): void {
   const socket = ctx.req.socket;
   let written = socket.bytesWritten;
   const cut = (why: string) => {

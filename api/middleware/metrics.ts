@@ -13,7 +13,9 @@ const UNMATCHED_ROUTE = 'unmatched';
 export function httpMetrics(histogram: Histogram<HttpLabel>, routers: readonly Router[]): Middleware {
   return async function httpMetricsMiddleware(ctx, next) {
     const end = histogram.startTimer();
-    ctx.res.once('close', () => end({ route: routeOf(ctx, routers), method: ctx.method, status: String(ctx.status) }));
+    ctx.res.once('close', () =>
+      end({ route: routeOf(ctx, routers), method: ctx.method, status: String(ctx.state.failedAfterStatus === true ? 500 : ctx.status) }),
+    );
     await next();
   };
 }

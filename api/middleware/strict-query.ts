@@ -8,6 +8,9 @@ import { problem } from '../problems.ts';
 // client's typo, this closes the ambiguity of the NDA-HMAC string to sign,
 // which joins path and query without a separator: a signature for
 // /entities/12345 would otherwise also pass for /entities/1234?5.
+// Paths match as the routers match them (@koa/router: case-insensitive, a
+// trailing slash allowed), or /API/V2/ENTITIES/1?x would reach a router
+// unchecked.
 
 interface Operation {
   pattern: RegExp;
@@ -31,7 +34,7 @@ function documentedOperations(
       parameter.$ref ? (components[parameter.$ref.replace('#/components/parameters/', '')] ?? {}) : parameter;
     for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, Record<string, unknown>>)) {
       const shared = (item.parameters as Parameter[] | undefined) ?? [];
-      const pattern = new RegExp(`^/api/${version}${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+      const pattern = new RegExp(`^/api/${version}${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i');
       for (const [method, operation] of Object.entries(item)) {
         if (method === 'parameters' || typeof operation !== 'object' || operation === null) continue;
         const parameters = [...shared, ...(((operation as { parameters?: Parameter[] }).parameters ?? []) as Parameter[])].map(resolve);
@@ -50,7 +53,7 @@ function documentedOperations(
 export function refuseUnknownQueryParameters(): Middleware {
   const operations = documentedOperations();
   return async function strictQueryMiddleware(ctx, next) {
-    if (ctx.querystring === '' || !ctx.path.startsWith('/api/v')) return next();
+    if (ctx.querystring === '' || !/^\/api\/v/i.test(ctx.path)) return next();
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     const operation = operations.find((candidate) => candidate.method === method && candidate.pattern.test(ctx.path));
     // An unknown route or method is the router's to answer (404, 405).

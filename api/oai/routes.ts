@@ -1,62 +1,67 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { parseOaiRequest, type ParsedRequest } from '../../domain/oai/protocol.ts';
+import { tokenCodec, type TokenCodec } from '../../domain/oai/token.ts';
+import { persistentSecret } from '../../secrets.ts';
 import { oaiResponse } from '../../services/reads/oai.ts';
 import type { AppDeps } from '../deps.ts';
-import { countAnonymousRead } from '../middleware/anonymous-limit.ts';
-import { hasPermission } from '../middleware/auth.ts';
-import { problem } from '../problems.ts';
+import { publicBaseUrl } from '../public-url.ts';
+import { oaiAccess } from './access.ts';
 
 // OAI-PMH 2.0 at /oai, GET and POST (application/x-www-form-urlencoded), as
 // the protocol allows. Protocol errors are OAI error elements in a 200;
-// access (OAI_PMH) and flow control (503 with Retry-After) are HTTP's.
+// access and flow control (503 with Retry-After) are HTTP's (api/oai/access.ts).
+// Every argument is checked before the answer begins, and the answer's first
+// piece is made before its status is sent: what fails later (a statement
+// timeout, a connection lost) is logged and counted as failed, and the
+// connection closes on a document left unfinished, never a well-formed lie.
 
 /** A form body of OAI arguments is a few hundred bytes; this is far above any. */
 const FORM_MAX_BYTES = 64 * 1024;
 
 export function oaiRouter(deps: AppDeps): Router {
   const router = new Router();
+  const tokens = resumptionTokens(deps.config);
   const answer = async (ctx: Context, parsed: ParsedRequest) => {
-    const origin = `${ctx.protocol}://${ctx.host}`;
-    const body = await oaiResponse(deps, parsed, { baseUrl: `${origin}/oai`, schemasUrl: `${origin}/docs/schemas/` });
+    const origin = publicBaseUrl(ctx, deps.config);
+    const body = await oaiResponse(deps, parsed, {
+      baseUrl: `${origin}/oai`,
+      schemasUrl: `${origin}/docs/schemas/`,
+      publicUrl: origin,
+      tokens,
+    });
+    const first = await body.next();
     ctx.type = 'text/xml; charset=utf-8';
-    ctx.body = Readable.from(body);
+    ctx.body = Readable.from(answeredOrFailed(ctx, first, body));
   };
-  router.get('/oai', oaiAccess(deps), async (ctx) => answer(ctx, parseOaiRequest([...new URLSearchParams(ctx.querystring)])));
-  router.post('/oai', oaiAccess(deps), async (ctx) => answer(ctx, await formArguments(ctx)));
+  const access = oaiAccess(deps);
+  router.get('/oai', access, async (ctx) => answer(ctx, parseOaiRequest([...new URLSearchParams(ctx.querystring)], tokens)));
+  router.post('/oai', access, async (ctx) => answer(ctx, await formArguments(ctx, tokens)));
   return router;
 }
 
-/** OAI_PMH: public (anonymous harvesters limited per address), bearer (a principal with read), off (mounted by nobody: see buildApp). */
-function oaiAccess(deps: AppDeps): Middleware {
-  return async function oaiAccessMiddleware(ctx, next) {
-    const principal = ctx.state.principal;
-    if (deps.config.OAI_PMH === 'bearer' && principal === undefined) {
-      const refused = problem(
-        401,
-        'Unauthorized',
-        'this repository is harvested with a token: send "Authorization: Bearer <token>" (or sign the request with an API key)',
-      );
-      refused.headers = { 'WWW-Authenticate': 'Bearer realm="entity-records"' };
-      throw refused;
-    }
-    if (principal !== undefined && !hasPermission(principal, 'read'))
-      throw problem(403, 'Forbidden', "harvesting needs the 'read' permission");
-    const verdict = await countAnonymousRead(deps, ctx);
-    if (!verdict.allowed) {
-      // OAI-PMH's flow control: harvesters wait Retry-After seconds and ask again.
-      const refused = problem(503, 'TooManyRequests', `too many requests from this address; retry in ${verdict.retryAfter} s`);
-      refused.headers = { 'retry-after': String(verdict.retryAfter) };
-      throw refused;
-    }
-    return next();
-  };
+/** OAI_TOKEN_SECRET, else the key generated once in DATA_DIR/secrets (as the admin token is); then the former keys still accepted. */
+function resumptionTokens(config: AppDeps['config']): TokenCodec {
+  return tokenCodec([persistentSecret(config.OAI_TOKEN_SECRET, config.DATA_DIR, 'oai-token-key'), ...config.OAI_TOKEN_PREVIOUS_SECRETS]);
+}
+
+/** The answer's pieces, its first already made; a failure after the status went out is logged and counted as the failure it is. */
+async function* answeredOrFailed(ctx: Context, first: IteratorResult<Buffer>, rest: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    if (first.done) return;
+    yield first.value;
+    yield* rest;
+  } catch (error) {
+    ctx.state.failedAfterStatus = true;
+    ctx.state.log?.error({ err: error, status: 500 }, 'OAI-PMH answer failed after its status was sent; connection closed');
+    throw error;
+  }
 }
 
 /** The arguments of a POST: a form body; any other body is a badArgument (the protocol defines no other). */
-async function formArguments(ctx: Context): Promise<ParsedRequest> {
+async function formArguments(ctx: Context, tokens: TokenCodec): Promise<ParsedRequest> {
   if (!ctx.request.is('application/x-www-form-urlencoded')) {
     return {
       ok: false,
@@ -64,5 +69,5 @@ async function formArguments(ctx: Context): Promise<ParsedRequest> {
     };
   }
   const text = await getRawBody(ctx.req, { limit: FORM_MAX_BYTES, encoding: 'utf8' });
-  return parseOaiRequest([...new URLSearchParams(text)]);
+  return parseOaiRequest([...new URLSearchParams(text)], tokens);
 }

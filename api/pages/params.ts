@@ -64,8 +64,13 @@ export function searchFormParams(ctx: Context): SearchForm {
   return { name, types, states: states as EntityState[] };
 }
 
-/** Where to go after signing in: a record page's own path, else the front door (never another site). */
+/**
+ * Where to go after signing in: a record page's own path, else the front door
+ * (never another site). Characters beyond ASCII are percent-encoded (as UTF-8):
+ * the path goes into a Location header, which carries bytes, not text.
+ */
 export function nextParam(value: unknown): string {
   if (typeof value !== 'string' || value.length > 2000) return '/global';
-  return /^\/global(?:[/?]|$)/.test(value) && !/[\\\s]/.test(value) ? value : '/global';
+  if (!/^\/global(?:[/?]|$)/.test(value) || /[\\\s]/.test(value)) return '/global';
+  return value.toWellFormed().replace(/[^\x21-\x7e]+/g, encodeURIComponent);
 }

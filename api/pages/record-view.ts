@@ -54,6 +54,13 @@ function revisionNotice(record: EntityRecord, revision: { id: string; current: b
   } <a href="${recordPath({ entityId: record.entityId })}">The record as it is now</a> · <a href="${historyPath(record.entityId)}">All revisions</a></p>`;
 }
 
+/**
+ * "Revision" is the rev the API's <rev> and the registry's client show;
+ * the metadataRev (new on every change, also of participants or issues) is
+ * labelled as such. "Previous revision" is the API's <prevRev>, a rev: as a
+ * link it names the latest state of that rev, the one this revision was
+ * built on (docs/decisions/0003).
+ */
 function facts(view: RecordView): Html {
   const { record, revision } = view;
   const { revision: info } = record;
@@ -67,9 +74,11 @@ function facts(view: RecordView): Html {
   <dt>State</dt><dd>${STATE_LABELS[record.state]}</dd>
   ${record.replacedBy && html`<dt>Replaced by</dt><dd>${referenceLink(record.replacedBy, view.refs)}</dd>`}
   <dt>Changed</dt><dd><time datetime="${info.createdAt}">${readableInstant(info.createdAt)}</time>${info.user && html` by ${info.user.name}`}</dd>
-  <dt>Revision</dt><dd class="id">${info.metadataRev}</dd>
+  <dt>Revision</dt><dd class="id">${info.rev}</dd>
+  <dt>Metadata revision</dt><dd class="id">${info.metadataRev}</dd>
   ${info.prevRev && html`<dt>Previous revision</dt><dd class="id"><a href="${revisionPath(record.entityId, info.prevRev)}">${info.prevRev}</a></dd>`}
   <dt>In the API (XML)</dt><dd class="id"><a href="${api}" type="application/xml">${api}</a></dd>
+  ${!revision && html`<dt>EAC-CPF 2.0</dt><dd class="id"><a href="${recordPath({ entityId: record.entityId })}/eac-cpf" type="application/eac-cpf+xml">${recordPath({ entityId: record.entityId })}/eac-cpf</a></dd>`}
 </dl>
 </section>`;
 }

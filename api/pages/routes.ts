@@ -7,6 +7,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { entityTypesInUse, searchByName, type SearchLimits } from '../../services/search/index.ts';
 import { readFormBody } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
+import { answerEacCpf } from '../reads/eac-cpf.ts';
 import { hasPermission } from '../middleware/auth.ts';
 import { admitReader, limitAnonymous, SignInNeeded, viewerOf, type Viewer } from './access.ts';
 import { historyMain } from './history-view.ts';
@@ -15,7 +16,8 @@ import { historyPath, recordPath, refKey } from './links.ts';
 import { nextParam, pageParam, recordRefParam, revisionParam, searchFormParams } from './params.ts';
 import { recordMain, recordTitle, referencesOf, type ResolvedRefs } from './record-view.ts';
 import { PageError, seeOther, sendError, sendPage } from './respond.ts';
-import { requestIsHttps, sessionCookie, sessionSecret, sessionSigner, type SessionSigner } from './session.ts';
+import { sameOriginCheck } from './same-origin.ts';
+import { sessionCookie, sessionSecret, sessionSigner, type SessionSigner } from './session.ts';
 import { signInMain } from './sign-in-view.ts';
 import { searchMain, type SearchOutcome } from './search-view.ts';
 
@@ -38,9 +40,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
   const { config } = deps;
   const limits: SearchLimits = {
     statementTimeoutMs: config.SEARCH_STATEMENT_TIMEOUT_MS,
-    maxCountCost: config.SEARCH_MAX_COUNT_COST,
-    maxFulltextNames: config.SEARCH_FULLTEXT_MAX_NAMES,
-    refusalProbeMs: config.SEARCH_REFUSAL_PROBE_MS,
+    maxMatches: config.SEARCH_MAX_MATCHES,
   };
   // Made on first use, from the configured tokens.
   let signer: SessionSigner | undefined;
@@ -51,6 +51,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
     return signer;
   };
   let stylesheet: Buffer | undefined;
+  const checkSameOrigin = sameOriginCheck(config);
 
   const frame: Middleware = async function recordPageFrame(ctx, next) {
     try {
@@ -89,7 +90,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
   });
 
   router.post('/global/sign-in', frame, signInOnly, async (ctx) => {
-    const { https } = checkSameOrigin(ctx, config);
+    const { https } = checkSameOrigin(ctx);
     await limitAnonymous(deps, ctx);
     const form = await readFormBody(ctx, FORM_MAX_BYTES);
     const next = nextParam(form.get('next'));
@@ -106,7 +107,7 @@ export function recordPagesRouter(deps: AppDeps): Router {
   });
 
   router.post('/global/sign-out', frame, signInOnly, async (ctx) => {
-    const { https } = checkSameOrigin(ctx, config);
+    const { https } = checkSameOrigin(ctx);
     ctx.set('Set-Cookie', sessionCookie('', 0, https));
     seeOther(ctx, '/global/sign-in');
   });
@@ -137,6 +138,13 @@ export function recordPagesRouter(deps: AppDeps): Router {
       viewer: ctx.state.viewer,
       canonical: recordPath({ entityId: record.entityId }),
     });
+  });
+
+  // The record in EAC-CPF 2.0, as the API answers it to an Accept that asks for it: the link on the record's page.
+  router.get('/global/:id/eac-cpf', frame, reader, async (ctx) => {
+    const record = await findCurrentRecord(deps.db.records, recordRefParam(ctx.params.id));
+    if (record === undefined) throw recordNotFound(ctx.params.id!);
+    answerEacCpf(ctx, deps, record);
   });
 
   router.get('/global/:id/revisions', frame, reader, async (ctx) => {
@@ -222,31 +230,6 @@ async function resolveReferences(deps: AppDeps, record: EntityRecord): Promise<R
     if (target !== undefined) resolved.set(key, { entityId: target.entityId, name: recordTitle(target) });
   });
   return resolved;
-}
-
-/**
- * A form's POST must come from one of our own pages: its Origin (every
- * browser sends one with a POST) must be this request's own origin, or name
- * PUBLIC_HOST (behind a proxy that rewrites Host). With the SameSite cookie
- * this keeps other sites from signing a person in or out. Answers whether
- * the form came over https, as its Origin says: the session cookie is then
- * Secure, also behind a proxy that ends TLS.
- */
-function checkSameOrigin(ctx: Context, config: AppDeps['config']): { https: boolean } {
-  const origin = ctx.get('origin').toLowerCase();
-  const forwardedHost = config.TRUST_PROXY ? ctx.get('x-forwarded-host').split(',')[0]!.trim() : '';
-  const host = (forwardedHost || ctx.get('host')).toLowerCase();
-  const https = requestIsHttps(ctx, config.TRUST_PROXY);
-  const own = host !== '' && origin === `${https ? 'https' : 'http'}://${host}`;
-  const named = config.PUBLIC_HOST !== undefined && URL.canParse(origin) && new URL(origin).hostname === config.PUBLIC_HOST.toLowerCase();
-  if (!own && !named) {
-    throw new PageError(
-      403,
-      'Form refused',
-      'This form was not sent from this service\u2019s own page. Open the page again and send the form from there.',
-    );
-  }
-  return { https: https || origin.startsWith('https:') };
 }
 
 function refuseSignIn(ctx: Context, status: number, next: string, message: string): void {

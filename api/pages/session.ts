@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Context } from 'koa';
 import type { Config } from '../../config.ts';
 import { sha256, type Principal, type TokenRegistry } from '../auth/tokens.ts';
 
@@ -53,12 +52,6 @@ export function sessionSigner(tokens: TokenRegistry, secret: string, hours: numb
       return principals.get(key);
     },
   };
-}
-
-/** Whether the person's browser reached us over https (directly, or through a trusted proxy that says so). */
-export function requestIsHttps(ctx: Context, trustProxy: boolean): boolean {
-  if (ctx.protocol === 'https') return true;
-  return trustProxy && ctx.get('x-forwarded-proto').split(',')[0]!.trim().toLowerCase() === 'https';
 }
 
 /**

@@ -9,6 +9,7 @@ import { entityRefParam, parseParams } from '../params.ts';
 import { problem } from '../problems.ts';
 import { revisionPathSchema } from '../v2/entities/schema.ts';
 import { setXmlType } from '../xml-type.ts';
+import { answerEacCpf, prefersEacCpf } from './eac-cpf.ts';
 
 // Entity reads, one router per interface version: each names the path
 // parameter as its OpenAPI does; only v2 reads a record as of a revision.
@@ -25,6 +26,11 @@ export function entitiesRouter(deps: AppDeps, version: XmlVersion): Router {
     const record = await findCurrentRecord(deps.db.records, entityRefParam(ctx, id));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params[id]}`);
     ctx.set('Cache-Control', 'no-cache');
+    if (version === 'v2') {
+      // v2 answers EAC-CPF to a client that prefers it (eac-cpf.ts); entity-get.ts leaves every Accept but */* to this route.
+      ctx.vary('Accept');
+      if (prefersEacCpf(ctx)) return answerEacCpf(ctx, deps, record);
+    }
     if (etagMatches(ctx, recordEtag(record))) {
       ctx.status = 304;
       return;
@@ -39,6 +45,8 @@ export function entitiesRouter(deps: AppDeps, version: XmlVersion): Router {
       const { revisionId } = parseParams(ctx, revisionPathSchema);
       const record = await findRecordAtRevision(deps.db.records, entityId, revisionId);
       if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params[id]} has no revision ${revisionId}`);
+      ctx.vary('Accept');
+      if (prefersEacCpf(ctx)) return answerEacCpf(ctx, deps, record);
       etagMatches(ctx, recordEtag(record));
       setXmlType(ctx, version);
       ctx.body = serializeEntity(record, version);

@@ -39,9 +39,7 @@ export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
   const router = new Router({ prefix: `/api/${version}/search` });
   const limits = {
     statementTimeoutMs: deps.config.SEARCH_STATEMENT_TIMEOUT_MS,
-    maxCountCost: deps.config.SEARCH_MAX_COUNT_COST,
-    maxFulltextNames: deps.config.SEARCH_FULLTEXT_MAX_NAMES,
-    refusalProbeMs: deps.config.SEARCH_REFUSAL_PROBE_MS,
+    maxMatches: deps.config.SEARCH_MAX_MATCHES,
   };
 
   router.post('/', requirePermission('read'), async (ctx) => {

@@ -21,8 +21,10 @@ import { BROAD_SEARCHES } from './broad-searches.ts';
 import { generateCreates, writeGeneratedBatch } from './generate.ts';
 
 const MIB = 2 ** 20;
-/** Stalled uploads the trickling writer holds open at once: twice UPLOADS_PER_PRINCIPAL's default. */
+/** Trickled uploads the writer holds open at once: twice UPLOADS_PER_PRINCIPAL's default. */
 const STALLED_AT_ONCE = 16;
+/** How often a trickled upload sends its next byte. */
+const TRICKLE_EVERY_MS = 5000;
 
 const xmlHeaders = (headers: Record<string, string>) => ({ ...headers, 'content-type': 'application/xml' });
 
@@ -52,6 +54,8 @@ export const ATTACK_NAMES = [
   'replayed-writes',
   'takeover',
   'metrics-scrapes',
+  'slow-harvesters',
+  'slow-harvesters-one-address',
 ] as const;
 export type AttackName = (typeof ATTACK_NAMES)[number];
 
@@ -69,6 +73,10 @@ const attackerPermissions: Record<string, string[]> = {
 };
 const REPLAYED_KEY: TestKey = { keyId: 'bench-replayed', secret: 'bench-replayed-secret-0123456789abcdef0123' };
 const ATTACKER_ADDRESS = '203.0.113.50';
+/** Anonymous OAI-PMH harvesters reading slowly at once (the count the hardening was measured with). */
+const SLOW_HARVESTERS = 24;
+/** How long a slow harvester waits after each chunk of its answer it reads. */
+const SLOW_READ_PAUSE_MS = 1000;
 export const METRICS_TOKEN = 'bench-metrics-token-0123456789abcdef01234';
 
 /** The AUTH_TOKENS entries of the attackers that use a token. */
@@ -108,7 +116,7 @@ export async function prepareAttacks(
       case 'trickled-uploads':
         attacks.push({
           name,
-          what: `one writer keeps ${STALLED_AT_ONCE} chunked uploads open that send half a batch and then nothing, opening another as each ends (100 ms after a refusal)`,
+          what: `one writer keeps ${STALLED_AT_ONCE} chunked uploads open that send half a batch and then a byte every ${TRICKLE_EVERY_MS / 1000} s, opening another as each ends (100 ms after a refusal)`,
           run: (context) =>
             repeat(context, STALLED_AT_ONCE, async () => {
               const end = await stalledUpload(context, token);
@@ -233,6 +241,22 @@ export async function prepareAttacks(
         });
         break;
       }
+      case 'slow-harvesters':
+      case 'slow-harvesters-one-address': {
+        const spread = name === 'slow-harvesters';
+        attacks.push({
+          name,
+          what: `${SLOW_HARVESTERS} anonymous OAI-PMH harvesters (${spread ? `each from a loopback address of its own` : 'all from one address'}) ask for first pages of ListRecords and read each chunk ${SLOW_READ_PAUSE_MS} ms apart, again as each ends (100 ms after a refusal)`,
+          run: (context) => {
+            let worker = 0;
+            return repeat(context, SLOW_HARVESTERS, () => {
+              const from = spread ? `127.0.0.${10 + (worker++ % SLOW_HARVESTERS)}` : '127.0.0.1';
+              return slowHarvest(context, from);
+            });
+          },
+        });
+        break;
+      }
       case 'metrics-scrapes':
         attacks.push({
           name,
@@ -318,7 +342,7 @@ function streamedPost(context: AttackRun, path: string, headers: Record<string, 
   });
 }
 
-/** A chunked upload that sends half a small batch and then nothing: resolves its status, or how it ended without one. */
+/** A chunked upload that sends half a small batch and then a byte every TRICKLE_EVERY_MS: resolves its status, or how it ended without one. */
 function stalledUpload(context: AttackRun, token: string): Promise<string> {
   const { hostname, port } = new URL(context.apiUrl);
   const xml = batchXml([create('a', `Stalled ${randomUUID()}`)]);
@@ -331,6 +355,12 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
     socket.write(
       `POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(start).toString(16)}\r\n${start}\r\n`,
     );
+    const rest = Buffer.from(xml.slice(start.length));
+    let next = 0;
+    const trickle = setInterval(() => {
+      if (next < rest.length && socket.writable)
+        socket.write(Buffer.concat([Buffer.from('1\r\n'), rest.subarray(next, ++next), Buffer.from('\r\n')]));
+    }, TRICKLE_EVERY_MS);
     let received = '';
     socket.on('data', (chunk: Buffer) => {
       received += chunk.toString('latin1');
@@ -339,10 +369,46 @@ function stalledUpload(context: AttackRun, token: string): Promise<string> {
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      clearInterval(trickle);
       context.signal.removeEventListener('abort', abort);
       const status = /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1];
       resolve(status ?? (context.signal.aborted ? CUT_AT_THE_END : 'cut by the server'));
     });
+  });
+}
+
+/** One OAI-PMH first page asked from `localAddress` and read a chunk at a time, slowly; its outcome counted. */
+function slowHarvest(context: AttackRun, localAddress: string): Promise<void> {
+  return new Promise((resolve) => {
+    let ended = false;
+    const end = (outcome: string) => {
+      if (ended) return;
+      ended = true;
+      context.count(context.signal.aborted && outcome === 'cut by the server' ? CUT_AT_THE_END : outcome);
+      const wait = /^(429|503)/.test(outcome)
+        ? pause(100, undefined, { signal: context.signal }).catch(() => undefined)
+        : Promise.resolve();
+      void wait.then(() => resolve());
+    };
+    const req = request(new URL('/oai?verb=ListRecords&metadataPrefix=cam-2025', context.apiUrl), {
+      localAddress,
+      agent: false,
+      signal: context.signal,
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (text: string) => {
+        if (res.statusCode !== 200) body += text;
+        res.pause();
+        setTimeout(() => res.resume(), SLOW_READ_PAUSE_MS).unref();
+      });
+      res.on('end', () => end(res.statusCode === 200 ? '200 read slowly' : outcomeOf(res.statusCode ?? 0, body)));
+      res.on('error', () => end('cut by the server'));
+      res.on('aborted', () => end('cut by the server'));
+    });
+    req.on('error', () => end(context.signal.aborted ? CUT_AT_THE_END : 'cut by the server'));
+    req.end();
   });
 }
 

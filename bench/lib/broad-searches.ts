@@ -7,6 +7,8 @@
 // v2's upper-case condTypes and CT_STARTS_WITH/CT_CONTAINS, v1's lower-case
 // ones and CT_START_WITH/CT_CONTAIN.
 
+import type { Comparator, Condition, SearchQuery, SearchType } from '../../domain/search-query.ts';
+
 export type ApiVersion = 'v1' | 'v2';
 
 export interface BroadSearch {
@@ -95,3 +97,64 @@ export async function sendSearch(
   }
   return { status: response.status, ms, ...(reason === undefined ? {} : { reason }) };
 }
+
+/**
+ * The name searches the real client builds, in the service's canonical form
+ * (domain/search-query.ts), on the generator's names (bench/lib/generate.ts:
+ * 1 in 30 a Novák, 1 in 25 a Jan): each must be answered with its exact
+ * total. bench/search-scale.ts times their page and total.
+ */
+export interface NameSearch {
+  name: string;
+  query: SearchQuery;
+  searchType: SearchType;
+}
+
+const displayName = (comparator: Comparator, value: string): Condition => ({ condType: 'index', name: 'DISPLAY_NAME', comparator, value });
+const preferredPart = (cond: Condition): Condition => ({ condType: 'part', partType: 'PT_PREF_NAME', cond });
+
+export const NAME_SEARCHES: readonly NameSearch[] = [
+  {
+    name: 'PERSON, preferred name contains "novák"',
+    query: { types: ['PERSON'], cond: preferredPart(displayName('CT_CONTAINS', 'novák')) },
+    searchType: 'EXACT',
+  },
+  { name: 'preferred name contains "jan"', query: { cond: preferredPart(displayName('CT_CONTAINS', 'jan')) }, searchType: 'EXACT' },
+  {
+    name: 'contains "jan", with types',
+    query: { types: ['PERSON', 'FAMILY'], cond: displayName('CT_CONTAINS', 'jan') },
+    searchType: 'EXACT',
+  },
+  { name: 'starts with "nov"', query: { cond: displayName('CT_STARTS_WITH', 'nov') }, searchType: 'EXACT' },
+  { name: 'starts with "novák"', query: { cond: displayName('CT_STARTS_WITH', 'novák') }, searchType: 'EXACT' },
+  {
+    name: 'name ends with "-1)"',
+    query: { cond: { condType: 'index', name: 'name', comparator: 'CT_ENDS_WITH', value: '-1)' } },
+    searchType: 'EXACT',
+  },
+  { name: 'contains "novák, jan"', query: { cond: displayName('CT_CONTAINS', 'novák, jan') }, searchType: 'EXACT' },
+  {
+    name: 'SHORT_NAME equals "Novák"',
+    query: { cond: { condType: 'index', name: 'SHORT_NAME', comparator: 'CT_EQ', value: 'Novák' } },
+    searchType: 'EXACT',
+  },
+  {
+    name: 'VALUE NM_MINOR equals "Jan", state',
+    query: { state: ['ERS_NEW'], cond: { condType: 'value', itemTypes: ['NM_MINOR'], comparator: 'CT_EQ', value: 'Jan' } },
+    searchType: 'EXACT',
+  },
+  {
+    name: 'OR of two surnames',
+    query: { cond: { condType: 'or', conds: [displayName('CT_STARTS_WITH', 'novák'), displayName('CT_STARTS_WITH', 'svoboda')] } },
+    searchType: 'EXACT',
+  },
+  {
+    name: '"novák" and not "jan"',
+    query: {
+      cond: { condType: 'and', conds: [displayName('CT_CONTAINS', 'novák'), { condType: 'not', cond: displayName('CT_CONTAINS', 'jan') }] },
+    },
+    searchType: 'EXACT',
+  },
+  { name: 'FULLTEXT "jan novák"', query: { text: 'jan novák' }, searchType: 'FULLTEXT' },
+  { name: 'FULLTEXT "novák", PERSON', query: { types: ['PERSON'], text: 'novák' }, searchType: 'FULLTEXT' },
+];

@@ -138,8 +138,16 @@ function seededUuid(random: () => number): string {
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
 }
 
+/** How a record's names are drawn, each from one number of the generator's stream. */
+export interface NameDraw {
+  given(random: () => number): string;
+  surname(random: () => number): string;
+}
+
 export interface GeneratorOptions {
   seed?: number;
+  /** Names drawn other than evenly from the short lists above (bench/lib/zipf-names.ts). */
+  names?: NameDraw;
   /** Entity type of every generated record. */
   entityType?: string;
   /** Prefix of localIds, so that several batches of one run stay distinct. */
@@ -151,8 +159,8 @@ export function* generateCreates(count: number, options: GeneratorOptions = {}):
   const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
   const prefix = options.localIdPrefix ?? 'e';
   for (let index = 0; index < count; index += 1) {
-    const first = pick(FIRST_NAMES);
-    const surname = pick(SURNAMES);
+    const first = options.names ? options.names.given(random) : pick(FIRST_NAMES);
+    const surname = options.names ? options.names.surname(random) : pick(SURNAMES);
     const born = 1800 + Math.floor(random() * 180);
     const died = born + 30 + Math.floor(random() * 60);
     const place = pick(PLACES);

@@ -23,7 +23,7 @@ import { readBatch, serializeBatch } from '../../domain/xml/index.ts';
 import { applyBatchCommands } from '../../services/batches/apply.ts';
 import { applyTransaction } from '../../db/apply/index.ts';
 import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
-import { DRAWS_PER_ENTITY, generateCreates, streamSeed } from './generate.ts';
+import { DRAWS_PER_ENTITY, generateCreates, streamSeed, type NameDraw } from './generate.ts';
 
 export interface LoadOptions {
   /** Entities per batch (one transaction each). Default 10,000. */
@@ -34,6 +34,8 @@ export interface LoadOptions {
   seed?: number;
   /** Entity types, one per chunk in turn, so that type filters select a share. */
   entityTypes?: readonly string[];
+  /** How names are drawn (generate.ts); default evenly from short lists. */
+  names?: NameDraw;
   /** Called after each chunk with the entities loaded so far. */
   onProgress?: (loaded: number, total: number) => void;
 }
@@ -76,7 +78,7 @@ const ROUND_TRIP_SAMPLE = 200;
 async function chunkCommands(
   index: number,
   size: number,
-  options: Pick<LoadOptions, 'seed' | 'entityTypes'> = {},
+  options: Pick<LoadOptions, 'seed' | 'entityTypes' | 'names'> = {},
 ): Promise<{ commands: ChangeCommand[]; header: BatchHeader }> {
   const types = options.entityTypes ?? DEFAULT_ENTITY_TYPES;
   const commands = [
@@ -84,6 +86,7 @@ async function chunkCommands(
       seed: streamSeed(options.seed ?? 1, index * size * DRAWS_PER_ENTITY),
       entityType: types[index % types.length],
       localIdPrefix: `c${index}-`,
+      names: options.names,
     }),
   ];
   const header: BatchHeader = { version: 'v2', batchUuid: randomUUID(), sender: benchSender(index) };

@@ -2,8 +2,8 @@
 // name entries (domain/batch/preferred-names.ts, nameEntryOf) go by COPY into
 // a temporary table of the transaction, and at the end the names are claimed
 // and their holders found from there; only the entries that may be warned
-// about come back. A batch of 650,000 creates kept one entry per entity in
-// the worker to its end (a key string, a Map entry, the display name).
+// about come back, so the worker keeps no entry per entity to the end of a
+// large batch.
 import type pg from 'pg';
 import type { NameEntry } from '../../domain/batch/index.ts';
 import type { PartRef } from '../../domain/model.ts';

@@ -2,6 +2,13 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
 export type ExportStatus = 'ACCEPTED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
 export type ExportKind = 'snapshot' | 'revisions';
+/** The file's format: the registry's own v2 XML, or EAC-CPF 2.0 (snapshots only). */
+export type ExportFormat = 'v2' | 'eac-cpf';
+/** What an EAC-CPF file says that the records do not: the registry's name and where its record pages are. */
+export interface ExportFormatContext {
+  origin: string;
+  agencyName: string;
+}
 
 export const ExportRequestSchema = defineEntity({
   name: 'ExportRequest',
@@ -9,6 +16,8 @@ export const ExportRequestSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     kind: p.text().$type<ExportKind>(),
+    format: p.text().$type<ExportFormat>().default('v2'),
+    formatContext: p.json<ExportFormatContext>().nullable(),
     /** Up to EXPORT_MAX_IDS (megabytes): only the export activity reads them; NULL once the export ended. Status reads ask `requestedCount`. */
     requestedIds: p.json<Array<number | string>>().nullable(),
     requestedCount: p.integer(),

@@ -16,13 +16,18 @@ import {
 
 // Compiles a validated search into parameterised SQL over entity (alias e),
 // search_value, name_word, search_user and search_user_role. Every user value travels
-// as a $n parameter; only fixed SQL fragments are concatenated. Each
-// condition is an EXISTS over the search rows of the entity, so an entity
-// counts once however many of its values match. Text is compared in its
-// normalised form (domain/text.ts normalizeForSearch), which is what
-// search_value.value_norm holds: LIKE forms use the pg_trgm GIN index, = and
-// the order comparators the text_pattern_ops btree (the ~<~ family compares
-// code points, whatever the database collation).
+// as a $n parameter; only fixed SQL fragments are concatenated. A text
+// condition the whole query must meet, and that an index answers exactly, is
+// a match set (matchSet): the entity ids it matches, read from that index
+// and nothing else, so its cost follows its matches and no plan depends on
+// the planner's statistics; entity is then read by primary key for those ids
+// alone. Any other condition is an EXISTS over the search rows of the
+// entity, tested per entity, so an entity counts once however many of its
+// values match. Text is compared in its normalised form (domain/text.ts
+// normalizeForSearch), which is what search_value.value_norm holds: LIKE
+// forms use the pg_trgm GIN index, = and the order comparators the
+// text_pattern_ops btree (the ~<~ family compares code points, whatever the
+// database collation).
 
 export interface SqlQuery {
   text: string;
@@ -64,24 +69,12 @@ export interface CompiledSearch {
    */
   count: SqlQuery;
   /**
-   * The count is driven by one narrow index of the matches (a name's words, a
-   * user's entries), alone or with entity types, states or codes: its cost
-   * follows the number of matches, which the planner cannot see in advance (a
-   * needle's words), so no cost estimate refuses it.
+   * The count reads at most SEARCH_MAX_MATCHES + 1 entities: a total above
+   * the cap is refused as too broad, found by counting. False for the
+   * totals summed from an index (types and states, a user in a role, match
+   * sets alone), whose reads the sets' own caps bound.
    */
-  countFollowsMatches: boolean;
-  /**
-   * Each row of the page also carries the total (column `total`): a query
-   * narrowed to candidates (nameWordCandidates) finds them all to page them,
-   * so counting them there spares finding them a second time.
-   */
-  pageCarriesTotal: boolean;
-  /**
-   * The same search without that narrowing, for a needle whose words are too
-   * common to narrow well (the repository chooses, by the planner's estimate
-   * of this one's count).
-   */
-  plain?: CompiledSearch;
+  countCapped: boolean;
   matchers: LookupMatcher[];
 }
 
@@ -185,16 +178,13 @@ function rowPredicates(alias: string, test: RowTest, partTypes: readonly SearchP
 class ConditionCompiler {
   readonly params: Params;
   readonly matchers: LookupMatcher[] = [];
-  /** Some condition the whole query must meet narrows its entities to candidates (nameWordCandidates). */
-  narrowed = false;
+  /** Rows a match set reads at most (cap + 1: more is refused, search_capped()); 0: no cap. */
+  readonly maxMatches: number;
   private aliases = 0;
 
-  /** Whether conditions may be narrowed to candidates at all. */
-  readonly narrowing: boolean;
-
-  constructor(params: Params, narrowing: boolean) {
+  constructor(params: Params, maxMatches: number) {
     this.params = params;
-    this.narrowing = narrowing;
+    this.maxMatches = maxMatches;
   }
 
   private alias(prefix: string): string {
@@ -208,7 +198,39 @@ class ConditionCompiler {
     }
   }
 
-  private existsRow(test: RowTest, scope: Scope, positive: boolean, conjunct: boolean): string {
+  /**
+   * The entities meeting `cond` as a set read from indexes (a select of
+   * entity_id, repeats allowed), or undefined when `cond` is not of that
+   * form: a row test matchSet answers, or AND/OR (and plain `part`) of such.
+   * Each leaf reads at most maxMatches + 1 rows and is refused past that.
+   */
+  matchSet(cond: Condition, scope: Scope, positive: boolean): string | undefined {
+    // Checked whole first: a set given up halfway would leave parameters the statement does not use.
+    if (!isMatchSet(cond, scope)) return undefined;
+    switch (cond.condType) {
+      case 'and':
+      case 'or':
+        return cond.conds
+          .map((child) => `(${this.matchSet(child, scope, positive)!})`)
+          .join(cond.condType === 'and' ? ' intersect ' : ' union ');
+      case 'part':
+        return this.matchSet(cond.cond!, partScope(cond, scope), positive);
+      default: {
+        const test = rowTest(cond)!;
+        this.addMatcher(test, scope, positive);
+        return this.capped(matchSet(test, scope, this.params)!);
+      }
+    }
+  }
+
+  /** A set's select read at most maxMatches + 1 rows deep; search_capped() raises past maxMatches. */
+  capped(set: string): string {
+    if (this.maxMatches <= 0) return set;
+    const cap = this.params.add(this.maxMatches, 'integer');
+    return `select unnest(search_capped(array(${set} limit ${cap} + 1), ${cap})) as entity_id`;
+  }
+
+  private existsRow(test: RowTest, scope: Scope, positive: boolean): string {
     const words = this.nameWords(test, scope, positive);
     if (words !== undefined) {
       this.addMatcher(test, scope, positive);
@@ -218,29 +240,13 @@ class ConditionCompiler {
     const predicates = [`${alias}.entity_id = e.id`];
     if (scope.partAlias) predicates.push(`${alias}.part_uuid = ${scope.partAlias}.part_uuid`);
     this.addMatcher(test, scope, positive);
-    const candidates = conjunct && this.narrowing ? nameWordCandidates(test, scope, this.params) : undefined;
-    if (candidates === undefined) {
-      predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
-      return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')}${perRow(positive)})`;
-    }
-    // The whole needle on the candidates' names alone (strpos is what LIKE '%needle%' means). The preferred name is
-    // entity.preferred_name_norm, the value_norm of the preferred name's search row (both are the normalised
-    // displayName of preferredNamePart, written together): read there, on entity's small heap, and not on one
-    // search_value page per candidate (1,500 pages of a 2.8 GB heap: 200 ms when they were not cached). The search
-    // rows are read only for a candidate whose preferred name does not contain the needle, for its other names.
-    this.narrowed = true;
-    const needle = this.params.add(test.needle, 'text');
-    const inPreferred = `coalesce(strpos(e.preferred_name_norm, ${needle}), 0) > 0`;
-    if (test.preferred || scope.partTypes.includes('PT_PREF_NAME')) return `(e.id = any(array(${candidates})) and ${inPreferred})`;
-    predicates.push(...rowPredicates(alias, { ...test, comparator: undefined, needle: undefined }, scope.partTypes, this.params));
-    predicates.push(`not ${alias}.preferred`, `strpos(${alias}.value_norm, ${needle}) > 0`);
-    return `(e.id = any(array(${candidates})) and (${inPreferred} or exists (select 1 from search_value ${alias} where ${predicates.join(' and ')})))`;
+    predicates.push(...rowPredicates(alias, test, scope.partTypes, this.params));
+    return `exists (select 1 from search_value ${alias} where ${predicates.join(' and ')}${perRow(positive)})`;
   }
 
   /**
    * A name containing a needle that holds no separator, through the word
-   * index (db/search/name-words.ts): the same entities as the LIKE over
-   * search_value, and a count that reads only name_word's primary key.
+   * index (db/search/name-words.ts), tested for one entity (under OR or NOT).
    * Undefined when the test is of another form.
    */
   private nameWords(test: RowTest, scope: Scope, positive: boolean): string | undefined {
@@ -254,30 +260,44 @@ class ConditionCompiler {
 
   /**
    * `conjunct`: the condition is one the whole query must meet (the root, or
-   * under `and` and plain `part` conditions from it), so its entities may be
-   * narrowed to a set of candidates found first (nameWordCandidates).
+   * under `and` and plain `part` conditions from it). The match sets among
+   * its conjuncts are intersected into one array of entity ids that entity's
+   * primary key is read by (entityFilters); the rest are tested per entity.
    */
-  compile(cond: Condition, scope: Scope, positive: boolean, conjunct = false): string {
+  compile(cond: Condition, scope: Scope, positive: boolean, conjunct = false, sets: string[] = []): string {
+    if (conjunct) {
+      const set = this.matchSet(cond, scope, positive);
+      if (set !== undefined) {
+        sets.push(set);
+        return 'true';
+      }
+    }
     switch (cond.condType) {
       case 'and':
-        return `(${cond.conds.map((child) => this.compile(child, scope, positive, conjunct)).join(' and ')})`;
+        return `(${cond.conds.map((child) => this.compile(child, scope, positive, conjunct, sets)).join(' and ')})`;
       case 'or':
         return `(${cond.conds.map((child) => this.compile(child, scope, positive)).join(' or ')})`;
       case 'not':
         return `not ${this.compile(cond.cond, scope, !positive)}`;
       case 'part':
-        return this.compilePart(cond, scope, positive, conjunct);
+        return this.compilePart(cond, scope, positive, conjunct, sets);
       case 'value':
       case 'index': {
         const test = rowTest(cond);
-        return test ? this.existsRow(test, scope, positive, conjunct) : this.compileEntityIndex(cond as EntityIndexCondition);
+        return test ? this.existsRow(test, scope, positive) : this.compileEntityIndex(cond as EntityIndexCondition);
       }
     }
   }
 
-  private compilePart(cond: Extract<Condition, { condType: 'part' }>, scope: Scope, positive: boolean, conjunct: boolean): string {
+  private compilePart(
+    cond: Extract<Condition, { condType: 'part' }>,
+    scope: Scope,
+    positive: boolean,
+    conjunct: boolean,
+    sets: string[],
+  ): string {
     const inner: Scope = { partTypes: cond.partType ? [...scope.partTypes, cond.partType] : scope.partTypes, partAlias: scope.partAlias };
-    if (!cond.onePart) return cond.cond ? this.compile(cond.cond, inner, positive, conjunct) : this.existsPart(inner);
+    if (!cond.onePart) return cond.cond ? this.compile(cond.cond, inner, positive, conjunct, sets) : this.existsPart(inner);
     // onePart: one part of the entity satisfies the whole nested condition. A
     // search row of the first row test of a conjunction anchors that part, so
     // the part is found through the value indexes, not by visiting every part.
@@ -285,6 +305,10 @@ class ConditionCompiler {
     const anchorIndex = conjuncts.findIndex((conjunct) => rowTest(conjunct) !== undefined);
     const anchor = anchorIndex === -1 ? undefined : rowTest(conjuncts[anchorIndex]!);
     const rest = conjuncts.filter((_, index) => index !== anchorIndex);
+    // The entities holding the anchor's rows, a superset of the matches read from the anchor's index, narrow a
+    // part the query must meet: each is then tested whole, and the search costs the anchor's matches.
+    const anchorSet = conjunct && anchor && !inner.partAlias ? matchSet(anchor, inner, this.params) : undefined;
+    if (anchorSet !== undefined) sets.push(this.capped(anchorSet));
     return this.existsPart(inner, anchor, positive, (bound) => rest.map((conjunct) => this.compile(conjunct, bound, positive)));
   }
 
@@ -321,6 +345,29 @@ class ConditionCompiler {
   }
 }
 
+/** Whether ConditionCompiler.matchSet answers `cond` within `scope`. */
+function isMatchSet(cond: Condition, scope: Scope): boolean {
+  switch (cond.condType) {
+    case 'and':
+    case 'or':
+      return cond.conds.every((child) => isMatchSet(child, scope));
+    case 'part':
+      return !cond.onePart && cond.cond !== undefined && isMatchSet(cond.cond, partScope(cond, scope));
+    case 'value':
+    case 'index': {
+      const test = rowTest(cond);
+      return test !== undefined && !scope.partAlias && matchSet(test, scope, new Params()) !== undefined;
+    }
+    default:
+      return false;
+  }
+}
+
+/** The scope of the conditions inside a plain (not onePart) `part` condition. */
+function partScope(cond: Extract<Condition, { condType: 'part' }>, scope: Scope): Scope {
+  return { partTypes: cond.partType ? [...scope.partTypes, cond.partType] : scope.partTypes, partAlias: scope.partAlias };
+}
+
 type EntityIndexCondition = Extract<Condition, { condType: 'index' }> & { name: 'entityId' | 'entityUuid' };
 
 /** The predicates of a name_word row `alias` for `test` within `scope`; undefined when the word index cannot answer the test. */
@@ -341,8 +388,18 @@ function isPlainNameTest(test: RowTest, scope: Scope): boolean {
   return scope.partTypes.every((partType) => partType === 'PT_NAME' || partType === 'PT_PREF_NAME');
 }
 
-/** At most this many words of a needle narrow its candidates: each adds a read of its name_word entries. */
-const MAX_NARROWING_WORDS = 2;
+/** The last character in code-point (text_pattern_ops) order: `x` and `x || LAST_CHARACTER` bound the texts beginning with `x`. */
+const LAST_CHARACTER = '\u{10FFFF}';
+
+/**
+ * `expression` begins with `prefix`, as a range of a text_pattern_ops btree
+ * (which only such an index serves, whatever the planner's statistics),
+ * and starts_with() for the exact answer.
+ */
+function beginsWith(expression: string, prefix: string, params: Params): string {
+  const from = params.add(prefix, 'text');
+  return `${expression} ~>=~ ${from} and ${expression} ~<~ ${params.add(prefix + LAST_CHARACTER, 'text')} and starts_with(${expression}, ${from})`;
+}
 
 /** Which words of a needle narrow best, first: a whole word before a word's beginning or end, then the longer. */
 function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
@@ -350,52 +407,92 @@ function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
   return rank(a) - rank(b) || [...b.word].length - [...a.word].length;
 }
 
-/**
- * The entities that may hold a name containing a needle with separators
- * (db/search/name-words.ts): those with a name word as each of its chosen
- * words requires, found in name_word. A superset of the matches, which the
- * caller compares with the whole needle; undefined when the test is of
- * another form.
- */
-function nameWordCandidates(test: RowTest, scope: Scope, params: Params): string | undefined {
-  if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || isInsideOneWord(test.needle) || !isPlainNameTest(test, scope))
-    return undefined;
-  const words = needleWords(test.needle).sort(narrowingOrder).slice(0, MAX_NARROWING_WORDS);
-  if (words.length === 0) return undefined;
-  const preferred = test.preferred || scope.partTypes.includes('PT_PREF_NAME') ? ' and nw.preferred' : '';
-  const selects = words.map(({ word, match }) => {
-    const escaped = escapeLike(word);
-    const pattern = { whole: escaped, prefix: `${escaped}%`, suffix: `%${escaped}`, inside: `%${escaped}%` }[match];
-    // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
-    const wordTest =
-      match === 'whole'
-        ? `nw.word = ${params.add(word, 'text')}`
-        : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(pattern, 'text')}))`;
-    return `select nw.entity_id from name_word nw where ${wordTest}${preferred}`;
-  });
-  return selects.join(' intersect ');
+/** At most this many words of a needle narrow its candidates: each adds a read of its name_word entries. */
+const MAX_NARROWING_WORDS = 2;
+
+/** The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key. */
+function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params): string {
+  const escaped = escapeLike(word);
+  const words =
+    match === 'whole'
+      ? `nw.word = ${params.add(word, 'text')}`
+      : match === 'prefix'
+        ? // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
+          `nw.word = any(array(select v.word from name_vocabulary v where ${beginsWith('v.word', word, params)}))`
+        : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(match === 'suffix' ? `%${escaped}` : `%${escaped}%`, 'text')}))`;
+  return `select nw.entity_id from name_word nw where ${words}${preferred ? ' and nw.preferred' : ''}`;
 }
 
 /**
- * The total of a query that is nothing but one name condition the word index
- * answers: distinct entities straight from name_word's primary key. Every
- * name_word row stands for a current entity (its search rows reference it), so
- * the join to entity that the general count makes would only add one index
- * probe per match (140 ms for a common surname on 1,000,000 entities, 9 ms
- * without).
+ * The entities meeting a row test, read from an index whose reads follow
+ * the matches (Migration20261128000100SearchByMatches): a select of
+ * entity_id, with repeats. Undefined for a test no such index answers
+ * exactly (an order comparator, a date interval, a text too short for the
+ * trigram index, a test without text), which is tested per entity instead.
+ *  - names (`DISPLAY_NAME`, `name`, `prefName`, under PT_NAME/PT_PREF_NAME):
+ *    CT_CONTAINS of one word through name_word; of several words, the
+ *    candidates holding its words (name_word), whose names are compared
+ *    with the whole needle; CT_EQ and CT_STARTS_WITH one range of the
+ *    names' btree, CT_ENDS_WITH one of the reversed names';
+ *  - any other test: the search rows themselves, CT_EQ and CT_STARTS_WITH
+ *    by the text_pattern_ops btrees (with the item type first when given),
+ *    CT_CONTAINS and CT_ENDS_WITH of three characters or more by trigrams.
  */
-function soleNameWordsCount(query: SearchQuery, filters: readonly string[]): SqlQuery | undefined {
-  if (filters.length !== 1 || query.cond === undefined) return undefined;
-  const test = rowTest(query.cond);
-  if (test === undefined) return undefined;
-  const params = new Params();
-  const predicates = nameWordPredicates('nw', test, { partTypes: [] }, params);
-  return (
-    predicates && {
-      text: `select count(distinct nw.entity_id) as total from name_word nw where ${predicates.join(' and ')}`,
-      values: params.values,
+function matchSet(test: RowTest, scope: Scope, params: Params): string | undefined {
+  const { comparator, needle } = test;
+  if (needle === undefined || needle === '' || test.dates || scope.partAlias) return undefined;
+  if (comparator !== 'CT_EQ' && comparator !== 'CT_STARTS_WITH' && comparator !== 'CT_ENDS_WITH' && comparator !== 'CT_CONTAINS')
+    return undefined;
+  // Shorter text matched inside values is in most records: it is answered only narrowed (services/search/broad.ts), per entity.
+  if ((comparator === 'CT_CONTAINS' || comparator === 'CT_ENDS_WITH') && [...needle].length < MIN_TRIGRAM_NEEDLE) return undefined;
+  if (isPlainNameTest(test, scope)) {
+    const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
+    const onlyPreferred = preferred ? ' and sv.preferred' : '';
+    switch (comparator) {
+      case 'CT_CONTAINS': {
+        if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params);
+        const words = needleWords(needle).sort(narrowingOrder).slice(0, MAX_NARROWING_WORDS);
+        if (words.length === 0) break;
+        const candidates = words.map((word) => nameWordEntities(word, preferred, params)).join(' intersect ');
+        // strpos is what LIKE '%needle%' means, on the candidates' names alone.
+        return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`;
+      }
+      case 'CT_EQ':
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
+      case 'CT_STARTS_WITH':
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
+      case 'CT_ENDS_WITH':
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
     }
-  );
+  }
+  return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}`;
+}
+
+/** Characters a needle matched inside values needs for the trigram index (pg_trgm's trigrams). */
+const MIN_TRIGRAM_NEEDLE = 3;
+
+/**
+ * FULLTEXT matches a record when each word of the text begins a word of
+ * one of its names (`jan nov` finds `Novák, Jan`): the entities holding,
+ * for every word, a name word beginning with it, from name_word.
+ */
+function fulltextSet(text: string, compiler: ConditionCompiler): string {
+  const words = [...new Set(needleWords(text).map((word) => word.word))];
+  if (words.length === 0) return 'select null::bigint as entity_id where false';
+  return words
+    .map((word) => `(${compiler.capped(nameWordEntities({ word, match: 'prefix' }, false, compiler.params))})`)
+    .join(' intersect ');
+}
+
+/**
+ * The total of a query that is nothing but match sets (conditions, or a
+ * FULLTEXT text): the distinct entities of their intersection, without
+ * visiting entity (every search row and name word stands for a stored
+ * record).
+ */
+function soleSetCount(sets: readonly string[], otherFilters: readonly string[], values: unknown[]): SqlQuery | undefined {
+  if (sets.length === 0 || otherFilters.length > 0) return undefined;
+  return { text: `select count(distinct m.entity_id) as total from (${sets.map((set) => `(${set})`).join(' intersect ')}) m`, values };
 }
 
 /**
@@ -441,34 +538,15 @@ function soleUserCount(query: SearchQuery, filters: readonly string[]): SqlQuery
 }
 
 /**
- * A query whose one condition the word index answers, beside entity columns
- * only (types, states, codes): its total follows the name's matches (types
- * + `Novák` on 300,000 entities: 90-230 ms), while the planner prices the
- * words of any needle alike (18,800 there).
- */
-/**
  * A negated row test stays a subquery run per entity (OFFSET 0 keeps the
  * planner from turning it into an anti join): as an anti join merged in
  * entity order, a page of 20 under `not` read the whole search_value index
  * when the test matched nothing (past the 3 s timeout on 1,000,000 records),
- * while per entity it is one index probe for each entity of the page, and
- * its count is priced at what it costs, so a too broad one is refused.
+ * while per entity it is one index probe for each entity of the page; its
+ * count visits every entity the other filters leave, within SEARCH_MAX_MATCHES.
  */
 function perRow(positive: boolean): string {
   return positive ? '' : ' offset 0';
-}
-
-function isNameWordsSearch(query: SearchQuery): boolean {
-  if (
-    query.cond === undefined ||
-    query.user !== undefined ||
-    query.userUuid !== undefined ||
-    query.userName !== undefined ||
-    query.userRole !== undefined
-  )
-    return false;
-  const test = rowTest(query.cond);
-  return test !== undefined && nameWordPredicates('nw', test, { partTypes: [] }, new Params()) !== undefined;
 }
 
 /** The search rows a value condition, or an index held in search_value, looks for; undefined for other conditions. */
@@ -556,8 +634,13 @@ function typeStateFilters(query: SearchQuery, params: Params, alias: string): st
   return filters;
 }
 
-/** The entity-level filters of a query: types, states, participants, codes and the condition tree. */
-function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[] {
+/**
+ * The entity-level filters of a query: types, states, participants, codes
+ * and the condition tree, and the match sets among its conjuncts (each a
+ * select of entity ids, intersected into the array entity is read by).
+ */
+function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: string[]): string[] {
+  // The match sets go to `sets`, the rest are filters on entity e.
   const params = compiler.params;
   const filters = typeStateFilters(query, params, 'e');
   const users = userFilter(query, params);
@@ -567,7 +650,10 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler): string[
     const uuids = query.codes.flatMap((ref) => (ref.entityId === undefined && ref.entityUuid !== undefined ? [ref.entityUuid] : []));
     filters.push(`(e.id = any(${params.add(ids, 'bigint[]')}) or e.uuid = any(${params.add(uuids, 'uuid[]')}))`);
   }
-  if (query.cond) filters.push(compiler.compile(query.cond, { partTypes: [] }, true, true));
+  if (query.cond) {
+    const tested = compiler.compile(query.cond, { partTypes: [] }, true, true, sets);
+    if (tested !== 'true') filters.push(tested);
+  }
   return filters;
 }
 
@@ -575,73 +661,72 @@ const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.descrip
 
 /**
  * EXACT: every entity meeting all filters, by entityId. FULLTEXT: entities
- * with a name similar to `query.text` (pg_trgm word similarity at or above
- * pg_trgm.word_similarity_threshold, 0.6 unless configured), that also meet
- * all filters, best match first; each row carries its best name as lookup.
+ * each word of whose `query.text` begins a word of one of their names
+ * (fulltextSet), that also meet all filters, the most similar first (pg_trgm
+ * word similarity, then similarity, of their best name); each row carries
+ * that name as lookup. The count of a search that is not a sole index sum
+ * reads at most maxMatches + 1 entities (`countCapped`); 0: no cap.
  */
-export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, narrowing = true): CompiledSearch {
+export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches = 0): CompiledSearch {
   const params = new Params();
-  const compiler = new ConditionCompiler(params, narrowing);
-  let from = 'entity e';
-  let order = 'e.id';
-  let columns = RESULT_COLUMNS;
-  let prefix = '';
-  if (searchType === 'FULLTEXT') {
-    const text = params.add(normalizeForSearch(query.text ?? ''), 'text');
-    prefix = `with hits as (
-      select distinct on (sv.entity_id) sv.entity_id, sv.value, sv.part_type,
-             word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
-        from search_value sv
-       where sv.kind = 'name' and ${text} <% sv.value_norm
-       order by sv.entity_id, word_rank desc, rank desc, sv.preferred desc, sv.value
-    ) `;
-    from = 'hits h join entity e on e.id = h.entity_id';
-    order = 'h.word_rank desc, h.rank desc, e.id';
-    columns = `${RESULT_COLUMNS}, h.value as lookup_value, h.part_type as lookup_part_type`;
-  }
-  const filters = entityFilters(query, compiler);
+  const compiler = new ConditionCompiler(params, maxMatches);
+  const fulltext = searchType === 'FULLTEXT' ? normalizeForSearch(query.text ?? '') : undefined;
+  const sets: string[] = [];
+  if (fulltext !== undefined) sets.push(fulltextSet(fulltext, compiler));
+  const filters = entityFilters(query, compiler, sets);
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
+  const also = filters.map((filter) => ` and ${filter}`).join('');
+  // The matches, distinct and in id order; each is then one probe of entity's primary key (a subquery per id: the
+  // planner cannot turn it into a walk of entity, or test an unsorted array against every entity, whatever the statistics).
+  const ids =
+    sets.length > 0
+      ? `(select distinct m.id from unnest(array(${sets.map((set) => `(${set})`).join(' intersect ')})) m(id) order by m.id) ids`
+      : '';
+  const matched = (columns: string) => `${ids}, lateral (select ${columns} from entity e where e.id = ids.id${also} offset 0) e`;
+  const from = sets.length > 0 ? matched(RESULT_COLUMNS) : `entity e${where}`;
   const countValues = [...params.values];
+  const soleUser = searchType === 'EXACT' && sets.length === 0 ? soleUserCount(query, filters) : undefined;
   const soleCount =
-    searchType === 'EXACT'
-      ? (soleNameWordsCount(query, filters) ?? soleUserCount(query, filters) ?? soleTypesStateCount(query))
-      : undefined;
-  const offset = params.add(pageOffset(paging), 'bigint');
-  const limit = params.add(paging.pageSize, 'bigint');
-  const soleUser = searchType === 'EXACT' ? soleUserCount(query, filters) : undefined;
-  const pageCarriesTotal = compiler.narrowed && soleUser === undefined;
-  if (pageCarriesTotal) columns = `${columns}, count(*) over () as total`;
-  const plain = compiler.narrowed ? compileSearch(query, paging, searchType, false) : undefined;
-  return {
-    page: soleUser
-      ? // The user's entries are in entity order in the key: the page is read there, then its records.
-        {
-          text: `select ${columns} from (select ur.entity_id from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text order by ur.entity_id offset $3::bigint limit $4::bigint) u join entity e on e.id = u.entity_id order by e.id`,
-          values: [...soleUser.values, pageOffset(paging), paging.pageSize],
-        }
-      : {
-          text: `${prefix}select ${columns} from ${from}${where} order by ${order} offset ${offset} limit ${limit}`,
-          values: params.values,
-        },
-    count: soleCount ?? { text: `${prefix}select count(*) as total from ${from}${where}`, values: countValues },
-    // Narrowed, the page carries the total, or the repository answers the plain search, priced as before.
-    countFollowsMatches: plain?.countFollowsMatches ?? (soleCount !== undefined || (searchType === 'EXACT' && isNameWordsSearch(query))),
-    pageCarriesTotal,
-    ...(plain ? { plain } : {}),
-    matchers: searchType === 'FULLTEXT' ? [] : compiler.matchers,
+    soleSetCount(sets, filters, countValues) ??
+    soleUser ??
+    (searchType === 'EXACT' && sets.length === 0 ? soleTypesStateCount(query) : undefined);
+  const count = soleCount ?? {
+    text: `select count(*) as total from (select 1 from ${sets.length > 0 ? matched('1') : `entity e${where}`} limit $${countValues.length + 1}::bigint) c`,
+    values: [...countValues, maxMatches > 0 ? maxMatches + 1 : null],
   };
-}
-
-/**
- * How many names (at most `cap` + 1) a FULLTEXT text is similar to: a bounded
- * probe of the rows the page must rank. It stops after cap + 1 similar names,
- * so a common text costs what ranking `cap` names costs, not all of them.
- */
-export function compileFulltextProbe(text: string, cap: number): SqlQuery {
-  return {
-    text: `select count(*) as names from (select 1 from search_value sv where sv.kind = 'name' and $1::text <% sv.value_norm limit $2::bigint) p`,
-    values: [normalizeForSearch(text), cap + 1],
-  };
+  let page: SqlQuery;
+  if (fulltext !== undefined) {
+    const text = params.add(fulltext, 'text');
+    const offset = params.add(pageOffset(paging), 'bigint');
+    const limit = params.add(paging.pageSize, 'bigint');
+    // Every match's names are ranked: the page costs what the matches' names cost, and the cap bounds them.
+    page = {
+      text: `with hits as (
+        select e.id, e.uuid, e.entity_type, e.preferred_name, e.description, best.*
+          from ${matched(RESULT_COLUMNS)}, lateral (
+            select sv.value as lookup_value, sv.part_type as lookup_part_type,
+                   word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
+              from search_value sv where sv.entity_id = e.id and sv.kind = 'name'
+             order by word_rank desc, rank desc, sv.preferred desc, sv.value limit 1
+          ) best
+      ) select id, uuid, entity_type, preferred_name, description, lookup_value, lookup_part_type
+          from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}`,
+      values: params.values,
+    };
+  } else if (soleUser) {
+    // The user's entries are in entity order in the key: the page is read there, then its records.
+    page = {
+      text: `select ${RESULT_COLUMNS} from (select ur.entity_id from search_user_role ur where ur.user_key = $1::text and ur.role = $2::text order by ur.entity_id offset $3::bigint limit $4::bigint) u join entity e on e.id = u.entity_id order by e.id`,
+      values: [...soleUser.values, pageOffset(paging), paging.pageSize],
+    };
+  } else {
+    const offset = params.add(pageOffset(paging), 'bigint');
+    const limit = params.add(paging.pageSize, 'bigint');
+    // In the ids' own order, so that the page stops after its rows.
+    const order = sets.length > 0 ? 'ids.id' : 'e.id';
+    page = { text: `select ${RESULT_COLUMNS} from ${from} order by ${order} offset ${offset} limit ${limit}`, values: params.values };
+  }
+  return { page, count, countCapped: soleCount === undefined && maxMatches > 0, matchers: fulltext !== undefined ? [] : compiler.matchers };
 }
 
 /**

@@ -1,13 +1,17 @@
 import type pg from 'pg';
 import type { FoundEntity, PartType } from '../../domain/model.ts';
 import { inTransaction } from '../sql.ts';
-import { compileFulltextProbe, compileLookups, compileSearch, type CompiledSearch, type LookupMatcher, type SqlQuery } from './compile.ts';
+import { compileLookups, compileSearch, type CompiledSearch, type LookupMatcher } from './compile.ts';
 import type { Paging, SearchQuery, SearchType } from '../../domain/search-query.ts';
 
 /** The entity search: compiled to SQL here, run over one snapshot of the search tables. */
 export interface SearchRepository {
-  /** The statements of one search: its page, its total and the matchers of its lookups. */
-  compile(query: SearchQuery, paging: Paging, searchType: SearchType): CompiledSearch;
+  /**
+   * The statements of one search: its page, its total and the matchers of
+   * its lookups. Each condition's index reads, and the count, stop past
+   * `maxMatches` rows (0: no cap): the search then fails with SearchTooManyMatches.
+   */
+  compile(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches: number): CompiledSearch;
   /**
    * Runs `read` over one read-only snapshot (repeatable read), so the count,
    * the page and its lookups agree even while batches are being applied.
@@ -20,18 +24,8 @@ export interface SearchRepository {
 }
 
 export interface SearchSnapshot {
-  /** How many names (at most `cap` + 1) a FULLTEXT text is similar to: a probe that stops there. */
-  similarNames(text: string, cap: number): Promise<number>;
   page(search: CompiledSearch): Promise<SearchHit[]>;
-  /** The page, stopped after `timeoutMs` (undefined then): the snapshot goes on as before. */
-  pageWithin(search: CompiledSearch, timeoutMs: number): Promise<SearchHit[] | undefined>;
-  /**
-   * Before the page: the planner's estimate of the total that countCost will
-   * price after a full page, or undefined when the page carries its total.
-   */
-  countCostAhead(search: CompiledSearch): Promise<number | undefined>;
-  /** The planner's estimate of what the exact total costs (EXPLAIN without ANALYZE: planning only, about a millisecond). */
-  countCost(search: CompiledSearch): Promise<number>;
+  /** The exact total; for a CompiledSearch.countCapped count, at most the cap + 1. */
   count(search: CompiledSearch): Promise<number>;
   /**
    * The entity types of `types` that no record has, in the order given:
@@ -60,6 +54,18 @@ interface MatchedValue {
 /** A statement of a search stopped by its statement timeout (or a cancel request). */
 export class SearchCancelled extends Error {}
 
+/** A condition of a search matched more rows than the cap the service reads (search_capped()). */
+export class SearchTooManyMatches extends Error {
+  readonly cap: number;
+  constructor(cap: number, options?: ErrorOptions) {
+    super(`a condition of the search matches more than ${cap} rows`, options);
+    this.cap = cap;
+  }
+}
+
+/** search_capped()'s SQLSTATE (Migration20261128000100SearchByMatches): its detail is the cap. */
+const TOO_MANY_MATCHES = '54E01';
+
 /** PostgreSQL's query_canceled. */
 const QUERY_CANCELED = '57014';
 
@@ -71,8 +77,6 @@ interface ResultRow {
   description: string | null;
   lookup_value?: string;
   lookup_part_type?: PartType;
-  /** CompiledSearch.pageCarriesTotal: the total, on every row. */
-  total?: string;
 }
 
 interface LookupRow {
@@ -98,92 +102,26 @@ export function searchRepository(pool: pg.Pool): SearchRepository {
           await client.query('set transaction isolation level repeatable read read only; set local jit = off');
           // A setting of this transaction only: the pooled connection goes back without it.
           if (statementTimeoutMs > 0) await client.query(`set local statement_timeout = ${Math.floor(statementTimeoutMs)}`);
-          return read(snapshotOn(client, statementTimeoutMs));
+          return read(snapshotOn(client));
         });
       } catch (error) {
-        if ((error as { code?: unknown }).code === QUERY_CANCELED)
-          throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
+        const { code, detail } = error as { code?: unknown; detail?: unknown };
+        if (code === QUERY_CANCELED) throw new SearchCancelled('the search was cancelled by its statement timeout', { cause: error });
+        if (code === TOO_MANY_MATCHES) throw new SearchTooManyMatches(Number(detail), { cause: error });
         throw error;
       }
     },
   };
 }
 
-/**
- * A narrowed search (CompiledSearch.plain) is answered narrowed when the
- * planner expects its plain count to cost at most this: a needle selective
- * by its trigrams (`novák, jan`: about 700), whose words are then selective
- * too. Above it (`ing., 1`: 127,000), the needle's words are common, reading
- * their name_word entries would cost more than the plain search (9 s for
- * `ing., 1` on 1,000,000 entities), and the plain search is answered, and
- * priced, as before.
- */
-const NARROWING_MAX_PLAIN_COST = 10_000;
-
-/** Which form of a search a snapshot answered, with what its page carried and the plain count's estimate. */
-interface Answered {
-  search: CompiledSearch;
-  total?: number;
-  plainCost?: number;
-}
-
-function snapshotOn(client: pg.PoolClient, statementTimeoutMs: number): SearchSnapshot {
-  const answered = new WeakMap<CompiledSearch, Answered>();
-  const answer = async (search: CompiledSearch): Promise<Answered> => {
-    let chosen = answered.get(search);
-    if (chosen === undefined) {
-      const plainCost = search.plain && (await explainedCost(client, search.plain.count));
-      chosen =
-        search.plain && plainCost !== undefined && plainCost > NARROWING_MAX_PLAIN_COST
-          ? { search: search.plain, plainCost }
-          : { search, plainCost };
-      answered.set(search, chosen);
-    }
-    return chosen;
-  };
-  const page = async (search: CompiledSearch) => {
-    const chosen = await answer(search);
-    const { rows } = await client.query<ResultRow>(chosen.search.page);
-    // The total the page carried (CompiledSearch.pageCarriesTotal): the count of this snapshot.
-    if (chosen.search.pageCarriesTotal && rows[0]?.total !== undefined) chosen.total = Number(rows[0].total);
-    return rows.map(searchHit);
-  };
+function snapshotOn(client: pg.PoolClient): SearchSnapshot {
   return {
-    async similarNames(text, cap) {
-      const { rows } = await client.query<{ names: string }>(compileFulltextProbe(text, cap));
-      return Number(rows[0]?.names ?? 0);
-    },
-    page,
-    async pageWithin(search, timeoutMs) {
-      await answer(search);
-      // A savepoint: the cancelled statement and its shorter timeout are rolled back, the snapshot stays.
-      await client.query(`savepoint page_within; set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-      try {
-        const hits = await page(search);
-        await client.query(`release savepoint page_within; set local statement_timeout = ${Math.max(0, Math.floor(statementTimeoutMs))}`);
-        return hits;
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
-        await client.query('rollback to savepoint page_within');
-        return undefined;
-      }
-    },
-    async countCostAhead(search) {
-      const chosen = await answer(search);
-      if (chosen.search.pageCarriesTotal) return undefined;
-      if (chosen.search === search.plain && chosen.plainCost !== undefined) return chosen.plainCost;
-      return explainedCost(client, chosen.search.count);
-    },
-    async countCost(search) {
-      const chosen = await answer(search);
-      if (chosen.total !== undefined) return 0;
-      if (chosen.search === search.plain && chosen.plainCost !== undefined) return chosen.plainCost;
-      return explainedCost(client, chosen.search.count);
+    async page(search) {
+      const { rows } = await client.query<ResultRow>(search.page);
+      return rows.map(searchHit);
     },
     async count(search) {
-      const chosen = await answer(search);
-      if (chosen.total !== undefined) return chosen.total;
-      const { rows } = await client.query<{ total: string }>(chosen.search.count);
+      const { rows } = await client.query<{ total: string }>(search.count);
       return Number(rows[0]?.total ?? 0);
     },
     async typesWithoutRecords(types) {
@@ -202,14 +140,6 @@ function snapshotOn(client: pg.PoolClient, statementTimeoutMs: number): SearchSn
       return rows.map((row) => ({ entityId: Number(row.entity_id), value: row.value, partType: row.part_type, matcher: row.matcher }));
     },
   };
-}
-
-async function explainedCost(client: pg.PoolClient, query: SqlQuery): Promise<number> {
-  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Total Cost': number } }> }>({
-    text: `explain (format json) ${query.text}`,
-    values: query.values,
-  });
-  return rows[0]?.['QUERY PLAN'][0]?.Plan['Total Cost'] ?? 0;
 }
 
 function searchHit(row: ResultRow): SearchHit {

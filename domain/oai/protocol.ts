@@ -1,7 +1,10 @@
 // OAI-PMH 2.0 requests: which arguments each verb takes, and the protocol
 // error an argument causes. Pure: the API hands in the arguments as sent.
 
-import { decodeResumptionToken, type HarvestQuery, type ResumptionToken } from './token.ts';
+import { METADATA_PREFIXES, metadataPrefixOf, type MetadataPrefix } from './formats.ts';
+import type { HarvestQuery, ResumptionToken, TokenCodec } from './token.ts';
+
+export type { MetadataPrefix } from './formats.ts';
 
 const OAI_VERBS = ['Identify', 'ListMetadataFormats', 'ListSets', 'ListIdentifiers', 'ListRecords', 'GetRecord'] as const;
 type OaiVerb = (typeof OAI_VERBS)[number];
@@ -20,10 +23,6 @@ export interface OaiError {
   code: OaiErrorCode;
   message: string;
 }
-
-/** The formats every record is disseminated in (metadataPrefix). */
-const METADATA_PREFIXES = ['oai_dc', 'cam-2025'] as const;
-export type MetadataPrefix = (typeof METADATA_PREFIXES)[number];
 
 /** A request the protocol accepts, with its arguments checked. */
 export type OaiRequest =
@@ -47,13 +46,23 @@ const ALLOWED: Record<OaiVerb, { required: string[]; optional: string[]; exclusi
 
 const badArgument = (message: string): OaiError => ({ code: 'badArgument', message });
 
+/** A character XML 1.0 cannot carry: such an argument could be neither echoed nor quoted in a well-formed answer. */
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
 /**
  * Checks a request's arguments (each name with every value it was sent
  * with, in order) against its verb. `request` is what the response echoes:
  * set only when the verb and arguments are valid (the protocol echoes no
  * attributes with badVerb and badArgument).
  */
-export function parseOaiRequest(sent: ReadonlyArray<readonly [string, string]>): ParsedRequest {
+export function parseOaiRequest(sent: ReadonlyArray<readonly [string, string]>, tokens: TokenCodec): ParsedRequest {
+  for (const [name, value] of sent) {
+    if (NOT_XML.test(name) || NOT_XML.test(value)) {
+      return name === 'verb'
+        ? { ok: false, error: { code: 'badVerb', message: 'the verb holds a character XML cannot carry' } }
+        : { ok: false, error: badArgument('an argument holds a character XML cannot carry') };
+    }
+  }
   const values = new Map<string, string[]>();
   for (const [name, value] of sent) values.set(name, [...(values.get(name) ?? []), value]);
   const verbs = values.get('verb') ?? [];
@@ -73,13 +82,13 @@ export function parseOaiRequest(sent: ReadonlyArray<readonly [string, string]>):
     args[name] = list[0]!;
   }
   const echoed = { verb, ...args };
-  const checked = checkArguments(verb as OaiVerb, args);
+  const checked = checkArguments(verb as OaiVerb, args, tokens);
   return 'error' in checked
     ? { ok: false, error: checked.error, ...(checked.error.code === 'badArgument' ? {} : { arguments: echoed }) }
     : { ok: true, request: checked.request, arguments: echoed };
 }
 
-function checkArguments(verb: OaiVerb, args: Record<string, string>): { request: OaiRequest } | { error: OaiError } {
+function checkArguments(verb: OaiVerb, args: Record<string, string>, tokens: TokenCodec): { request: OaiRequest } | { error: OaiError } {
   const allowed = ALLOWED[verb];
   const exclusive = allowed.exclusive !== undefined && args[allowed.exclusive] !== undefined;
   if (exclusive && Object.keys(args).length > 1)
@@ -108,12 +117,16 @@ function checkArguments(verb: OaiVerb, args: Record<string, string>): { request:
     }
     case 'ListIdentifiers':
     case 'ListRecords':
-      return exclusive ? listFromToken(verb, args.resumptionToken!) : listFromArguments(verb, args);
+      return exclusive ? listFromToken(verb, args.resumptionToken!, tokens) : listFromArguments(verb, args);
   }
 }
 
-function listFromToken(verb: 'ListIdentifiers' | 'ListRecords', text: string): { request: OaiRequest } | { error: OaiError } {
-  const token = decodeResumptionToken(text);
+function listFromToken(
+  verb: 'ListIdentifiers' | 'ListRecords',
+  text: string,
+  tokens: TokenCodec,
+): { request: OaiRequest } | { error: OaiError } {
+  const token = tokens.decode(text);
   if (token === undefined || token.verb !== verb)
     return { error: { code: 'badResumptionToken', message: `the resumptionToken is not one this repository issued for ${verb}` } };
   return { request: { verb, query: token.query, token } };
@@ -136,10 +149,10 @@ function listFromArguments(
   const prefix = metadataPrefixOf(args.metadataPrefix!);
   if (prefix === undefined) return { error: cannotDisseminate(args.metadataPrefix!) };
   let entityType: string | undefined;
-  if (args.set !== undefined) {
+  if (args.set !== undefined && args.set !== TYPE_SETS) {
     entityType = entityTypeOfSet(args.set);
     if (entityType === undefined)
-      return { error: { code: 'noRecordsMatch', message: `no set ${JSON.stringify(args.set)}: the sets are type:<entity type>` } };
+      return { error: { code: 'noRecordsMatch', message: `no set ${JSON.stringify(args.set)}: the sets are type and type:<entity type>` } };
   }
   const query: HarvestQuery = { metadataPrefix: prefix };
   if (entityType !== undefined) query.entityType = entityType;
@@ -153,10 +166,6 @@ function cannotDisseminate(prefix: string): OaiError {
     code: 'cannotDisseminateFormat',
     message: `${JSON.stringify(prefix)} is not a format of this repository: ${METADATA_PREFIXES.join(', ')}`,
   };
-}
-
-function metadataPrefixOf(value: string): MetadataPrefix | undefined {
-  return (METADATA_PREFIXES as readonly string[]).includes(value) ? (value as MetadataPrefix) : undefined;
 }
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -188,6 +197,9 @@ export function utcDatestamp(value: string, bound: 'from' | 'until'): Date | nul
   return instant;
 }
 
+/** The parent of the entity types' sets: every record is in it (ListSets is never empty, even before the first record). */
+export const TYPE_SETS = 'type';
+
 /** The set of one entity type. */
 export function setOfEntityType(entityType: string): string {
   return `type:${entityType}`;
@@ -212,10 +224,10 @@ export function oaiIdentifier(repositoryId: string, entityUuid: string): string 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The entity UUID an identifier of this repository names; undefined for any other identifier. */
+/** The entity UUID an identifier of this repository names; undefined for any other identifier (one identifier per record: the UUID lower-cased, as served). */
 export function entityUuidOf(repositoryId: string, identifier: string): string | undefined {
   const prefix = `oai:${repositoryId}:`;
   if (!identifier.startsWith(prefix)) return undefined;
-  const uuid = identifier.slice(prefix.length).toLowerCase();
+  const uuid = identifier.slice(prefix.length);
   return UUID.test(uuid) ? uuid : undefined;
 }

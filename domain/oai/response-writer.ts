@@ -80,8 +80,9 @@ export function recordElement(header: OaiHeader, metadata: string | undefined): 
  * The token element ending a page of an incomplete list: with a token for
  * the next page, or empty on the last page of a list that was split.
  */
-export function resumptionTokenElement(token: string | undefined, completeListSize: number, cursor: number): string {
-  return `<resumptionToken completeListSize="${completeListSize}" cursor="${cursor}">${token ?? ''}</resumptionToken>`;
+export function resumptionTokenElement(token: string | undefined, completeListSize: number | undefined, cursor: number): string {
+  const size = completeListSize === undefined ? '' : ` completeListSize="${completeListSize}"`;
+  return `<resumptionToken${size} cursor="${cursor}">${token ?? ''}</resumptionToken>`;
 }
 
 /** A stored entity document as a metadata element: without its XML declaration. */

@@ -1,16 +1,7 @@
 import { createServer } from 'node:net';
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+// freePort lives with the service's own code (the worker uses it); scripts and tests take it from here too.
+export { freePort } from '../../platform/ports.ts';
 
 /** Whether nothing listens on `port` of `host` right now (so a server of ours could). */
 async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {

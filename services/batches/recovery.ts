@@ -2,6 +2,7 @@ import type { ServiceDeps } from '../deps.ts';
 import type { StrandedCursor } from '../../db/batches.ts';
 import { describeJobWorkflow, type JobWorkflowState } from '../../temporal/client/job-workflow.ts';
 import { directoryExportStore } from '../exports/files.ts';
+import { startExportRun } from '../exports/workflow.ts';
 import { registerSearchAttributes } from '../../temporal/client/register.ts';
 import { ensureExpirySchedule } from '../../temporal/client/schedules.ts';
 import { startBatchRun, type BatchRun } from './workflow.ts';
@@ -21,8 +22,9 @@ import { startBatchRun, type BatchRun } from './workflow.ts';
 //   records nothing).
 // - Temporal itself may have come back empty: every sweep first creates the
 //   search attributes and the expiry schedule when they are missing.
-// The sweep is also the outbox of submissions: a v2 batch whose workflow
-// could not be started (Temporal away) stays ACCEPTED and is started here.
+// The sweep is also the outbox of submissions: a v2 batch or an export whose
+// workflow could not be started (Temporal away) stays ACCEPTED and is
+// started here (docs/decisions/0186).
 
 /** How old a job must be before it counts as stranded: far beyond the milliseconds from commit to start. */
 const STRANDED_AFTER_SECONDS = 60;
@@ -31,7 +33,7 @@ const SWEEP_EVERY_MS = 60_000;
 const JOBS_PER_PAGE = 100;
 
 export interface Repairs {
-  /** Batches whose workflow was started (or found waiting). */
+  /** Batches and exports whose workflow was started (or, batches, found waiting). */
   started: string[];
   /** Batches and exports ended FAILED because their workflow had ended. */
   ended: string[];
@@ -96,9 +98,16 @@ export async function repairStrandedJobs(deps: SweepDeps, olderThanSeconds = STR
   }
 
   const store = directoryExportStore(deps.config.exportDir);
-  for await (const { id } of everyRow((after?: StrandedCursor) => exports.findStaleRunning(olderThanSeconds, JOBS_PER_PAGE, after))) {
+  for await (const run of everyRow((after?: StrandedCursor) => exports.findStaleRunning(olderThanSeconds, JOBS_PER_PAGE, after))) {
+    const { id } = run;
     const workflow = await describeJobWorkflow(deps.temporal, id);
     if (workflow && !workflow.closed) continue;
+    // Kept ACCEPTED by a start that Temporal did not answer: the row is the outbox.
+    if (!workflow && run.status === 'ACCEPTED') {
+      await startExportRun(deps, run, 'USE_EXISTING');
+      repairs.started.push(id);
+      continue;
+    }
     const reason = workflow ? endedMessage(workflow) : 'its workflow no longer exists in Temporal; start a new export';
     await exports.fail(id, reason);
     await store.remove(id);
@@ -131,7 +140,7 @@ export function sweepStrandedJobs(deps: Pick<ServiceDeps, 'config' | 'temporal' 
     try {
       const { started, ended, created } = await repairStrandedJobs(deps);
       if (created.length > 0) deps.log.warn({ created }, 'created in Temporal what the workflows need');
-      if (started.length > 0) deps.log.warn({ batches: started }, 'started the workflows of batches left without one');
+      if (started.length > 0) deps.log.warn({ jobs: started }, 'started the workflows of batches and exports left without one');
       if (ended.length > 0) deps.log.warn({ jobs: ended }, 'ended jobs whose workflow had ended without them');
     } catch (error) {
       next = RETRY_SWEEP_MS;

@@ -35,5 +35,6 @@ export async function openExportDownload(store: ExportFileStore, row: ExportStat
   if (status === 'EXPIRED' || row.filePath === null || row.sha256 === null) throw gone();
   const file = await store.open(row.filePath);
   if (!file) throw gone();
-  return { row, file, sha256: row.sha256, filename: `${row.kind}-${row.id}.xml` };
+  const format = row.format === 'eac-cpf' ? '-eac-cpf' : '';
+  return { row, file, sha256: row.sha256, filename: `${row.kind}${format}-${row.id}.xml` };
 }

@@ -1,17 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import type { ExportKind } from '../../db/exports.ts';
+import type { ExportFormatContext, ExportKind } from '../../db/exports.ts';
 import type { SignedRequest } from '../../db/replay-guard.ts';
-import { WORKFLOW_TYPES } from '../../temporal/names.ts';
-import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
-import type { ExportWorkflowInput } from '../../temporal/contracts.ts';
-import type { exportWorkflow } from '../../workflows/export.ts';
+import { withTimeout } from '../../temporal/client/job-workflow.ts';
 import { requireTransaction } from '../reads/updates.ts';
 import type { RequestedId } from './ids.ts';
+import { startExportRun } from './workflow.ts';
 
 export interface ExportStart {
   kind: ExportKind;
+  /** v2 when absent; EAC-CPF for snapshots only, with what its records say of the registry. */
+  format?: { name: 'eac-cpf'; context: ExportFormatContext };
   /** Empty: every record. */
   requestedIds: RequestedId[];
   /** Revisions exports only. */
@@ -21,23 +21,35 @@ export interface ExportStart {
   signedRequest?: SignedRequest;
 }
 
-const HOUR_MS = 3_600_000;
+/**
+ * How long a start waits for Temporal to start the workflow: a start takes
+ * milliseconds when Temporal answers (and the health check gives it as long).
+ * Beyond it the client is answered at once, and the export waits ACCEPTED
+ * for the recovery sweep; a start that did reach Temporal runs as usual.
+ */
+const START_WAIT_MS = 2_000;
 /** Retry-After of a start refused for the principal's running exports: about what a small export takes. */
 const RETRY_RUNNING_SECONDS = 30;
 /** Retry-After of a start refused for the disk budget: files go at the expiry schedule's pace. */
 const RETRY_DISK_SECONDS = 300;
 
-/** What makes two export requests identical: kind, the transaction a revisions export starts after, and the ids as given. */
-function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, requestedIds: readonly RequestedId[]): string {
+/** What makes two export requests identical: kind, the transaction a revisions export starts after, the ids as given, and a format other than v2. */
+function exportRequestKey(
+  kind: ExportKind,
+  fromSeq: string | undefined,
+  requestedIds: readonly RequestedId[],
+  format: ExportStart['format'],
+): string {
   return createHash('sha256')
-    .update(JSON.stringify([kind, fromSeq ?? null, requestedIds]))
+    .update(JSON.stringify([kind, fromSeq ?? null, requestedIds, ...(format === undefined ? [] : [format])]))
     .digest('hex');
 }
 
 /**
  * Everything the export start operations do synchronously: resolve the
  * transaction, store the request, start its workflow (workflow ID = export
- * ID). The row exists before the workflow does. A replay of a signed request
+ * ID). The row exists before the workflow does, and stays ACCEPTED when
+ * Temporal does not answer (docs/decisions/0186). A replay of a signed request
  * (the same key, signature and body, within the signature's window) starts
  * nothing: it gets the export the first one started, from whichever API
  * process answered that one. Nor does a request identical to a recent valid
@@ -48,6 +60,8 @@ function exportRequestKey(kind: ExportKind, fromSeq: string | undefined, request
  */
 export async function startExport(deps: ServiceDeps, start: ExportStart): Promise<{ id: string }> {
   let fromSeq: string | undefined;
+  if (start.kind === 'revisions' && start.format !== undefined)
+    throw new ServiceError('BadRequest', `a revisions export is written in v2 XML only; format=${start.format.name} is for snapshots`);
   if (start.kind === 'revisions') {
     if (start.fromTransId === undefined) throw new ServiceError('BadRequest', 'a revisions export needs fromTransId');
     fromSeq = (await requireTransaction(deps.db.feed, start.fromTransId)).commitSeq;
@@ -61,12 +75,14 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
     diskBudgetBytes: config.EXPORT_DISK_BUDGET_BYTES,
     diskBytesPerPrincipal: config.EXPORT_DISK_BYTES_PER_PRINCIPAL,
   };
-  const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds);
+  const requestKey = exportRequestKey(start.kind, fromSeq, start.requestedIds, start.format);
   // The claim and the row commit together: a replay waiting on the claim finds the row it is answered with.
   const admission = await deps.db.exports.create(
     {
       id,
       kind: start.kind,
+      format: start.format?.name,
+      formatContext: start.format?.context,
       requestedIds: start.requestedIds,
       requestKey,
       fromSeq,
@@ -105,32 +121,33 @@ export async function startExport(deps: ServiceDeps, start: ExportStart): Promis
   }
   if (admission.outcome !== 'started') return { id: admission.id };
 
-  const input: ExportWorkflowInput = { exportId: id, retentionMs: Math.round(deps.config.EXPORT_RETENTION_HOURS * HOUR_MS) };
+  // The ACCEPTED row is the outbox, as a v2 batch's: when Temporal does not answer at once the export is kept and
+  // answered as usual, and the recovery sweep (services/batches/recovery.ts) starts its workflow once Temporal is back.
+  const abort = new AbortController();
   try {
-    await deps.temporal.workflow.start<typeof exportWorkflow>(WORKFLOW_TYPES.export, {
-      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-      workflowId: id,
-      args: [input],
-      memo: {
-        submitter: start.principal,
-        kind: start.kind,
-        requestedIds: start.requestedIds.length,
-        ...(start.fromTransId ? { fromTransId: start.fromTransId } : {}),
-      },
-      typedSearchAttributes: [
-        { key: SEARCH_ATTRIBUTES.submitter, value: start.principal },
-        { key: SEARCH_ATTRIBUTES.kind, value: start.kind },
-      ],
-    });
-  } catch (error) {
-    await deps.db.exports.fail(id, 'the export workflow could not be started');
-    // The client was told to send it again: that resend must start an export, not get this failed one.
-    if (signedRequest) await deps.db.replayGuard.release(signedRequest, id);
-    deps.log.error({ err: error, exportId: id }, 'could not start export workflow');
-    throw new ServiceError(
-      'ServiceUnavailable',
-      'the workflow engine is not available; the export was not started, request it again later',
+    const starting = deps.temporal.withAbortSignal(abort.signal, () =>
+      startExportRun(
+        deps,
+        {
+          id,
+          kind: start.kind,
+          format: start.format?.name,
+          requestedBy: start.principal,
+          requestedCount: start.requestedIds.length,
+          fromTransId: start.fromTransId,
+        },
+        'FAIL',
+      ),
     );
+    starting.catch(() => undefined);
+    await withTimeout(starting, START_WAIT_MS, `starting the workflow of export ${id}`);
+  } catch (error) {
+    deps.log.warn(
+      { err: error, exportId: id },
+      'could not start export workflow; the export stays ACCEPTED and the recovery sweep starts it once Temporal answers',
+    );
+  } finally {
+    abort.abort();
   }
   return { id };
 }

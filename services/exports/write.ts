@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ExportRecords, RecordTexts } from '../../db/export-records.ts';
-import type { EntityRef, RevisionChanges } from '../../domain/model.ts';
+import { eacCpfCollection } from '../../domain/eac-cpf/writer.ts';
+import type { EntityRecord, EntityRef, RevisionChanges } from '../../domain/model.ts';
 import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
 import { entitiesDocument, revisionsDocument } from '../../domain/xml/index.ts';
 import type { ExportFileStore, ExportFileWriter } from './files.ts';
@@ -13,8 +14,9 @@ import type { ExportRow } from '../../db/exports.ts';
 // onto a temporary file, hashed on the way. Memory holds a few pages and two
 // write buffers, whatever the number of records.
 
-/** An export still to be written: its ids are there (they are dropped only once it ended). */
-export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'fromSeq'> & { requestedIds: RequestedId[] };
+/** An export still to be written: its ids are there (they are dropped only once it ended). Without a format, v2. */
+export type ExportJob = Pick<ExportRow, 'id' | 'kind' | 'fromSeq'> &
+  Partial<Pick<ExportRow, 'format' | 'formatContext'>> & { requestedIds: RequestedId[] };
 
 interface ExportProgress {
   entitiesWritten: number;
@@ -63,10 +65,18 @@ export async function writeExportFile(
   const onSnapshot = (id: string) => {
     upToTransId = id;
   };
-  const written =
-    job.kind === 'snapshot'
-      ? await writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs, onSnapshot), store, job, options)
-      : await writeRevisionsDocument(records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead, onSnapshot), store, job, options);
+  let written: Omit<ExportFileSummary, 'upToTransId'>;
+  if (job.kind === 'revisions')
+    written = await writeRevisionsDocument(
+      records.revisionChangePages(job.fromSeq ?? '0', refs, rowsPerRead, onSnapshot),
+      store,
+      job,
+      options,
+    );
+  else if (job.format === 'eac-cpf') {
+    const pages = records.currentRecordPages(refs, rowsPerRead, onSnapshot);
+    written = await writeDocument(eacCpfSnapshotDocument(job), pages, store, job, options);
+  } else written = await writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs, onSnapshot), store, job, options);
   // Both reads name their snapshot before their first row, so the file's end implies it.
   if (upToTransId === undefined) throw new Error(`export ${job.id} was read without a snapshot point`);
   return { ...written, upToTransId };
@@ -110,6 +120,16 @@ function snapshotDocument(): DocumentParts<RecordTexts> {
     closing,
   };
 }
+
+/** The snapshot in EAC-CPF 2.0 (domain/eac-cpf): each record parsed from its JSON and written as an `eac` element. */
+function eacCpfSnapshotDocument(job: ExportJob): DocumentParts<EntityRecord[]> {
+  const context = job.formatContext;
+  const { opening, element, closing } = eacCpfCollection({ origin: context?.origin, agencyName: context?.agencyName ?? DEFAULT_AGENCY });
+  return { opening, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => element(page[index]!), closing };
+}
+
+/** The agency of an EAC-CPF export stored without its context. */
+const DEFAULT_AGENCY = 'Entity Records Service';
 
 /** `<`: how an element cut from a stored document begins (a record's JSON begins `{`). */
 const LESS_THAN = 0x3c;

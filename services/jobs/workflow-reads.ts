@@ -4,7 +4,7 @@ import { temporalReachability } from './reachability.ts';
 
 // What status and detail reads learn from Temporal about a running job, asked
 // once for all of them: clients poll the status of a running batch in tight
-// loops, and each poll used to cost a describe. Reads of one job in the same
+// loops, and a describe per poll would load Temporal with them. Reads of one job in the same
 // moment share one describe in flight; its answer serves the reads of the
 // next JOB_STATUS_CACHE_MS, and for as long again while a describe in the
 // background renews it (so no poll waits for Temporal once the job's first

@@ -2,12 +2,16 @@
 // errors are part of a response (HTTP 200), as the protocol says.
 
 import type { HarvestContent, HarvestedRecord, HarvestFilter, HarvestPoint } from '../../db/oai.ts';
-import { dublinCore, OAI_DC } from '../../domain/oai/dublin-core.ts';
+import { eacCpfWriter } from '../../domain/eac-cpf/writer.ts';
+import type { EntityRecord } from '../../domain/model.ts';
+import { dublinCore } from '../../domain/oai/dublin-core.ts';
+import { METADATA_FORMATS } from '../../domain/oai/formats.ts';
 import {
   entityUuidOf,
   hasSet,
   oaiIdentifier,
   setOfEntityType,
+  TYPE_SETS,
   type MetadataPrefix,
   type OaiError,
   type OaiRequest,
@@ -26,17 +30,20 @@ import {
   setsElement,
   type OaiHeader,
 } from '../../domain/oai/response-writer.ts';
-import { encodeResumptionToken, type HarvestQuery } from '../../domain/oai/token.ts';
+import type { HarvestQuery, ResumptionToken, TokenCodec, WalkPosition } from '../../domain/oai/token.ts';
 import { serializeEntity } from '../../domain/xml/index.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 
-/** Where the repository is reached: the base URL of /oai and of the served schemas. */
+/** Where the repository is reached (the base URL of /oai and of the served schemas), and how its tokens are signed. */
 export interface OaiEndpoint {
-  /** The URL of /oai as the client called it. */
+  /** The public URL of /oai. */
   baseUrl: string;
   /** The URL the service's XSDs are served under (/docs/schemas/). */
   schemasUrl: string;
+  /** The service's public URL, under which EAC-CPF records link record pages (/global/{id}). */
+  publicUrl: string;
+  tokens: TokenCodec;
 }
 
 /** How long a response waits for a commit in progress before answering 503 (the commit-order lock is held for a commit only). */
@@ -52,9 +59,17 @@ export async function oaiResponse(
   parsed: ParsedRequest,
   endpoint: OaiEndpoint,
 ): Promise<AsyncGenerator<Buffer>> {
-  const point = await deps.db.oai.harvestPoint(COMMIT_LOCK_WAIT_MS);
+  const point = await deps.db.oai.harvestPoint(COMMIT_LOCK_WAIT_MS, countAsked(parsed));
   if (point === undefined) throw new ServiceError('ServiceUnavailable', 'a commit is taking long: retry shortly');
   return respond(deps, parsed, endpoint, point);
+}
+
+/** A list's first page without from/until takes its size from the kept counts, in the commit point's own snapshot. */
+function countAsked(parsed: ParsedRequest): { entityType?: string } | undefined {
+  if (!parsed.ok || (parsed.request.verb !== 'ListIdentifiers' && parsed.request.verb !== 'ListRecords')) return undefined;
+  const { query, token } = parsed.request;
+  if (token !== undefined || query.from !== undefined || query.until !== undefined) return undefined;
+  return query.entityType === undefined ? {} : { entityType: query.entityType };
 }
 
 async function* respond(
@@ -87,21 +102,22 @@ async function* respond(
         yield error(noSuchRecord(request.identifier));
         return;
       }
-      const formats = [
-        { metadataPrefix: 'oai_dc', schema: OAI_DC.schema, metadataNamespace: OAI_DC.namespace },
-        {
-          metadataPrefix: 'cam-2025',
-          schema: `${endpoint.schemasUrl}entity-records-2025.xsd`,
-          metadataNamespace: 'http://cam.tacr.cz/2025',
-        },
-      ];
+      const formats = METADATA_FORMATS.map((format) => ({
+        metadataPrefix: format.metadataPrefix,
+        schema: format.schema(endpoint.schemasUrl),
+        metadataNamespace: format.metadataNamespace,
+      }));
       yield utf8(opening(parsed.arguments) + metadataFormatsElement(formats) + RESPONSE_CLOSING);
       return;
     }
     case 'ListSets': {
-      const sets = (await deps.db.oai.entityTypes())
-        .filter(hasSet)
-        .map((entityType) => ({ setSpec: setOfEntityType(entityType), setName: `Entity type ${entityType}` }));
+      // The parent set first: never an empty list (OAI-PMH.xsd needs a set), even before the first record.
+      const sets = [
+        { setSpec: TYPE_SETS, setName: 'Records by entity type' },
+        ...(await deps.db.oai.entityTypes())
+          .filter(hasSet)
+          .map((entityType) => ({ setSpec: setOfEntityType(entityType), setName: `Entity type ${entityType}` })),
+      ];
       yield utf8(opening(parsed.arguments) + setsElement(sets) + RESPONSE_CLOSING);
       return;
     }
@@ -112,13 +128,13 @@ async function* respond(
         return;
       }
       yield utf8(opening(parsed.arguments) + '<GetRecord>');
-      yield recordBytes(deps.config.oaiRepositoryId, found, request.metadataPrefix);
+      yield recordBytes(deps.config.oaiRepositoryId, found, request.metadataPrefix, eacCpfOf(deps, endpoint));
       yield utf8('</GetRecord>' + RESPONSE_CLOSING);
       return;
     }
     case 'ListIdentifiers':
     case 'ListRecords':
-      yield* listResponse(deps, request, point, opening(parsed.arguments), error);
+      yield* listResponse(deps, request, point, endpoint, opening(parsed.arguments), error);
   }
 }
 
@@ -126,20 +142,38 @@ async function* listResponse(
   deps: Pick<ServiceDeps, 'db' | 'config'>,
   request: Extract<OaiRequest, { verb: 'ListIdentifiers' | 'ListRecords' }>,
   point: HarvestPoint,
+  endpoint: OaiEndpoint,
   opening: string,
   error: (oaiError: OaiError) => Buffer,
 ): AsyncGenerator<Buffer> {
+  const { tokens } = endpoint;
+  const eacCpf = eacCpfOf(deps, endpoint);
   const { query, token } = request;
-  const filter = filterOf(query);
-  // A harvest stays at the commit point of its first page.
-  const commitSeq = token?.commitSeq ?? point.commitSeq;
-  const completeListSize = token?.completeListSize ?? (await deps.db.oai.countRecords(filter, commitSeq));
-  const cursor = token?.cursor ?? 0;
+  // A token's commit point is one this repository reached; a later one (an unsigned format-1 token altered) would move.
+  if (token !== undefined && BigInt(token.commitSeq) > BigInt(point.commitSeq)) {
+    yield error({ code: 'badResumptionToken', message: 'the resumptionToken names a commit point this repository has not reached' });
+    return;
+  }
+  const start = token ?? (await firstPage(deps, query, point));
+  if (start === undefined) {
+    yield error({ code: 'noRecordsMatch', message: 'no record matches these arguments' });
+    return;
+  }
+  const { commitSeq, position, completeListSize, cursor } = start;
   const pageSize = deps.config.OAI_PAGE_SIZE;
   const headersOnly = request.verb === 'ListIdentifiers';
   const content: HarvestContent = headersOnly ? 'none' : contentOf(query.metadataPrefix);
   // One more than a page: whether a next page exists is known without counting.
-  const pages = deps.db.oai.records(filter, commitSeq, token?.after ?? '0', pageSize + 1, content);
+  const pages =
+    position.kind === 'entity'
+      ? deps.db.oai.records(filterOf(query), commitSeq, position.after, pageSize + 1, content)
+      : deps.db.oai.windowRecords(
+          filterOf(query),
+          commitSeq,
+          { window: position, afterSeq: position.afterSeq, afterEntity: position.afterEntity },
+          pageSize + 1,
+          content,
+        );
   let served = 0;
   let last: HarvestedRecord | undefined;
   let more = false;
@@ -155,7 +189,7 @@ async function* listResponse(
         chunks.push(
           headersOnly
             ? utf8(headerElement(headerOf(deps.config.oaiRepositoryId, row)))
-            : recordBytes(deps.config.oaiRepositoryId, row, query.metadataPrefix),
+            : recordBytes(deps.config.oaiRepositoryId, row, query.metadataPrefix, eacCpf),
         );
         served += 1;
         last = row;
@@ -173,12 +207,47 @@ async function* listResponse(
     );
     return;
   }
-  const next = more
-    ? encodeResumptionToken({ verb: request.verb, query, commitSeq, after: last!.entityId, completeListSize, cursor: cursor + served })
-    : undefined;
+  let next: string | undefined;
+  if (more) {
+    const nextToken: ResumptionToken = { verb: request.verb, query, commitSeq, position: after(position, last!), cursor: cursor + served };
+    if (completeListSize !== undefined) nextToken.completeListSize = completeListSize;
+    next = tokens.encode(nextToken);
+  }
   // A list in one page needs no token; a split one ends on an empty token.
   const tokenElement = more || token !== undefined ? resumptionTokenElement(next, completeListSize, cursor) : '';
   yield utf8(`${tokenElement}</${request.verb}>${RESPONSE_CLOSING}`);
+}
+
+/** Where a list's first page starts; undefined when an index probe already shows nothing matches. */
+async function firstPage(
+  deps: Pick<ServiceDeps, 'db'>,
+  query: HarvestQuery,
+  point: HarvestPoint,
+): Promise<Omit<ResumptionToken, 'verb' | 'query'> | undefined> {
+  const { commitSeq } = point;
+  if (query.from === undefined && query.until === undefined) {
+    // Counted from the kept counts in the point's snapshot (oaiResponse asked for them): exact, and nothing walked.
+    if (point.records === 0) return undefined;
+    const start: Omit<ResumptionToken, 'verb' | 'query'> = { commitSeq, position: { kind: 'entity', after: '0' }, cursor: 0 };
+    if (point.records !== undefined) start.completeListSize = point.records;
+    return start;
+  }
+  // A window's size would be a count of its revisions: left out (the protocol makes it optional).
+  const window = await deps.db.oai.commitWindow(filterOf(query), commitSeq);
+  if (window === undefined) return undefined;
+  const { firstCommit, lastCommit, firstSeq, lastSeq } = window;
+  return {
+    commitSeq,
+    position: { kind: 'window', firstCommit, lastCommit, afterSeq: String(BigInt(firstSeq) - 1n), afterEntity: '0', lastSeq },
+    cursor: 0,
+  };
+}
+
+/** The position after the last record a page served. */
+function after(position: WalkPosition, last: HarvestedRecord): WalkPosition {
+  return position.kind === 'entity'
+    ? { kind: 'entity', after: last.entityId }
+    : { ...position, afterSeq: last.seq, afterEntity: last.entityId };
 }
 
 function filterOf(query: HarvestQuery): HarvestFilter {
@@ -189,8 +258,11 @@ function filterOf(query: HarvestQuery): HarvestFilter {
   return filter;
 }
 
+/** What a format's records are written from: the stored native document, or the record. */
+const CONTENT: Record<MetadataPrefix, HarvestContent> = { oai_dc: 'record', 'cam-2025': 'document', 'eac-cpf': 'record' };
+
 function contentOf(prefix: MetadataPrefix): HarvestContent {
-  return prefix === 'cam-2025' ? 'document' : 'record';
+  return CONTENT[prefix];
 }
 
 async function recordNamed(
@@ -213,15 +285,22 @@ function headerOf(repositoryId: string, row: HarvestedRecord): OaiHeader {
 }
 
 /** A record element: the native format from the stored document where there is one (its bytes as stored), else written from the record. */
-function recordBytes(repositoryId: string, row: HarvestedRecord, prefix: MetadataPrefix): Buffer {
+function recordBytes(repositoryId: string, row: HarvestedRecord, prefix: MetadataPrefix, eacCpf: (record: EntityRecord) => string): Buffer {
   const header = headerOf(repositoryId, row);
+  // Invalid and replaced records are OAI deleted headers: EAC-CPF's own deleted statuses never reach a harvester.
   if (row.deleted) return utf8(recordElement(header, undefined));
   if (prefix === 'oai_dc') return utf8(recordElement(header, dublinCore(row.record!)));
+  if (prefix === 'eac-cpf') return utf8(recordElement(header, eacCpf(row.record!)));
   if (row.documentBytes !== undefined) {
     const [before, after] = recordElement(header, '\u0000').split('\u0000') as [string, string];
     return Buffer.concat([utf8(before), Buffer.from(documentElement(row.documentBytes), 'latin1'), utf8(after)]);
   }
   return utf8(recordElement(header, documentElement(serializeEntity(row.record!, 'v2'))));
+}
+
+/** The EAC-CPF writer of one request: record pages linked under the service's public URL, the registry as agency. */
+function eacCpfOf(deps: Pick<ServiceDeps, 'config'>, endpoint: OaiEndpoint): (record: EntityRecord) => string {
+  return eacCpfWriter({ origin: endpoint.publicUrl, agencyName: deps.config.OAI_REPOSITORY_NAME });
 }
 
 function utf8(text: string): Buffer {

@@ -2,23 +2,15 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { ServiceError } from '../errors.ts';
 import type { Condition, SearchQuery } from '../../domain/search-query.ts';
 
-// Searches that would take seconds on a large database are refused before
-// they run, with a 400 that says how to narrow them. Three tests, each cheap:
+// A search is refused as too broad, with a 400 that says how to narrow it,
+// for one of two reasons, neither of them an estimate:
 //  - a text condition that matches inside values (CT_CONTAINS, CT_ENDS_WITH)
 //    with fewer than MIN_INFIX_LENGTH characters, on records no type, code
 //    or user narrows: the trigram indexes cannot serve it (pg_trgm needs
-//    three characters), so every search value is read (25,000,000 on
-//    1,000,000 entities), such text is in most records anyway, and the
-//    planner's estimate of a name needle's words is blind to its length;
-//  - the planner's estimate of the exact total's cost (EXPLAIN, no
-//    execution), when a full page shows that a total is needed: above
-//    SEARCH_MAX_COUNT_COST the conditions match too much of the search rows
-//    to be counted in about a second (a `part` condition alone, an order
-//    comparator on a common item type);
-//  - FULLTEXT: a probe that stops after SEARCH_FULLTEXT_MAX_NAMES + 1 names
-//    similar to the text (search.ts): the page ranks every similar name, and
-//    the planner's estimates of trigram similarity are blind (a text similar
-//    to no name was priced twice one similar to 6,741).
+//    three characters), so every search value would be read, and such text
+//    is in most records anyway (checked here, before anything runs);
+//  - counting: a condition read from its index matches more than
+//    SEARCH_MAX_MATCHES values, or the total passes it (search.ts).
 
 /** Fewest characters of a needle matched inside values: the trigram index needs three. */
 const MIN_INFIX_LENGTH = 3;

@@ -2,7 +2,7 @@ import { pageOffset } from '../../domain/paging.ts';
 import type { FoundEntity, QueryResult } from '../../domain/model.ts';
 import type { CompiledSearch, LookupMatcher } from '../../db/search/compile.ts';
 import type { Paging, SearchQuery, SearchType } from '../../domain/search-query.ts';
-import { SearchCancelled, type SearchRepository, type SearchSnapshot } from '../../db/search/repository.ts';
+import { SearchCancelled, SearchTooManyMatches, type SearchRepository, type SearchSnapshot } from '../../db/search/repository.ts';
 import { ServiceError } from '../errors.ts';
 import { checkNotTooBroad, tooBroad } from './broad.ts';
 import { comparatorHighlights, wordHighlights } from './highlights.ts';
@@ -20,24 +20,15 @@ function effectiveSearchType(query: SearchQuery, searchType: SearchType): Search
 export interface SearchLimits {
   /** Each statement of a search is cancelled after this many milliseconds (SET LOCAL statement_timeout); 0: no limit. */
   statementTimeoutMs: number;
-  /** A search whose exact total the planner estimates above this cost is refused as too broad; 0: no limit. */
-  maxCountCost: number;
-  /** A FULLTEXT text similar to more names than this is refused as too broad (every similar name is ranked); 0: no limit. */
-  maxFulltextNames?: number;
   /**
-   * A search whose total is priced above maxCountCost before its page gets
-   * this many milliseconds for its page: a short page (its own total) is
-   * answered, anything else refused at once; 0: the page runs whole first.
+   * A condition matching more rows than this, or a total above it, is
+   * refused as too broad, found by counting: the reads stop at this many + 1
+   * (SEARCH_MAX_MATCHES); 0: no cap.
    */
-  refusalProbeMs?: number;
+  maxMatches: number;
 }
 
-const DEFAULT_SEARCH_LIMITS: SearchLimits = {
-  statementTimeoutMs: 3000,
-  maxCountCost: 50_000,
-  maxFulltextNames: 10_000,
-  refusalProbeMs: 50,
-};
+const DEFAULT_SEARCH_LIMITS: SearchLimits = { statementTimeoutMs: 3000, maxMatches: 1_000_000 };
 
 /** One page of a search, and the requested entity types that no record has (a typo, or a code of the registry's data not used yet). */
 export interface SearchAnswer extends QueryResult {
@@ -47,9 +38,10 @@ export interface SearchAnswer extends QueryResult {
 /**
  * One page of the entities a validated query finds, with the total count.
  * All statements read one snapshot, so the count, the page and its lookups
- * agree even while batches are being applied. A search too broad to answer
- * in about a second is refused (services/search/broad.ts); one that runs
- * past the statement timeout anyway (a loaded server) answers 503.
+ * agree even while batches are being applied. A search whose condition or
+ * total passes limits.maxMatches is refused as too broad when its reads
+ * count past it (services/search/broad.ts); one that runs past the
+ * statement timeout (a loaded server, a search no index answers) answers 503.
  */
 export async function searchEntities(
   search: SearchRepository,
@@ -60,12 +52,13 @@ export async function searchEntities(
 ): Promise<SearchAnswer> {
   const searchType = effectiveSearchType(query, requestedType);
   checkNotTooBroad(query);
-  const compiled = search.compile(query, paging, searchType);
+  const compiled = search.compile(query, paging, searchType, limits.maxMatches);
   try {
     return await search.inSnapshot(limits.statementTimeoutMs, (snapshot) =>
       runSearch(snapshot, query, paging, searchType, compiled, limits),
     );
   } catch (error) {
+    if (error instanceof SearchTooManyMatches) throw tooManyMatches(error.cap);
     if (!(error instanceof SearchCancelled)) throw error;
     throw new ServiceError(
       'ServiceUnavailable',
@@ -84,12 +77,11 @@ async function runSearch(
   compiled: CompiledSearch,
   limits: SearchLimits,
 ): Promise<SearchAnswer> {
-  if (searchType === 'FULLTEXT' && query.text !== undefined) await checkFulltextNames(snapshot, query.text, limits.maxFulltextNames ?? 0);
-  const hits = (await pageUnlessTooBroad(snapshot, compiled, paging, limits)) ?? (await snapshot.page(compiled));
+  const hits = await snapshot.page(compiled);
   let count = countFromPage(hits.length, paging);
   if (count === undefined) {
-    if (!compiled.countFollowsMatches) await checkCountCost(snapshot, compiled, limits.maxCountCost);
     count = await snapshot.count(compiled);
+    if (compiled.countCapped && count > limits.maxMatches) throw tooManyMatches(limits.maxMatches);
   }
 
   const entities = hits.map((hit) => hit.entity);
@@ -111,46 +103,11 @@ async function runSearch(
   return { count, entities, unknownTypes };
 }
 
-/** Refuses a total the planner expects to cost more than `maxCost`: its estimate, not the count itself, decides. */
-async function checkCountCost(snapshot: SearchSnapshot, compiled: CompiledSearch, maxCost: number): Promise<void> {
-  if (maxCost <= 0) return;
-  const cost = await snapshot.countCost(compiled);
-  if (cost > maxCost) throw countTooBroad(cost, maxCost);
-}
-
-function countTooBroad(cost: number, maxCost: number) {
+function tooManyMatches(cap: number) {
   return tooBroad(
-    `its conditions match too many records to count them exactly (estimated cost ${Math.round(cost)}, limit ${maxCost}); narrow it with entity types, states, a user, or a more specific condition`,
-    { estimatedCost: Math.round(cost), maxCost },
+    `it matches more than ${cap} records (or a condition of it more than ${cap} values), more than a search counts exactly; narrow it with entity types, states, a user, or a longer text`,
+    { maxMatches: cap },
   );
-}
-
-/**
- * The refusal decided before the page, so that it costs planning and not the
- * page's work (a page of 20 OR-ed name prefixes took seconds on a million
- * records, only to be refused after it): when the total that a full page
- * would need is priced above maxCountCost, only a short page can be answered,
- * so the page gets refusalProbeMs; a full page, or none in that time, is
- * refused. Undefined: the page is still to be read as usual.
- */
-async function pageUnlessTooBroad(snapshot: SearchSnapshot, compiled: CompiledSearch, paging: Paging, limits: SearchLimits) {
-  const probeMs = limits.refusalProbeMs ?? 0;
-  if (compiled.countFollowsMatches || limits.maxCountCost <= 0 || probeMs <= 0) return undefined;
-  const cost = await snapshot.countCostAhead(compiled);
-  if (cost === undefined || cost <= limits.maxCountCost) return undefined;
-  const hits = await snapshot.pageWithin(compiled, probeMs);
-  if (hits === undefined || countFromPage(hits.length, paging) === undefined) throw countTooBroad(cost, limits.maxCountCost);
-  return hits;
-}
-
-/** Refuses a FULLTEXT text similar to more than `maxNames` names, by a probe that stops after maxNames + 1. */
-async function checkFulltextNames(snapshot: SearchSnapshot, text: string, maxNames: number): Promise<void> {
-  if (maxNames <= 0) return;
-  if ((await snapshot.similarNames(text, maxNames)) > maxNames) {
-    throw tooBroad(`the text "${text}" is similar to more than ${maxNames} names, and each would be ranked; give more of the name`, {
-      maxNames,
-    });
-  }
 }
 
 /** The total when the page itself shows it: a short page is the last one (an empty first page: none at all). */

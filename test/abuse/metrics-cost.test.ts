@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchEnded } from '../support/batch-ended.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 // A scrape of /metrics costs a few rows whatever the tables hold: every
 // statement it sends is recorded (a hook on the pool) and planned with
@@ -58,7 +59,7 @@ describe('/metrics at the cost of a few rows', () => {
     }) as typeof pool.query;
     let scraped: string;
     try {
-      const response = await harness.api('/metrics');
+      const response = await harness.api('/metrics', { as: null, headers: metricsAuthorization(harness.config) });
       expect(response.status).toBe(200);
       scraped = await response.text();
     } finally {

@@ -4,6 +4,7 @@ import { batchEnded } from '../support/batch-ended.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 // A captured signed write sent again with a body of the attacker's, within
 // the signature's window: counted (and logged) for an ordinary key, where two
@@ -39,7 +40,7 @@ describe('a signed write replayed with another body', () => {
     return (body: string) => fetch(`${harness.baseUrl}${path}`, { method: 'POST', headers, body });
   };
   const reused = async (outcome: 'accepted' | 'refused') => {
-    const text = await (await fetch(`${harness.baseUrl}/metrics`)).text();
+    const text = await (await fetch(`${harness.baseUrl}/metrics`, { headers: metricsAuthorization(harness.config) })).text();
     return Number(new RegExp(`^signed_write_signature_reused_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
   };
   const batchRows = async (uuid: string) => (await harness.sql('select id from batch where id = $1', [uuid])).length;

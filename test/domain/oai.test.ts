@@ -5,13 +5,17 @@ import type { EntityRecord } from '../../domain/model.ts';
 import { dublinCore } from '../../domain/oai/dublin-core.ts';
 import { entityTypeOfSet, entityUuidOf, parseOaiRequest, utcDatestamp } from '../../domain/oai/protocol.ts';
 import { documentElement, recordElement } from '../../domain/oai/response-writer.ts';
-import { decodeResumptionToken, encodeResumptionToken, type ResumptionToken } from '../../domain/oai/token.ts';
+import { tokenCodec, type ResumptionToken } from '../../domain/oai/token.ts';
 
 const args = (query: string) => [...new URLSearchParams(query)];
+const codec = tokenCodec(['a-test-key-of-sixteen-or-more']);
 
 describe('parseOaiRequest', () => {
   it('accepts a list request and keeps its query', () => {
-    const parsed = parseOaiRequest(args('verb=ListRecords&metadataPrefix=cam-2025&set=type:PERSON&from=2026-01-01&until=2026-01-31'));
+    const parsed = parseOaiRequest(
+      args('verb=ListRecords&metadataPrefix=cam-2025&set=type:PERSON&from=2026-01-01&until=2026-01-31'),
+      codec,
+    );
     expect(parsed).toEqual({
       ok: true,
       request: {
@@ -34,13 +38,19 @@ describe('parseOaiRequest', () => {
     ['verb=ListIdentifiers&resumptionToken=abc&set=type:X', 'badArgument'],
     ['verb=ListIdentifiers&metadataPrefix=mods', 'cannotDisseminateFormat'],
     ['verb=ListIdentifiers&resumptionToken=abc', 'badResumptionToken'],
+    ['verb=%EF%BF%BE', 'badVerb'],
+    ['verb=Identify&%01=x', 'badArgument'],
+    ['verb=GetRecord&metadataPrefix=oai_dc&identifier=%01', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=%01', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&set=%01', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&set=%ED%A0%80', 'noRecordsMatch'],
   ])('%s → %s', (query, code) => {
-    const parsed = parseOaiRequest(args(query));
+    const parsed = parseOaiRequest(args(query), codec);
     expect(parsed.ok ? undefined : parsed.error.code).toBe(code);
   });
 
   it('checks an argument the verb does not take before a missing required one', () => {
-    const parsed = parseOaiRequest(args('verb=GetRecord&foo=1'));
+    const parsed = parseOaiRequest(args('verb=GetRecord&foo=1'), codec);
     expect(parsed.ok ? undefined : parsed.error.message).toMatch(/foo/);
   });
 });
@@ -59,7 +69,9 @@ describe('datestamps, sets and identifiers', () => {
     expect(entityTypeOfSet('type:')).toBeUndefined();
     expect(entityTypeOfSet('PERSON')).toBeUndefined();
     const uuid = '95adcfa1-697e-4c5c-a722-2e80dbafdb23';
-    expect(entityUuidOf('records.example.org', `oai:records.example.org:${uuid.toUpperCase()}`)).toBe(uuid);
+    expect(entityUuidOf('records.example.org', `oai:records.example.org:${uuid}`)).toBe(uuid);
+    // One identifier per record: another spelling of the UUID names none.
+    expect(entityUuidOf('records.example.org', `oai:records.example.org:${uuid.toUpperCase()}`)).toBeUndefined();
     expect(entityUuidOf('records.example.org', `oai:other.example.org:${uuid}`)).toBeUndefined();
     expect(entityUuidOf('records.example.org', 'oai:records.example.org:42')).toBeUndefined();
   });
@@ -70,25 +82,54 @@ describe('resumption tokens', () => {
     verb: 'ListRecords',
     query: { metadataPrefix: 'oai_dc', entityType: 'PERSON', from: '2026-01-01T00:00:00.000Z' },
     commitSeq: '1234',
-    after: '99',
-    completeListSize: 5000,
+    position: { kind: 'window', firstCommit: '1000', lastCommit: '1234', afterSeq: '1100', afterEntity: '99', lastSeq: '1240' },
     cursor: 1000,
   };
+  const formatOne = (fields: unknown[]) => Buffer.from(JSON.stringify(fields)).toString('base64url');
 
-  it('carry everything the next page needs, and come back unchanged', () => {
-    const text = encodeResumptionToken(token);
-    expect(text).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decodeResumptionToken(text)).toEqual(token);
+  it('carry everything the next page needs, signed, and come back unchanged', () => {
+    const text = codec.encode(token);
+    expect(text).toMatch(/^2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    expect(codec.decode(text)).toEqual(token);
+    const counted: ResumptionToken = { ...token, position: { kind: 'entity', after: '7' }, completeListSize: 5000 };
+    expect(codec.decode(codec.encode(counted))).toEqual(counted);
   });
 
-  it('refuse anything this repository did not issue', () => {
-    const forge = (fields: unknown[]) => Buffer.from(JSON.stringify(fields)).toString('base64url');
-    expect(decodeResumptionToken('not a token')).toBeUndefined();
-    expect(decodeResumptionToken(forge([2, 'ListRecords', 'oai_dc', null, null, null, '1', '0', 1, 0]))).toBeUndefined();
-    expect(decodeResumptionToken(forge([1, 'ListSets', 'oai_dc', null, null, null, '1', '0', 1, 0]))).toBeUndefined();
-    expect(decodeResumptionToken(forge([1, 'ListRecords', 'oai_dc', null, null, null, '1; drop', '0', 1, 0]))).toBeUndefined();
-    expect(decodeResumptionToken(forge([1, 'ListRecords', 'oai_dc', null, 'yesterday', null, '1', '0', 1, 0]))).toBeUndefined();
-    expect(decodeResumptionToken(forge([1, 'ListRecords', 'oai_dc', null, null, null, '1', '0', -1, 0]))).toBeUndefined();
+  it('are refused when altered, or signed with another key; a key being rotated out is still accepted', () => {
+    const text = codec.encode(token);
+    const [, payload, signature] = text.split('.') as [string, string, string];
+    const altered = Buffer.from(JSON.stringify(['ListRecords', 'oai_dc', 'PERSON', null, null, '999999', ['0'], null, 0])).toString(
+      'base64url',
+    );
+    expect(codec.decode(`2.${altered}.${signature}`)).toBeUndefined();
+    expect(codec.decode(`2.${payload}.${signature.slice(0, -2)}AA`)).toBeUndefined();
+    expect(tokenCodec(['another-key-of-sixteen-chars']).decode(text)).toBeUndefined();
+    expect(tokenCodec(['the-new-key-of-sixteen-chars', 'a-test-key-of-sixteen-or-more']).decode(text)).toEqual(token);
+  });
+
+  it('of format 1 (unsigned, issued before format 2) are still read, as an entity walk', () => {
+    const old = formatOne([1, 'ListIdentifiers', 'cam-2025', 'GROUP', null, null, '42', '17', 12, 2]);
+    expect(codec.decode(old)).toEqual({
+      verb: 'ListIdentifiers',
+      query: { metadataPrefix: 'cam-2025', entityType: 'GROUP' },
+      commitSeq: '42',
+      position: { kind: 'entity', after: '17' },
+      completeListSize: 12,
+      cursor: 2,
+    });
+  });
+
+  it('refuse anything this repository did not issue, or could not have', () => {
+    expect(codec.decode('not a token')).toBeUndefined();
+    expect(codec.decode(formatOne([2, 'ListRecords', 'oai_dc', null, null, null, '1', '0', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListSets', 'oai_dc', null, null, null, '1', '0', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, null, null, '1; drop', '0', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, 'yesterday', null, '1', '0', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, null, null, '1', '0', -1, 0]))).toBeUndefined();
+    // What PostgreSQL would refuse after the answer began: a bigint above 2^63 - 1, a day no calendar has.
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, null, null, '9223372036854775808', '0', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, null, null, '1', '9999999999999999999', 1, 0]))).toBeUndefined();
+    expect(codec.decode(formatOne([1, 'ListRecords', 'oai_dc', null, '2026-02-30T00:00:00.000Z', null, '1', '0', 1, 0]))).toBeUndefined();
   });
 });
 

@@ -28,7 +28,8 @@ describe('compileSearch', () => {
     expect(compiled.count.text).not.toContain('drop table');
     expect(compiled.page.values).toContain(hostile);
     expect(compiled.page.values.slice(-2)).toEqual([20, 10]);
-    expect(compiled.count.values).toEqual(compiled.page.values.slice(0, -2));
+    // The count's last value is its cap (none here).
+    expect(compiled.count.values).toEqual([...compiled.page.values.slice(0, -2), null]);
     expect(compiled.matchers).toHaveLength(2);
   });
 
@@ -120,39 +121,33 @@ describe('compileSearch', () => {
       text: 'select coalesce(sum(c.entities), 0) as total from entity_count c',
       values: [],
     });
-    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
+    expect(compileSearch({ types: ['PERSON'] }, paging, 'EXACT', 100).countCapped).toBe(false);
     // Anything else beside them, or a FULLTEXT search, counts the entities.
     expect(compileSearch({ types: ['PERSON'], codes: [{ entityId: 1 }] }, paging, 'EXACT').count.text).toContain('from entity e');
     expect(compileSearch({ types: ['PERSON'], user: 'eva' }, paging, 'EXACT').count.text).toContain('from entity e');
     expect(compileSearch({ types: ['PERSON'], cond: { condType: 'value', value: 'a' } }, paging, 'EXACT').count.text).toContain(
       'from entity e',
     );
-    expect(compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT').count.text).toContain('join entity e');
+    expect(compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT').count.text).toContain('from entity e');
   });
 
-  it('marks the totals whose cost follows their matches (a name through its words, a user alone), which no cost estimate refuses', () => {
+  it('reads a text condition the query must meet as a capped set of entity ids, and counts the rest up to the cap', () => {
     const paging = { page: 1, pageSize: 20 };
     const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
-    expect(compileSearch({ cond: name }, paging, 'EXACT').countFollowsMatches).toBe(true);
-    expect(compileSearch({ cond: name, types: ['PERSON'], state: ['ERS_NEW'] }, paging, 'EXACT').countFollowsMatches).toBe(true);
-    expect(
-      compileSearch({ userUuid: '0e3c5a5e-1111-4222-8333-944455556666', userRole: 'SENDER' }, paging, 'EXACT').countFollowsMatches,
-    ).toBe(true);
-    // A needle with separators is narrowed through its words to candidates, counted on the page itself.
-    const separated = compileSearch({ cond: { ...name, value: 'Novák, Jan' } }, paging, 'EXACT');
-    expect({
-      follows: separated.countFollowsMatches,
-      carried: separated.pageCarriesTotal,
-      plain: separated.plain?.page.text.includes('like'),
-    }).toEqual({ follows: false, carried: true, plain: true });
-    expect(separated.page.text).toContain('count(*) over () as total');
-    expect(compileSearch({ cond: name }, paging, 'EXACT').pageCarriesTotal).toBe(false);
-    // Under `or`, the plain comparison alone.
-    expect(
-      compileSearch({ cond: { condType: 'or', conds: [{ ...name, value: 'Novák, Jan' }, name] } }, paging, 'EXACT').plain,
-    ).toBeUndefined();
-    expect(compileSearch({ cond: { condType: 'part', partType: 'PT_NAME' } }, paging, 'EXACT').countFollowsMatches).toBe(false);
-    expect(compileSearch({ types: ['PERSON'], codes: [{ entityId: 1 }] }, paging, 'EXACT').countFollowsMatches).toBe(false);
-    expect(compileSearch({ cond: name, userName: 'Eva' }, paging, 'EXACT').countFollowsMatches).toBe(false);
+    const sole = compileSearch({ cond: name }, paging, 'EXACT', 1000);
+    expect(sole.page.text).toContain('from unnest(array(');
+    expect(sole.page.text).toContain('search_capped(');
+    expect(sole.count.text).toContain('count(distinct m.entity_id)');
+    expect(sole.countCapped).toBe(false);
+    // Beside types, the entities are counted, at most the cap + 1.
+    const typed = compileSearch({ cond: name, types: ['PERSON'] }, paging, 'EXACT', 1000);
+    expect({ capped: typed.countCapped, limit: typed.count.values.at(-1) }).toEqual({ capped: true, limit: 1001 });
+    // Each comparator of a name by its own index: a prefix, a reversed prefix, a range.
+    const by = (comparator: string) => compileSearch({ cond: { ...name, comparator } as never }, paging, 'EXACT', 1000).page.text;
+    expect(by('CT_STARTS_WITH')).toContain('sv.value_norm ~>=~');
+    expect(by('CT_ENDS_WITH')).toContain('reverse(sv.value_norm) ~>=~');
+    expect(by('CT_EQ')).toContain('sv.value_norm ~<=~');
+    // Under `not`, per entity.
+    expect(compileSearch({ cond: { condType: 'not', cond: name } }, paging, 'EXACT', 1000).page.text).not.toContain('search_capped(');
   });
 });

@@ -19,6 +19,7 @@ import { batchXml, create } from '../support/batches.ts';
 import { TEST_TOKENS } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
 import { elzaHeaders, type TestKey } from '../support/nda-signer.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 const SUBMISSIONS_PER_WINDOW = 3;
 const run = randomUUID().slice(0, 8);
@@ -182,7 +183,7 @@ describe('an API cluster of two processes on one port', () => {
     expect(Number(refused[0]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(new Set(await Promise.all([...allowed, ...refused].map(servedBy))).size, 'both processes answered').toBe(2);
 
-    const metrics = await send('GET', '/metrics');
+    const metrics = await send('GET', '/metrics', metricsAuthorization({ DATA_DIR: inject('scratchDir') }));
     expect(metrics.status).toBe(200);
     const count = (status: string) =>
       Number(

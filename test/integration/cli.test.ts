@@ -173,10 +173,14 @@ describe('entity-records CLI', () => {
     expect(anonymous.code).toBe(4);
     expect(anonymous.stderr).toContain('401 Unauthorized');
     expect(anonymous.stderr).toContain('no Authorization header');
+    // The server's advice names the header; the CLI says how it is given a token.
+    expect(anonymous.stderr).toContain('ENTITY_RECORDS_TOKEN');
+    expect(anonymous.stderr).toContain('--token');
 
     const wrong = await cli(['entity', 'get', String(created.entityId)], { ENTITY_RECORDS_TOKEN: 'not-a-configured-token' });
     expect(wrong.code).toBe(4);
     expect(wrong.stderr).toContain('the bearer token matches no token configured on this server');
+    expect(wrong.stderr).not.toContain('no token was given');
   });
 
   it('lists every exit code in --help', async () => {

@@ -19,6 +19,7 @@ import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_KEYS, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { elzaHeaders } from '../support/nda-signer.ts';
 import { eventually } from '../support/poll.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 interface Answer {
   status: number;
@@ -79,6 +80,8 @@ describe('GET of a current record without Koa', () => {
         cases.push(
           { path, headers: bearer },
           { path, headers: { ...bearer, accept: '*/*' } },
+          // What the real client's generated code sends (decision 0040).
+          { path, headers: { ...bearer, accept: 'application/json' } },
           { path, headers: { ...bearer, 'if-none-match': etag } },
           { path, headers: { ...bearer, 'if-none-match': `"other", W/${etag}` } },
           { path, headers: { ...bearer, 'if-none-match': '"other"' } },
@@ -117,16 +120,19 @@ describe('GET of a current record without Koa', () => {
         expect((await get(own.baseUrl, `/api/${version}/entities/${entity.entityId}`, bearer)).status).toBe(200);
         expect((await get(own.baseUrl, `/api/${version}/entities/${entity.entityUuid}`, { ...bearer, accept: '*/*' })).status).toBe(200);
       }
+      // The real client's Accept: v2 answers XML to it, so it needs no negotiation.
+      expect((await get(own.baseUrl, path, { ...bearer, accept: 'application/json' })).status).toBe(200);
       const host = new URL(own.baseUrl).hostname;
       for (const key of [TEST_KEYS.read, TEST_KEYS.admin]) {
         expect((await get(own.baseUrl, path, elzaHeaders(key, { host, method: 'GET', pathAndQuery: path }))).status).toBe(200);
       }
       expect(createContext).not.toHaveBeenCalled();
-      // Koa's: a query (refused there: the route defines no parameter), CORS, v1's negotiation, HEAD, no or unknown credentials, an unknown record, a path that names no record.
+      // Koa's: a query (refused there: the route defines no parameter), CORS, v1's negotiation, v2's EAC-CPF, HEAD, no or unknown credentials, an unknown record, a path that names no record.
       const left: [string, Record<string, string>, number, string?][] = [
         [`${path}?a=1`, bearer, 400],
         [path, { ...bearer, origin: 'https://example.org' }, 200],
         [`/api/v1/entities/${entity.entityId}`, { ...bearer, accept: 'application/xml' }, 200],
+        [path, { ...bearer, accept: 'application/eac-cpf+xml' }, 200],
         [path, bearer, 200, 'HEAD'],
         [path, {}, 401],
         [path, { authorization: 'Bearer not-a-token' }, 401],
@@ -222,7 +228,7 @@ describe('GET of a current record without Koa', () => {
 
   it("counts its requests in the duration metric under the route's pattern, as Koa does", async () => {
     const counted = async () => {
-      const text = await (await fetch(`${own.baseUrl}/metrics`)).text();
+      const text = await (await fetch(`${own.baseUrl}/metrics`, { headers: metricsAuthorization(harness.config) })).text();
       const line = text
         .split('\n')
         .find((candidate) =>

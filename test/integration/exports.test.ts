@@ -1,6 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +16,9 @@ import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
 import { expiryScheduleId } from '../../temporal/names.ts';
+import { buildApp } from '../../api/app.ts';
+import { createLogger } from '../../logger.ts';
+import { repairStrandedJobs } from '../../services/batches/recovery.ts';
 import { ensureExpirySchedule } from '../../temporal/client/schedules.ts';
 
 type ExportStatus = ExportStatusView;
@@ -396,6 +402,47 @@ describe('v2 exports', () => {
     } finally {
       await idle.close();
     }
+  });
+
+  it('while Temporal does not answer, keeps a started export ACCEPTED (not FAILED), and the recovery sweep starts it', async () => {
+    // No retry interceptor: its timers would outlive the connection this test closes.
+    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500, interceptors: [] }) });
+    const app = buildApp({
+      config: harness.config,
+      db: harness.db,
+      temporal: unreachable,
+      log: createLogger('silent', 'test'),
+      tokens: 'disabled',
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    let id: string;
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/export/snapshots`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([entity('a').entityId]),
+      });
+      const text = await response.text();
+      expect(response.status, text).toBe(200);
+      id = text;
+      expect(await harness.sql('select status, error from export_request where id = $1', [id])).toEqual([
+        { status: 'ACCEPTED', error: null },
+      ]);
+      // Its status: waiting, not failed.
+      expect(await api.status(id)).toMatchObject({ status: 'ACCEPTED', state: 'PENDING' });
+    } finally {
+      server.close();
+      await unreachable.connection.close().catch(() => undefined);
+    }
+    // Once Temporal answers, the sweep starts the kept export's workflow, and the worker writes it. (Made older than the
+    // sweep's threshold rather than sweeping every row: other files' fresh exports are on their way to their own start.)
+    await harness.sql(`update export_request set created_at = now() - interval '2 minutes' where id = $1`, [id]);
+    const { started } = await repairStrandedJobs({ config: harness.config, temporal: harness.temporal, db: harness.db });
+    expect(started).toContain(id);
+    const done = await api.finished(id);
+    expect(done).toMatchObject({ status: 'COMPLETED', entitiesWritten: 1 });
+    expect((await repairStrandedJobs({ config: harness.config, temporal: harness.temporal, db: harness.db })).started).not.toContain(id);
   });
 
   describe('with a worker that crashes', () => {

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.ts';
 import { loadTokens } from '../../api/auth/tokens.ts';
+import { loadConfig } from '../../config.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_KEYS, type Harness } from '../support/harness.ts';
@@ -662,7 +663,7 @@ describe('HMAC API keys', () => {
 
 describe('behind a reverse proxy', () => {
   it('TRUST_PROXY: the host signed is X-Forwarded-Host (its first value, without the port)', async () => {
-    const harness = await startHarness({ worker: false, env: { TRUST_PROXY: 'true' } });
+    const harness = await startHarness({ worker: false, env: { TRUST_PROXY: 'true', TRUSTED_PROXIES: '127.0.0.1' } });
     try {
       const path = '/api/v2/entities/999999999';
       const behind = await signed(harness, TEST_KEYS.read, {
@@ -678,6 +679,28 @@ describe('behind a reverse proxy', () => {
         headers: { 'x-forwarded-host': 'elsewhere.example.org' },
       });
       expect(spoofed.status).toBe(401);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('TRUST_PROXY refuses to start without TRUSTED_PROXIES: no peer would be believed', () => {
+    expect(() => loadConfig({ FORCE_KEY_SECRET: 'hmac-test-force-key-secret-0123456789', TRUST_PROXY: 'true' })).toThrow(
+      /TRUST_PROXY=true needs TRUSTED_PROXIES/,
+    );
+  });
+
+  it('TRUST_PROXY: X-Forwarded-Host from a peer not in TRUSTED_PROXIES is not the host signed', async () => {
+    const harness = await startHarness({ worker: false, env: { TRUST_PROXY: 'true', TRUSTED_PROXIES: '192.0.2.1' } });
+    try {
+      const path = '/api/v2/entities/999999999';
+      const past = await signed(harness, TEST_KEYS.read, {
+        pathAndQuery: path,
+        host: 'records.example.org',
+        headers: { 'x-forwarded-host': 'records.example.org' },
+      });
+      expect(past.status).toBe(401);
+      expect((await signed(harness, TEST_KEYS.read, { pathAndQuery: path })).status).toBe(404);
     } finally {
       await harness.close();
     }

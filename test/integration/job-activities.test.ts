@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ActivityCancellationDetails, ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchActivities } from '../../activities/batches.ts';
 import { sqlState } from '../../activities/sql-errors.ts';
@@ -20,6 +21,17 @@ import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005
 // MockActivityEnvironment, on the real database: what they heartbeat, and
 // what a cancel, a terminate or a lost place does to them. Temporal's answer
 // to "is this attempt still wanted", and to the heartbeats, is played by the test.
+
+/**
+ * The SDK's logger, less its "Activity failed" warning: the failures here are
+ * raised on purpose, and each test asserts what its activity threw (an
+ * unexpected one fails the test with its error). Every other warning shows.
+ */
+class QuietOnActivityFailure extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (message !== 'Activity failed') super.log(level, message, meta);
+  }
+}
 
 describe('job activities under MockActivityEnvironment', () => {
   const entityType = `ACT-${randomUUID()}`;
@@ -75,7 +87,10 @@ describe('job activities under MockActivityEnvironment', () => {
 
   /** An activity environment whose activity belongs to the workflow of `id`. */
   function environment(id: string, attempt = 1) {
-    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt });
+    const env = new MockActivityEnvironment(
+      { workflowExecution: { workflowId: id, runId: randomUUID() }, activityId: '1', attempt },
+      { logger: new QuietOnActivityFailure() },
+    );
     const beats: unknown[] = [];
     env.on('heartbeat', (details: unknown) => beats.push(structuredClone(details)));
     return { env, beats };

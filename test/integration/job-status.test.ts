@@ -8,6 +8,7 @@ import { Gate } from '../support/gate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 import { eventually } from '../support/poll.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 // Status reads of running jobs are cheap (one describe shared by the reads of
 // a moment), a result is there as soon as the status says so, and a job's
@@ -208,7 +209,7 @@ describe('job status against the real service', () => {
     expect((await harness.api(`/api/v2/batches/${id}/result`, { as: 'read' })).status).toBe(200);
     expect(reads().counts.describe).toBe(before);
 
-    const metrics = await (await harness.api('/metrics', { as: null })).text();
+    const metrics = await (await harness.api('/metrics', { as: null, headers: metricsAuthorization(harness.config) })).text();
     expect(metrics).toMatch(/^job_status_workflow_reads_total\{answer="describe"\} [1-9]/m);
   });
 

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uploadActivity } from '../../api/upload-slots.ts';
 import { loadConfig } from '../../config.ts';
 import { inTransaction } from '../../db/sql.ts';
 import { repairStrandedJobs } from '../../services/batches/recovery.ts';
@@ -12,6 +13,7 @@ import { activitySlots } from '../../worker/create-worker.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
+import { eventually } from '../support/poll.ts';
 
 // Small work has its own lane: a small batch's activities run on
 // a task queue of their own, with slots of their own in every worker, so a
@@ -180,12 +182,16 @@ describe('the interactive lane', () => {
         'content-length': String(SMALL_BYTES * 4),
       },
     });
-    const largeAnswer = once(large, 'response').catch(() => undefined);
+    let largeAnswered = false;
+    void once(large, 'response').then(
+      () => (largeAnswered = true),
+      () => undefined,
+    );
     large.on('error', () => undefined);
     large.write('<?xml version="1.0" encoding="UTF-8"?>');
     try {
-      // Let the large upload take the slot first.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The large upload holds the only large slot before the save is sent.
+      await eventually(async () => (uploadActivity(harness.db).large.inUse === 1 ? true : undefined));
       // Waiting for the large upload's slot, this would hang until the timeout.
       const saved = await harness.api('/api/v2/batches', {
         method: 'POST',
@@ -196,9 +202,9 @@ describe('the interactive lane', () => {
       expect(saved.status, await saved.clone().text()).toBe(200);
       const saveId = (await saved.json()) as string;
       expect((await batchEnded(harness, saveId, 20_000)).status).toBe('COMPLETED');
-      // Meanwhile the large one is still being read: it has had no answer.
-      const answered = await Promise.race([largeAnswer.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 100))]);
-      expect(answered).toBe(false);
+      // Meanwhile the large one is still being read: it holds its slot and has had no answer.
+      expect(uploadActivity(harness.db).large.inUse).toBe(1);
+      expect(largeAnswered).toBe(false);
     } finally {
       large.destroy();
     }

@@ -1,7 +1,10 @@
 // GET /metrics on the API, and the worker's own metrics server.
 import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { generatedMetricsTokenFile } from '../../api/metrics.ts';
 import { createLogger } from '../../logger.ts';
 import { createWorkerMetrics, serveMetrics } from '../../metrics/worker.ts';
 import { freePort } from '../../scripts/lib/ports.ts';
@@ -9,6 +12,7 @@ import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts'
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 import { eventually } from '../support/poll.ts';
 
 /** The value of one sample line (`name{labels} value`), 0 when the series does not exist yet. */
@@ -59,7 +63,7 @@ describe('metrics', () => {
   });
 
   async function scrape(): Promise<string> {
-    const response = await harness.api('/metrics', { as: null });
+    const response = await harness.api('/metrics', { as: null, headers: metricsAuthorization(harness.config) });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     return response.text();
@@ -74,6 +78,25 @@ describe('metrics', () => {
     expect((await harness.api(`/api/v2/batches/${updateRequestId}/status`)).status).toBe(200);
     return status;
   }
+
+  it('answers only a scraper with its token, without METRICS_TOKEN the one generated in DATA_DIR', async () => {
+    expect(harness.config.METRICS_TOKEN).toBeUndefined();
+    expect((await harness.api('/metrics', { as: null })).status).toBe(401);
+    const file = generatedMetricsTokenFile(harness.config)!;
+    expect(file).toBe(join(resolve(harness.config.DATA_DIR), 'secrets', 'metrics-token'));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    for (const headers of [{}, { authorization: 'Bearer not-the-metrics-token' }, { authorization: `Basic ${token}` }]) {
+      const refused = await harness.api('/metrics', { as: null, headers });
+      expect(refused.status, JSON.stringify(headers)).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="entity-records-metrics"');
+      expect(await refused.text()).not.toContain('http_request_duration_seconds');
+    }
+    // An API token, even an admin's, is not the metrics token.
+    expect((await harness.api('/metrics', { as: 'admin' })).status).toBe(401);
+    expect((await harness.api('/metrics', { as: null, headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
 
   it('counts finished batches and their changes from the database, and times requests by route pattern', async () => {
     const before = await scrape();

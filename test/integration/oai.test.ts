@@ -10,7 +10,7 @@ import pg from 'pg';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Part } from '../../domain/model.ts';
-import { decodeResumptionToken } from '../../domain/oai/token.ts';
+import { tokenCodec } from '../../domain/oai/token.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
@@ -20,9 +20,12 @@ import { eventually } from '../support/poll.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
 const REPOSITORY = 'records.example.org';
+const TOKEN_SECRET = 'oai-test-token-secret-0123456789';
+const tokens = tokenCodec([TOKEN_SECRET]);
 const PERSON = `OAI_P_${randomUUID().slice(0, 8)}`;
 const GROUP = `OAI_G_${randomUUID().slice(0, 8)}`;
-/** A transaction's (t) commit time as a datestamp. */
+const LATER = `OAI_L_${randomUUID().slice(0, 8)}`;
+/** A transaction's (t) commit time as a datestamp (the held commit of the responseDate test). */
 const DATESTAMP_SQL = `to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
 const oaiId = (uuid: string) => `oai:${REPOSITORY}:${uuid}`;
 
@@ -71,6 +74,7 @@ beforeAll(async () => {
       OAI_REPOSITORY_ID: REPOSITORY,
       OAI_PAGE_SIZE: '2',
       OAI_ADMIN_EMAIL: 'registry@example.org',
+      OAI_TOKEN_SECRET: TOKEN_SECRET,
       ANONYMOUS_READ_RATE_LIMIT: '0',
     },
   });
@@ -89,19 +93,37 @@ beforeAll(async () => {
 afterAll(async () => harness?.close());
 
 describe('the verbs', () => {
-  it('Identify names the repository, its earliest datestamp, persistent deletions and seconds granularity', async () => {
+  it('Identify names the repository, persistent deletions and seconds granularity', async () => {
     const text = await oai('verb=Identify');
     expect(text).toContain(`<baseURL>${harness.baseUrl}/oai</baseURL>`);
     expect(text).toContain('<protocolVersion>2.0</protocolVersion>');
     expect(text).toContain('<adminEmail>registry@example.org</adminEmail>');
     expect(text).toContain('<deletedRecord>persistent</deletedRecord>');
     expect(text).toContain('<granularity>YYYY-MM-DDThh:mm:ssZ</granularity>');
-    const earliest = /<earliestDatestamp>([^<]+)</.exec(text)![1]!;
-    const [first] = await harness.sql<{ at: string }>(
-      `select ${DATESTAMP_SQL} as at from transaction t join revision r on r.seq = t.seq order by t.commit_seq limit 1`,
-    );
-    expect(earliest).toBe(first!.at);
     expect(echoedRequest(text)).toEqual({ verb: 'Identify' });
+  });
+
+  it('earliestDatestamp is a lower bound of every datestamp served', async () => {
+    // A commit in a later second than the first batch's: an earliestDatestamp taken from the wrong end would be later than a record.
+    await eventually(
+      async () =>
+        (
+          await harness.sql(
+            `select 1 where clock_timestamp() >= (select max(created_at) from transaction where commit_seq is not null) + interval '1 second'`,
+          )
+        ).length > 0 || undefined,
+      10_000,
+      "the database clock to pass the last commit's second",
+    );
+    await apply([create('later', 'Později', { entityType: LATER })]);
+    const earliest = /<earliestDatestamp>([^<]+)</.exec(await oai('verb=Identify'))![1]!;
+    // The protocol's property: no datestamp of the whole registry's harvest is earlier.
+    const whole = await harvest(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc&set=type');
+    expect(whole.items.length).toBeGreaterThan(0);
+    for (const item of whole.items) expect(item.datestamp >= earliest, `${item.identifier} ${item.datestamp} < ${earliest}`).toBe(true);
+    // And nothing is earlier: a list up to the second before it is empty.
+    const before = new Date(Date.parse(earliest) - 1000).toISOString().replace('.000Z', 'Z');
+    expect(errorCodes(await oai(`verb=ListIdentifiers&metadataPrefix=oai_dc&until=${before}`))).toEqual(['noRecordsMatch']);
   });
 
   it('ListMetadataFormats names oai_dc and the native format with schema and namespace, for the repository and for one record', async () => {
@@ -117,20 +139,42 @@ describe('the verbs', () => {
     expect((await fetch(`${harness.baseUrl}/docs/schemas/entity-records-2025.xsd`)).status).toBe(200);
   });
 
-  it('ListSets has one set per entity type', async () => {
+  it('ListSets has the parent set type and one set per entity type', async () => {
     const text = await oai('verb=ListSets');
+    expect(text).toContain('<ListSets><set><setSpec>type</setSpec><setName>Records by entity type</setName></set>');
     expect(text).toContain(`<set><setSpec>type:${PERSON}</setSpec><setName>Entity type ${PERSON}</setName></set>`);
     expect(text).toContain(`<setSpec>type:${GROUP}</setSpec>`);
   });
 
-  it('GetRecord serves the native format as GET /api/v2/entities returns it, valid against the public 2025 XSD', async () => {
+  it('GetRecord serves the native format as GET /api/v2/entities returns it', async () => {
     const { entityUuid } = records.get('novak')!;
     const text = await oai(`verb=GetRecord&identifier=${oaiId(entityUuid)}&metadataPrefix=cam-2025`);
     const [record] = items(text);
     const document = await (await harness.api(`/api/v2/entities/${entityUuid}`)).text();
     expect(record!.metadata).toBe(document.slice(document.indexOf('<entity')).trimEnd());
     expect(record!.setSpec).toBe(`type:${PERSON}`);
-    if (PUBLIC_SCHEMAS_PRESENT) expect(await publicSchemaErrors(record!.metadata!, 'v2')).toEqual([]);
+  });
+
+  // Skipped (and reported so by vitest) where the public XSDs are absent.
+  it.skipIf(!PUBLIC_SCHEMAS_PRESENT)(
+    'native records, of GetRecord and of a ListRecords page, are valid against the public 2025 XSD',
+    async () => {
+      const { entityUuid } = records.get('novak')!;
+      const [record] = items(await oai(`verb=GetRecord&identifier=${oaiId(entityUuid)}&metadataPrefix=cam-2025`));
+      expect(await publicSchemaErrors(record!.metadata!, 'v2')).toEqual([]);
+      const listed = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&set=type:${PERSON}`);
+      for (const item of listed.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
+    },
+  );
+
+  it('GetRecord answers under the one identifier of a record: another spelling of its UUID is idDoesNotExist', async () => {
+    const { entityUuid } = records.get('novak')!;
+    const canonical = await oai(`verb=GetRecord&identifier=${oaiId(entityUuid)}&metadataPrefix=oai_dc`);
+    expect(items(canonical).map((item) => item.identifier)).toEqual([oaiId(entityUuid)]);
+    for (const other of [entityUuid.toUpperCase(), entityUuid.replace(/[a-f]/, (c) => c.toUpperCase())]) {
+      const text = await oai(`verb=GetRecord&identifier=${oaiId(other)}&metadataPrefix=oai_dc`);
+      expect(errorCodes(text)).toEqual(['idDoesNotExist']);
+    }
   });
 
   it('GetRecord in oai_dc maps names, type, description, dates and identifiers', async () => {
@@ -263,9 +307,6 @@ describe('a harvest across commits', () => {
     expect(byId.get(oaiId(novak.entityUuid))!.metadata).not.toContain('Nowak');
     expect(byId.get(oaiId(dvorak.entityUuid))!.deleted).toBe(false);
     expect(byId.get(oaiId(orchestra.entityUuid))!.deleted).toBe(false);
-    // Records deleted before this harvest (replaced or invalid ones other test files left in the run's database) are headers without metadata.
-    if (PUBLIC_SCHEMAS_PRESENT)
-      for (const item of first.items.filter((entry) => !entry.deleted)) expect(await publicSchemaErrors(item.metadata!, 'v2')).toEqual([]);
 
     // Harvest 2, from harvest 1's first responseDate.
     const second = await harvest(harness.baseUrl, `verb=ListRecords&metadataPrefix=cam-2025&from=${first.firstResponseDate}`);
@@ -323,7 +364,7 @@ describe('a harvest across commits', () => {
       );
       await client.query('commit');
       const { text } = await answer;
-      const token = decodeResumptionToken(resumptionToken(text)!.token)!;
+      const token = tokens.decode(resumptionToken(text)!.token)!;
       // Either the harvest includes the commit, or the commit's time is not before responseDate.
       expect(BigInt(token.commitSeq) >= BigInt(held!.commit_seq) || held!.at >= responseDate(text)).toBe(true);
       expect(BigInt(token.commitSeq)).toBeGreaterThanOrEqual(BigInt(held!.commit_seq));
@@ -355,7 +396,13 @@ describe('access', () => {
     const whole = await harvest(harness.baseUrl, 'verb=ListIdentifiers&metadataPrefix=oai_dc');
     const other = await startHarness({
       worker: false,
-      env: { OAI_PMH: 'public', OAI_REPOSITORY_ID: REPOSITORY, OAI_PAGE_SIZE: '2', ANONYMOUS_READ_RATE_LIMIT: '0' },
+      env: {
+        OAI_PMH: 'public',
+        OAI_REPOSITORY_ID: REPOSITORY,
+        OAI_PAGE_SIZE: '2',
+        OAI_TOKEN_SECRET: TOKEN_SECRET,
+        ANONYMOUS_READ_RATE_LIMIT: '0',
+      },
     });
     try {
       const rest = await harvest(other.baseUrl, `verb=ListIdentifiers&resumptionToken=${resumptionToken(first)!.token}`);

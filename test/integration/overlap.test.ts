@@ -10,6 +10,7 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { batchXml, create, namePart, update } from '../support/batches.ts';
 import { FeedFollower } from '../support/feed-follower.ts';
 import { Gate } from '../support/gate.ts';
+import { eventually } from '../support/poll.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 
@@ -47,6 +48,22 @@ describe('overlapping batches', () => {
   }
 
   /** The attempt of the batch's apply activity that completed, as Temporal's history records it. */
+  /**
+   * Resolves once a backend waits on a lock (wait_event_type 'Lock') held by a transaction left open while idle:
+   * a batch that waits behind one held at its gate, which is what its test must see before it lets the first go on.
+   */
+  async function lockWaitBehindHeldBatch(): Promise<void> {
+    await eventually(async () => {
+      const waiters = await harness.sql(
+        `select waiter.pid from pg_stat_activity waiter
+          where waiter.datname = current_database() and waiter.wait_event_type = 'Lock'
+            and exists (select 1 from pg_stat_activity holder
+                         where holder.pid = any(pg_blocking_pids(waiter.pid)) and holder.state = 'idle in transaction')`,
+      );
+      return waiters.length > 0 ? true : undefined;
+    });
+  }
+
   async function appliedOnAttempt(batchId: string): Promise<number> {
     const handle = harness.temporal.workflow.getHandle(batchId);
     await handle.result();
@@ -153,7 +170,7 @@ describe('overlapping batches', () => {
       update('bx', x!.entityId, x!.revision.rev, [participant('editor-b')]),
     ]);
     // B waits for A's locks: it cannot finish while A holds them.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await lockWaitBehindHeldBatch();
     expect(await statusOf(b)).toBe('PROCESSING');
     releaseA();
     expect((await batchEnded(harness, a)).status).toBe('COMPLETED');
@@ -194,7 +211,7 @@ describe('overlapping batches', () => {
     const first = await submit([create('a', 'Jednou Jediný', { entityType, entityUuid })], true);
     const releaseFirst = await gate.reached(first);
     const second = await submit([create('b', 'Podruhé Týž', { entityType, entityUuid, parts: [namePart('Podruhé Týž')] })]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await lockWaitBehindHeldBatch();
     expect(await statusOf(second)).toBe('PROCESSING');
     releaseFirst();
     expect((await batchEnded(harness, first)).status).toBe('COMPLETED');

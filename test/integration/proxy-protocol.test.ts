@@ -19,6 +19,7 @@ import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { elzaHeaders } from '../support/nda-signer.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 
 const V2_SIGNATURE = Buffer.from('0d0a0d0a000d0a515549540a', 'hex');
 
@@ -189,7 +190,7 @@ describe('the client named by a PROXY header from a trusted proxy', () => {
   const signed = (port: number, path: string, headers: Record<string, string> = {}, close = true) =>
     httpGet(port, path, { ...elzaHeaders(KEYS.proxied, { host: '127.0.0.1', method: 'GET', pathAndQuery: path }), ...headers }, close);
   const refusals = async (reason: string) => {
-    const { text } = await raw(trusted.port, proxyV1(inside()), httpGet(trusted.port, '/metrics'));
+    const { text } = await raw(trusted.port, proxyV1(inside()), httpGet(trusted.port, '/metrics', metricsAuthorization(harness.config)));
     return Number(new RegExp(`^proxy_protocol_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   };
 

@@ -32,7 +32,7 @@ beforeAll(async () => {
   pub = await startHarness({ env: { RECORD_PAGES: 'public', ANONYMOUS_READ_RATE_LIMIT: '0' } });
   const signedEnv = { RECORD_PAGES: 'signed-in', ANONYMOUS_READ_RATE_LIMIT: '0', AUTH_TOKENS: TOKENS, FORCE_KEY_SECRET };
   signedIn = await startHarness({ worker: false, env: signedEnv });
-  signedInOther = await startHarness({ worker: false, env: { ...signedEnv, PUBLIC_HOST: 'records.example.org' } });
+  signedInOther = await startHarness({ worker: false, env: { ...signedEnv, PUBLIC_HOST: 'records.example.org:8443' } });
   off = await startHarness({ worker: false, env: { RECORD_PAGES: 'off' } });
   limited = await startHarness({
     worker: false,
@@ -90,6 +90,23 @@ describe('a record page (public)', () => {
     expect(revisions.length).toBeGreaterThanOrEqual(2);
     expect(body).toContain(`href="/api/v2/entities/${data.karel.entityId}"`);
     expect(body).toContain(`<link rel="canonical" href="/global/${data.karel.entityId}">`);
+  });
+
+  it('names its revision by the rev the API answers, the metadata revision as such, and lists its history by rev', async () => {
+    const { body } = await page(pub, `/global/${data.karel.entityId}`);
+    const xml = await (await pub.api(`/api/v2/entities/${data.karel.entityId}`)).text();
+    const element = (name: string) => new RegExp(`<(?:\\w+:)?${name}>([^<]+)<`).exec(xml)![1]!;
+    const [rev, metadataRev, prevRev] = [element('rev'), element('metadataRev'), element('prevRev')];
+    expect(rev).not.toBe(metadataRev);
+    expect(body).toContain(`<dt>Revision</dt><dd class="id">${rev}</dd>`);
+    expect(body).toContain(`<dt>Metadata revision</dt><dd class="id">${metadataRev}</dd>`);
+    expect(body).toContain(
+      `<dt>Previous revision</dt><dd class="id"><a href="/global/${data.karel.entityId}/revision/${prevRev}">${prevRev}</a></dd>`,
+    );
+    // The history shows the same kind of id: the newest entry is this rev, the one before it the previous.
+    const history = /<ol class="history">[\s\S]*?<\/ol>/.exec(body)![0];
+    const shown = [...history.matchAll(/(?<!metadata )revision <span class="id">([^<]+)<\/span>/g)].map((match) => match[1]);
+    expect(shown).toEqual([rev, prevRev]);
   });
 
   it('shows the same record by its UUID, in either case', async () => {
@@ -324,17 +341,74 @@ describe('RECORD_PAGES=signed-in', () => {
     expect(out.response.status).toBe(403);
   });
 
-  it('behind a proxy, takes the form from the PUBLIC_HOST origin and marks the cookie Secure when the form came over https', async () => {
+  it('sends a person back to an address with characters beyond Latin-1 percent-encoded, not a 500', async () => {
+    const next = `/global?name=\u010capek\u20ac\u{1d11e}`;
+    const encoded = '/global?name=%C4%8Capek%E2%82%AC%F0%9D%84%9E';
+    const signedInResponse = await signIn(TEST_TOKENS.read, next);
+    expect(signedInResponse.response.status, signedInResponse.body).toBe(303);
+    expect(signedInResponse.response.headers.get('location')).toBe(encoded);
+    // Already signed in (here by a bearer token), the sign-in page sends the person on at once.
+    const onward = await page(signedIn, `/global/sign-in?next=${encodeURIComponent(next)}`, {
+      headers: { authorization: `Bearer ${TEST_TOKENS.read}` },
+    });
+    expect(onward.response.status, onward.body).toBe(303);
+    expect(onward.response.headers.get('location')).toBe(encoded);
+  });
+
+  it('behind a proxy, takes the form from the PUBLIC_HOST origin (https, its host and port) and marks the cookie Secure', async () => {
     const post = (origin: string) =>
       page(signedInOther, '/global/sign-in', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
         body: new URLSearchParams({ token: TEST_TOKENS.read, next: '/global' }).toString(),
       });
-    const proxied = await post('https://records.example.org');
+    const proxied = await post('https://records.example.org:8443');
     expect(proxied.response.status).toBe(303);
     expect(proxied.response.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
-    expect((await post('https://records.example.org.evil.example')).response.status).toBe(403);
+    // The host name alone is not the origin: another scheme or another port is another site.
+    for (const origin of [
+      'https://records.example.org.evil.example:8443',
+      'https://records.example.org',
+      'http://records.example.org:8443',
+      'https://records.example.org:9443',
+    ]) {
+      expect((await post(origin)).response.status, origin).toBe(403);
+    }
+  });
+
+  it('believes X-Forwarded-Host and -Proto (TRUST_PROXY) only from a peer in TRUSTED_PROXIES', async () => {
+    const proxyEnv = {
+      RECORD_PAGES: 'signed-in',
+      ANONYMOUS_READ_RATE_LIMIT: '0',
+      AUTH_TOKENS: TOKENS,
+      FORCE_KEY_SECRET,
+      TRUST_PROXY: 'true',
+    };
+    // The tests call from 127.0.0.1: a proxy there, and a proxy elsewhere.
+    const behindProxy = await startHarness({ worker: false, env: { ...proxyEnv, TRUSTED_PROXIES: '127.0.0.1' } });
+    const pastProxy = await startHarness({ worker: false, env: { ...proxyEnv, TRUSTED_PROXIES: '192.0.2.1' } });
+    try {
+      const post = (harness: Harness) =>
+        page(harness, '/global/sign-in', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            origin: 'https://records.example.net',
+            'x-forwarded-host': 'records.example.net',
+            'x-forwarded-proto': 'https',
+          },
+          body: new URLSearchParams({ token: TEST_TOKENS.read, next: '/global' }).toString(),
+        });
+      const proxied = await post(behindProxy);
+      expect(proxied.response.status).toBe(303);
+      expect(proxied.response.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const direct = await post(pastProxy);
+      expect(direct.response.status).toBe(403);
+      expect(direct.response.headers.get('set-cookie')).toBeNull();
+    } finally {
+      await behindProxy.close();
+      await pastProxy.close();
+    }
   });
 });
 

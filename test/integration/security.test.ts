@@ -392,6 +392,8 @@ describe('default admin token', () => {
       expect(wrong.properties.reason).toBe('UnknownToken');
       expect(wrong.detail).toMatch(/^the bearer token matches no token configured on this server/);
       expect(wrong.detail).toContain(`admin token is in ${file}`);
+      // As the start announces it and the README says: the token is never printed, only its file named.
+      expect(wrong.detail).toContain('created at its first start and never printed');
       const other = await refusal(generated, { authorization: 'Basic dXNlcjpwYXNz' });
       expect(other.properties.reason).toBe('UnsupportedScheme');
       // With AUTH_TOKENS configured no token was generated, and none is named.

@@ -38,6 +38,26 @@ describe('query parameters', () => {
     expect(shifted.status).toBe(400);
   });
 
+  it('matches paths as the routers do, in any case and with a trailing slash', async () => {
+    // The routers serve these spellings (an unknown entity is the router's EntityNotFound, not "no route")…
+    for (const path of ['/API/V2/ENTITIES/999999999', '/Api/V1/Entities/999999999/']) {
+      const response = await harness.api(path);
+      expect(response.status, path).toBe(404);
+      expect(((await response.json()) as { code: string }).code, path).toBe('EntityNotFound');
+    }
+    // …so their unknown query parameters are refused as the lower-case path's are.
+    for (const path of [
+      '/API/V2/ENTITIES/1?anything=1',
+      '/Api/V1/Entities/1?5',
+      '/api/v2/Entities/1/?foo=1',
+      `/API/V2/UPDATES?fromTransId=${UUID}&toTransId=${UUID}&page=1&pageSize=1&pagesize=2`,
+    ]) {
+      const response = await harness.api(path);
+      expect(response.status, path).toBe(400);
+      expect(((await response.json()) as { detail: string }).detail, path).toMatch(/unknown query parameter/);
+    }
+  });
+
   it.skipIf(!existsSync(REFERENCES.v1) || !existsSync(REFERENCES.v2))(
     'refuses none of the query parameters of the reference OpenAPI documents',
     async () => {

@@ -1,13 +1,18 @@
 // Streamed uploads: a batch body is validated and stored as it
 // arrives. A body of several slices and chunks is accepted and applied; one
 // found invalid late, or cut off by its client, leaves nothing behind; and
-// the API stays healthy. Bodies are sent chunked, from the generator.
+// the API stays healthy. Bodies are sent chunked, from the generator. One
+// principal's trickled uploads leave another's a large slot, and a client
+// that waits for 100 Continue is refused before it sends its body.
 import { createHash, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeBatch } from '../../domain/xml/index.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
+import { uploadActivity } from '../../api/upload-slots.ts';
+import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
-import { chunkedPost } from '../support/chunked-post.ts';
+import { chunkedPost, trickledPost } from '../support/chunked-post.ts';
 import { eventually } from '../support/poll.ts';
 
 const MIB = 1024 * 1024;
@@ -82,7 +87,9 @@ describe('streamed uploads', () => {
     );
 
   beforeAll(async () => {
-    harness = await startHarness();
+    // Two large slots (one per principal at most); no minimum rate, so a trickle keeps its slot as long as it trickles.
+    harness = await startHarness({ env: { UPLOAD_MAX_CONCURRENT: '2', UPLOAD_MIN_BYTES_PER_SECOND: '0' } });
+    await harness.sql(`delete from long_read_lease where principal like 'upload:%'`);
   });
   afterAll(async () => {
     await harness?.close();
@@ -175,5 +182,70 @@ describe('streamed uploads', () => {
         uuid,
       ]),
     ).toBe(Math.ceil(next.bytes / MIB));
+  });
+
+  it("accepts another principal's ordinary large batch while one writer trickles four chunked uploads", { timeout: 120_000 }, async () => {
+    const xml = batchXml([create('a', `Trickled ${randomUUID()}`)]);
+    const half = Math.floor(xml.length / 2);
+    const trickles = Array.from({ length: 4 }, () =>
+      trickledPost(
+        new URL('/api/v2/batches', harness.baseUrl),
+        { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.write}` },
+        xml.slice(0, half),
+        xml.slice(half),
+        500,
+      ),
+    );
+    try {
+      // Every trickle has reached the large slots: holding one or waiting for one.
+      await eventually(async () => {
+        const { large } = uploadActivity(harness.db);
+        return large.inUse + large.waiting === 4 ? true : undefined;
+      });
+      // About 2 MB, declared: a large upload, from another principal.
+      const ordinary = batchXml(Array.from({ length: 5_000 }, (_, n) => create(`o${n}`, `Běžný Záznam ${n} ${randomUUID()}`)));
+      expect(Buffer.byteLength(ordinary)).toBeGreaterThan(MIB);
+      const accepted = await harness.api('/api/v2/batches', {
+        method: 'POST',
+        as: 'admin',
+        headers: { 'content-type': 'application/xml' },
+        body: ordinary,
+        signal: AbortSignal.timeout(60_000),
+      });
+      expect(accepted.status, await accepted.clone().text()).toBe(200);
+      // Every trickle still open: the batch did not get a slot by one of them ending. The writer held its share, one.
+      expect(trickles.map((trickle) => trickle.isOver())).toEqual([false, false, false, false]);
+      expect(uploadActivity(harness.db).large).toMatchObject({ inUse: 1, waiting: 3 });
+    } finally {
+      for (const trickle of trickles) trickle.stop();
+    }
+    await eventually(async () => (uploadActivity(harness.db).large.inUse === 0 ? true : undefined));
+  });
+
+  it('answers a request that expects 100-continue with its refusal instead, and tells an admitted one to continue', async () => {
+    const { hostname, port } = new URL(harness.baseUrl);
+    /** Sends the head of a POST that waits for 100 Continue, and resolves the first status line it gets back. */
+    const firstStatus = (token: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname);
+        let received = '';
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.toString('latin1');
+          const line = /^HTTP\/1\.1 \d{3}[^\r]*\r\n/.exec(received);
+          if (line) {
+            resolve(line[0].trim());
+            socket.destroy();
+          }
+        });
+        socket.on('error', reject);
+        socket.write(
+          `POST /api/v2/batches HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/xml\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n`,
+        );
+      });
+    // Refused (no such token) before a byte of the body: the refusal comes, not 100 Continue.
+    expect(await firstStatus('not-a-token-of-this-service-0000')).toBe('HTTP/1.1 401 Unauthorized');
+    // Admitted: its body is about to be read.
+    expect(await firstStatus(TEST_TOKENS.admin)).toBe('HTTP/1.1 100 Continue');
+    await eventually(async () => (uploadActivity(harness.db).large.inUse === 0 ? true : undefined));
   });
 });

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_KINDS, claimKeys } from '../../db/write-claims.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 
 // Claims (db/write-claims.ts): the keys go by COPY into a temporary table and
 // are claimed from there; a second transaction claiming one of them waits for
@@ -66,9 +67,19 @@ describe('write claims', () => {
     const second = await begun();
     try {
       await claimKeys(first, CLAIM_KINDS.entityUuid, ['0b6f3c2e-0000-4000-8000-000000000001']);
+      const backend = async (client: pg.PoolClient) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const [firstPid, secondPid] = [await backend(first), await backend(second)];
       let claimed = false;
       const waiting = claimKeys(second, CLAIM_KINDS.entityUuid, ['0b6f3c2e-0000-4000-8000-000000000001']).then(() => (claimed = true));
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The second's backend waits on a lock, and the first's transaction is what it waits for.
+      const blockers = await eventually(async () => {
+        const { rows } = await pool.query<{ blockers: number[] }>(
+          `select pg_blocking_pids(pid) as blockers from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'`,
+          [secondPid],
+        );
+        return rows[0]?.blockers;
+      });
+      expect(blockers).toContain(firstPid);
       expect(claimed).toBe(false);
       await first.query('commit');
       await waiting;

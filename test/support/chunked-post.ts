@@ -31,3 +31,43 @@ export function chunkedPost(url: URL, headers: Record<string, string>): ChunkedP
     },
   };
 }
+
+export interface TrickledPost {
+  /** Status and body of the answer, or undefined when the connection ended without one (cut). */
+  readonly ended: Promise<{ status: number; answer: string } | undefined>;
+  /** Whether it has ended, answered or cut. */
+  readonly isOver: () => boolean;
+  /** Stops trickling and drops the connection. */
+  stop(): void;
+}
+
+/**
+ * A chunked POST that sends `start` and then one byte of `rest` every
+ * `everyMs`, as a writer on a link too slow to be one would: the load of the
+ * trickle tests, never how they wait.
+ */
+export function trickledPost(url: URL, headers: Record<string, string>, start: string, rest: string, everyMs: number): TrickledPost {
+  const post = chunkedPost(url, headers);
+  let over = false;
+  let next = 0;
+  const timer = setInterval(() => {
+    if (next < rest.length) post.request.write(rest[next++]!);
+  }, everyMs);
+  const ended = post.answered.then(
+    (answer) => answer,
+    () => undefined,
+  );
+  void ended.finally(() => {
+    over = true;
+    clearInterval(timer);
+  });
+  post.request.write(start);
+  return {
+    ended,
+    isOver: () => over,
+    stop() {
+      clearInterval(timer);
+      post.request.destroy();
+    },
+  };
+}

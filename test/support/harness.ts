@@ -129,6 +129,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // The same for the long reads' leases, and for failed authentications (every test calls from
     // 127.0.0.1, and many fail on purpose): files that test them set them.
     LONG_READS_PER_PRINCIPAL: '0',
+    OAI_ANONYMOUS_PER_ADDRESS: '0',
+    OAI_ANONYMOUS_TOTAL: '0',
     // Exports: one file's identical export would be another's answer, and its running ones would count against the next.
     EXPORT_REUSE_SECONDS: '0',
     EXPORTS_RUNNING_PER_PRINCIPAL: '0',
@@ -158,6 +160,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       log,
       forceKeySecret: config.forceKeySecret,
       afterWriteStep: options.afterWriteStep,
+      analyzeAfterRecords: config.ANALYZE_AFTER_RECORDS,
       exportDir: config.exportDir,
       exportRecordsPerStep: options.exportRecordsPerStep,
       afterExportStep: options.afterExportStep,

@@ -55,9 +55,12 @@ export function items(text: string): HarvestedItem[] {
   return found;
 }
 
-export function resumptionToken(text: string): { token: string; completeListSize: number; cursor: number } | undefined {
-  const match = /<resumptionToken completeListSize="(\d+)" cursor="(\d+)">([^<]*)<\/resumptionToken>/.exec(text);
-  return match ? { token: match[3]!, completeListSize: Number(match[1]), cursor: Number(match[2]) } : undefined;
+/** The page's resumptionToken element; completeListSize is undefined where the list's size was left out. */
+export function resumptionToken(text: string): { token: string; completeListSize: number | undefined; cursor: number } | undefined {
+  const match = /<resumptionToken(?: completeListSize="(\d+)")? cursor="(\d+)">([^<]*)<\/resumptionToken>/.exec(text);
+  return match
+    ? { token: match[3]!, completeListSize: match[1] === undefined ? undefined : Number(match[1]), cursor: Number(match[2]) }
+    : undefined;
 }
 
 /**

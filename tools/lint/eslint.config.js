@@ -16,6 +16,11 @@ const DATABASE_DRIVERS = {
   group: ['pg', 'pg-*', '@mikro-orm/*'],
   message: 'only db/ talks to PostgreSQL: use a repository of Db (db/index.ts)',
 };
+/** The service's own code runs in production, where scripts, tests, benchmarks and tools are development aids. */
+const DEVELOPMENT_CODE = {
+  regex: '(^|/)(scripts|test|bench|tools)/',
+  message: 'production code imports nothing from scripts/, test/, bench/ or tools/ (shared helpers live in platform/)',
+};
 const HTTP_IN_USE_CASES = [
   { regex: '(^|/)api/', message: 'only api/ knows HTTP; services throw typed errors' },
   { group: ['koa', '@koa/*'], message: 'only api/ knows HTTP' },
@@ -66,6 +71,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: INFRASTRUCTURE, message: 'domain/ stays free of infrastructure' },
+            DEVELOPMENT_CODE,
             {
               regex:
                 '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli|engine)/',
@@ -86,6 +92,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: INFRASTRUCTURE, message: 'engine/ stays free of infrastructure' },
+            DEVELOPMENT_CODE,
             {
               regex:
                 '^\\.\\./\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/|^\\.\\./(api|services|activities|workflows|db|worker|temporal|cli)/',
@@ -102,12 +109,12 @@ export default tseslint.config(
     // Not workflows/: their own rule above is stricter, and a second
     // no-restricted-imports for the same files would replace it (flat config).
     files: ['services/**/*.ts', 'activities/**/*.ts', 'temporal/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...HTTP_IN_USE_CASES, DATABASE_DRIVERS] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...HTTP_IN_USE_CASES, DATABASE_DRIVERS, DEVELOPMENT_CODE] }] },
   },
   {
     basePath: ROOT,
     files: ['db/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: HTTP_IN_USE_CASES }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...HTTP_IN_USE_CASES, DEVELOPMENT_CODE] }] },
   },
   {
     // The API parses, authorises, calls a use case and maps its errors: it
@@ -120,6 +127,7 @@ export default tseslint.config(
         {
           patterns: [
             DATABASE_DRIVERS,
+            DEVELOPMENT_CODE,
             {
               regex: '(^|/)db/',
               message: 'api/ calls services, which hold the repositories; the entry point opens the database through services/deps.ts',
@@ -132,8 +140,8 @@ export default tseslint.config(
   {
     // Process entry points and the rest of the service: drivers only through db/.
     basePath: ROOT,
-    files: ['worker/**/*.ts', 'cli/**/*.ts', 'metrics/**/*.ts', '*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [DATABASE_DRIVERS] }] },
+    files: ['worker/**/*.ts', 'cli/**/*.ts', 'metrics/**/*.ts', 'platform/**/*.ts', '*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [DATABASE_DRIVERS, DEVELOPMENT_CODE] }] },
   },
   {
     // temporal/*.ts is what workflow code shares with the rest: each other only

@@ -4,7 +4,6 @@ import { batchOutcome, readBatchOutcome } from '../../../services/batches/status
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { batchJobView } from '../../../services/jobs/view.ts';
 import { awaitBatch, isFinished, unfinishedOutcome } from '../../../services/v1/await-batch.ts';
-import { xmlBodyStream } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission, signatureOf } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -24,9 +23,9 @@ export function v1BatchesRouter(deps: AppDeps): Router {
   // saying so (unfinishedOutcome: why not a final 102), and goes on running;
   // GET /response gives its outcome.
   router.post('/', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const { batchId } = await inUploadSlot(deps, ctx, async () =>
+    const { batchId } = await inUploadSlot(deps, ctx, async (body) =>
       submitBatch(deps, {
-        body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES),
+        body,
         apiVersion: 'v1',
         principal: ctx.state.principal.name,
         force: false,

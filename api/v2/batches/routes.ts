@@ -6,7 +6,6 @@ import { batchJobDetail, batchJobStatus } from '../../../services/jobs/presenter
 import { batchJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
 import { submitBatch } from '../../../services/batches/submission.ts';
 import { testBatch } from '../../../services/batches/test-batch.ts';
-import { xmlBodyStream } from '../../body.ts';
 import type { AppDeps } from '../../deps.ts';
 import { hasPermission, requirePermission, signatureOf } from '../../middleware/auth.ts';
 import { limitSubmissions } from '../../middleware/rate-limit.ts';
@@ -24,9 +23,9 @@ export function batchesRouter(deps: AppDeps): Router {
     if (query.force && !mayForce && query.forceKey === undefined) {
       throw problem(403, 'Forbidden', "force=true needs the 'force' permission, or the forceKey that this batch's result gave");
     }
-    const { batchId } = await inUploadSlot(deps, ctx, async () =>
+    const { batchId } = await inUploadSlot(deps, ctx, async (body) =>
       submitBatch(deps, {
-        body: xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES),
+        body,
         apiVersion: 'v2',
         principal: ctx.state.principal.name,
         force: query.force,
@@ -43,9 +42,7 @@ export function batchesRouter(deps: AppDeps): Router {
   });
 
   router.post('/test', requirePermission('write'), limitSubmissions(deps), async (ctx) => {
-    const result = await inUploadSlot(deps, ctx, async () =>
-      testBatch(deps, xmlBodyStream(ctx, deps.config.BATCH_MAX_BYTES), 'v2', ctx.state.principal.name),
-    );
+    const result = await inUploadSlot(deps, ctx, async (body) => testBatch(deps, body, 'v2', ctx.state.principal.name));
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(result, 'v2');
   });

@@ -7,6 +7,7 @@ import { directoryExportStore } from '../../../services/exports/files.ts';
 import { startExport } from '../../../services/exports/start.ts';
 import { exportJobDetail, exportJobStatus } from '../../../services/jobs/presenters.ts';
 import { exportJobView, type JobViewOptions } from '../../../services/jobs/view.ts';
+import { publicBaseUrl } from '../../public-url.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission, signedRequestOf } from '../../middleware/auth.ts';
 import { limitLongReads } from '../../middleware/long-reads.ts';
@@ -14,7 +15,7 @@ import { limitExportRequests } from '../../middleware/rate-limit.ts';
 import { parseParams, parseQuery } from '../../params.ts';
 import { problem } from '../../problems.ts';
 import { readJsonBodyWithDigest } from '../../body.ts';
-import { exportPathSchema, parseRequestedIds, revisionsQuerySchema } from './schema.ts';
+import { exportPathSchema, parseRequestedIds, revisionsQuerySchema, snapshotsQuerySchema } from './schema.ts';
 
 /** Room for the longest list: a quoted UUID and a comma per identifier, with whitespace to spare. */
 const BYTES_PER_ID = 64;
@@ -37,7 +38,18 @@ export function exportsRouter(deps: AppDeps): Router {
   };
 
   router.post('/snapshots', requirePermission('export'), limitExportRequests(deps), async (ctx) => {
-    const { id } = await startExport(deps, { kind: 'snapshot', ...(await readStart(ctx)), principal: ctx.state.principal.name });
+    const { format } = parseQuery(ctx, snapshotsQuerySchema);
+    // EAC-CPF records link record pages under the service's public URL (api/public-url.ts), and name the registry (OAI_REPOSITORY_NAME).
+    const eacCpf = format === 'eac-cpf' && {
+      name: format,
+      context: { origin: publicBaseUrl(ctx, deps.config), agencyName: deps.config.OAI_REPOSITORY_NAME },
+    };
+    const { id } = await startExport(deps, {
+      kind: 'snapshot',
+      ...(eacCpf ? { format: eacCpf } : {}),
+      ...(await readStart(ctx)),
+      principal: ctx.state.principal.name,
+    });
     accepted(ctx, id);
   });
 

@@ -7,6 +7,9 @@ export const exportPathSchema = z.object({ id: uuidSchema });
 
 export const revisionsQuerySchema = z.object({ fromTransId: uuidSchema });
 
+/** The snapshot's format: the registry's v2 XML (absent, or `v2`) or EAC-CPF 2.0. */
+export const snapshotsQuerySchema = z.object({ format: z.enum(['v2', 'eac-cpf']).optional() });
+
 /**
  * An entity reference (a JSON number, or a string of digits) or a UUID. A
  * number beyond any record's (int32) is a reference to no record: it is
