@@ -371,6 +371,24 @@ const api = {
   OAI_REPOSITORY_NAME: z.string().min(1).default('Entity Records Service'),
   /** Records (or headers) per page of ListRecords and ListIdentifiers. */
   OAI_PAGE_SIZE: z.coerce.number().int().positive().max(50_000).default(1000),
+  /** Open push streams (GET /api/v2/stream) per principal, across every API process (0: no limit). */
+  STREAM_CONNECTIONS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(8),
+  /** Open push streams per client address, across every API process (0: no limit). */
+  STREAM_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(16),
+  /** A heartbeat comment on a quiet push stream every so many seconds. */
+  STREAM_HEARTBEAT_SECONDS: z.coerce.number().int().positive().default(15),
+  /** A push stream whose unsent bytes stay above STREAM_BUFFER_BYTES for STREAM_SLOW_CONSUMER_SECONDS is cut (it resumes with Last-Event-ID). */
+  STREAM_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES before it is cut. */
+  STREAM_SLOW_CONSUMER_SECONDS: z.coerce.number().positive().default(30),
+  /** A push stream ends after this and its client reconnects (to any API process) with Last-Event-ID. */
+  STREAM_MAX_SECONDS: z.coerce.number().positive().default(3600),
+  /** Activities per page of /activity-stream. A page's name and content depend on it: changing it renames every page for consumers. */
+  ACTIVITY_STREAM_PAGE_SIZE: z.coerce.number().int().positive().max(10_000).default(1000),
   /** Signs OAI-PMH resumption tokens; every API process must have the same. Default: generated in DATA_DIR/secrets/oai-token-key (docs/decisions/0134). */
   OAI_TOKEN_SECRET: z.string().min(16).optional(),
   /** Former OAI_TOKEN_SECRETs, comma-separated: tokens they signed are still accepted while harvests begun under them end (rotation). */

@@ -17,6 +17,7 @@ import { watchSignedWrites } from './middleware/signed-writes.ts';
 import { refuseUnknownQueryParameters } from './middleware/strict-query.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oaiRouter } from './oai/routes.ts';
+import { activityStreamRouter } from './activity-stream/routes.ts';
 import { acceptProxyProtocol } from './proxy-protocol.ts';
 import { drainRefusedBodies, honourExpectContinue } from './readable-refusals.ts';
 import { entitiesRouter } from './reads/entities.ts';
@@ -26,6 +27,7 @@ import { updatesRouter } from './reads/updates.ts';
 import { v1Routers } from './v1/routes.ts';
 import { batchesRouter } from './v2/batches/routes.ts';
 import { exportsRouter } from './v2/exports/routes.ts';
+import { streamRouter } from './v2/stream/routes.ts';
 
 /** Builds the HTTP application from its dependencies; listening is the entry point's job. */
 export function buildApp(deps: AppDeps): Koa {
@@ -45,10 +47,12 @@ export function buildApp(deps: AppDeps): Koa {
     updatesRouter(deps, 'v2'),
     searchRouter(deps, 'v2'),
     exportsRouter(deps),
+    streamRouter(deps),
     ...v1Routers(deps),
   ];
   // OAI_PMH=off serves no /oai at all: a 404 like any unknown path.
-  if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps));
+  // The Activity Streams feed serves the same harvesters, by the same setting.
+  if (deps.config.OAI_PMH !== 'off') routers.push(oaiRouter(deps), activityStreamRouter(deps));
   // First, so they see everything and the status the error handler settled on; the span is the context of all the rest.
   if (deps.tracer) app.use(httpTracing(deps.tracer, routers));
   app.use(httpMetrics(metrics.httpRequestDuration, routers));

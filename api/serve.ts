@@ -66,7 +66,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
     stopAsked = true;
   };
   if (options.inCluster) onStopRequest(() => stop());
-  const db = await openApiDb(config);
+  const db = await openApiDb(config, log);
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
   const connection = Connection.lazy({ address: config.temporalAddress, ...temporalConnectionOptions(config) });
   const tracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
@@ -104,6 +104,8 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   stop = () => {
     if (stopping) return;
     stopping = true;
+    // Push streams end (their clients resume elsewhere with Last-Event-ID) so that the server can close.
+    void db.commits.close();
     server.close();
     server.closeIdleConnections();
   };

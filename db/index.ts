@@ -4,7 +4,9 @@ import { revisionStore, type RevisionStore } from './apply/index.ts';
 import { BatchRepository } from './batches.ts';
 import { exportRecordsOver, type ExportRecords } from './export-records.ts';
 import { ExportRepository } from './exports.ts';
+import { activityStreamRepository, type ActivityStreamRepository } from './activity-stream.ts';
 import { feedRepository, type FeedRepository } from './feed.ts';
+import { commitNotifications, type CommitNotifications } from './notify.ts';
 import { JobOutcomes } from './job-outcomes.ts';
 import { LongReadLeases } from './long-read-leases.ts';
 import type { PoolOptions } from './mikro-orm.config.ts';
@@ -31,6 +33,10 @@ export interface Db {
   readonly feed: FeedRepository;
   /** The reads of OAI-PMH: records as of a harvest's commit point. */
   readonly oai: OaiRepository;
+  /** The change feed as a log of activities in commit order (the Activity Streams feed, the push stream). */
+  readonly activityStream: ActivityStreamRepository;
+  /** Commits as they happen, from one LISTEN connection of this process (opened at the first subscriber). */
+  readonly commits: CommitNotifications;
   /** The entity search. */
   readonly search: SearchRepository;
   /** The batch rows and their bodies. */
@@ -69,6 +75,8 @@ export interface DbOptions {
   longReads?: { connections: number; statementTimeoutMs: number; idleInTransactionTimeoutMs: number };
   /** Days a feed range's page layout is kept (FEED_RANGE_RETENTION_DAYS). */
   feedRangeRetentionDays?: number;
+  /** Where the commit listener reports a lost connection; default: nowhere. */
+  log?: { warn(object: object, message: string): void };
   /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
   feedRangeAnchorEvery?: number;
 }
@@ -81,6 +89,7 @@ export async function openDb(databaseUrl: string, options: DbOptions = {}): Prom
 async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   const longReadPool = options.longReads ? longReadPoolBeside(pool, options.longReads, options.pool?.acquireTimeoutMs) : pool;
+  const commits = commitNotifications(pool, options.log ?? { warn: () => undefined });
   return {
     orm,
     pool,
@@ -90,6 +99,8 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       anchorEvery: options.feedRangeAnchorEvery ?? 1000,
     }),
     oai: oaiRepository(longReadPool),
+    activityStream: activityStreamRepository(longReadPool),
+    commits,
     search: searchRepository(pool),
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
@@ -104,6 +115,7 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       await pool.query('select 1');
     },
     async close() {
+      await commits.close();
       if (longReadPool !== pool) await longReadPool.end();
       await orm.close();
     },

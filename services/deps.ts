@@ -5,12 +5,13 @@ import type { BatchValidators } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
 
 /** The database as an API process holds it (for api/serve.ts, which imports nothing from db/): its pool sizes, the acquire timeout, and long reads on a bounded pool of their own. */
-export function openApiDb(config: Config): Promise<Db> {
-  return openDb(config.DATABASE_URL, apiDbOptions(config));
+export function openApiDb(config: Config, log?: Logger): Promise<Db> {
+  return openDb(config.DATABASE_URL, apiDbOptions(config, log));
 }
 
-function apiDbOptions(config: Config): DbOptions {
+function apiDbOptions(config: Config, log: Logger | undefined): DbOptions {
   return {
+    log,
     pool: { size: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS },
     longReads: {
       connections: config.LONG_READ_CONNECTIONS,

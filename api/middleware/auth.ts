@@ -12,8 +12,16 @@ import type { AppDeps } from '../deps.ts';
 import { problem } from '../problems.ts';
 import { authFailureThrottle } from './auth-failures.ts';
 
-// /global (record pages) and /oai (OAI-PMH) decide their own access (RECORD_PAGES, OAI_PMH): public, signed-in or off.
-const PUBLIC_PATHS = [/^\/health$/, /^\/metrics$/, /^\/docs(\/.*)?$/, /^\/api\/v[12]\/openapi\.json$/, /^\/global(\/.*)?$/, /^\/oai$/];
+// /global (record pages), /oai (OAI-PMH) and /activity-stream decide their own access (RECORD_PAGES, OAI_PMH): public, signed-in or off.
+const PUBLIC_PATHS = [
+  /^\/health$/,
+  /^\/metrics$/,
+  /^\/docs(\/.*)?$/,
+  /^\/api\/v[12]\/openapi\.json$/,
+  /^\/global(\/.*)?$/,
+  /^\/oai$/,
+  /^\/activity-stream(\/.*)?$/,
+];
 /** The scheme of the registry's client, whatever follows it: a malformed rest is that scheme's refusal, not another scheme. */
 const NDA_HMAC_HEADER = new RegExp(`^${NDA_HMAC_SCHEME}(\\s|$)`, 'i');
 const OPEN_PRINCIPAL: Principal = { name: 'anonymous', permissions: new Set(['admin']) };

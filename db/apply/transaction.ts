@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { EntitySummary } from '../../domain/batch/index.ts';
 import type { EntityRecord, EntityRef } from '../../domain/model.ts';
 import { finishBatchWithResult, type ResultJson } from '../batches.ts';
+import { notifyCommit } from '../notify.ts';
 import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys, claimStagedKeys } from '../write-claims.ts';
 import { sendCopyLoads, type CopyLoad } from '../copy.ts';
@@ -168,8 +169,11 @@ export class ApplyTransaction {
    * with its revisions or not at all; false when the row was ended meanwhile
    * (its workflow was stopped).
    */
-  finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
-    return finishBatchWithResult(this.#client, batchId, status, result);
+  async finishBatch(batchId: string, status: 'COMPLETED' | 'FAILED', result: ResultJson): Promise<boolean> {
+    const finished = await finishBatchWithResult(this.#client, batchId, status, result);
+    // Delivered at COMMIT to the push streams of every API process; dropped with a rollback.
+    if (finished && status === 'COMPLETED') await notifyCommit(this.#client, batchId);
+    return finished;
   }
 }
 
