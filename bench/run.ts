@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency, scale)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency, scale, stream)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -14,7 +14,7 @@
 // target is missed or a benchmark failed.
 //
 // --smoke (what CI runs, before the tests) runs all thirteen benchmarks, uploads,
-// feed, sync, oai, refusals, abuse-latency and scale included, on sizes a few seconds long, judges no target (figures
+// feed, sync, oai, refusals, abuse-latency, scale and stream included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
 // with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
@@ -33,6 +33,7 @@ import { oaiFigures } from './oai.ts';
 import { readsFigures } from './reads.ts';
 import { refusalFigures } from './refusals.ts';
 import { scaleFigures } from './scale.ts';
+import { streamFigures } from './stream.ts';
 import { syncFigures } from './sync.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
 import { uploadFigures } from './uploads.ts';
@@ -64,6 +65,8 @@ interface Plan {
   abuseLatency: AbuseLatencyOptions;
   /** The registry's reads at each of these sizes, and each figure's growth exponent against the size. */
   scale: number[];
+  /** Activity Streams pages and push latency with `consumers` connected, over `entities` loaded and `commits` new batches. */
+  stream: { entities: number; consumers: number; commits: number };
 }
 
 const RUNS = 3;
@@ -81,9 +84,10 @@ const SECTIONS = [
   'refusals',
   'abuse-latency',
   'scale',
+  'stream',
 ] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads, feed, sync, oai, refusals, abuse-latency and scale have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency, bench:scale) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync, oai, refusals, abuse-latency, scale and stream have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency, bench:scale, bench:stream) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -109,6 +113,7 @@ const FULL: Plan = {
   refusals: { entities: 1_000_000 },
   abuseLatency: { records: 5000, seconds: 20, largeMb: 50, v1Mb: 16 },
   scale: [300_000, 1_000_000, 3_000_000],
+  stream: { entities: 1_000_000, consumers: 100, commits: 50 },
 };
 
 const QUICK: Plan = {
@@ -133,6 +138,7 @@ const QUICK: Plan = {
   refusals: { entities: 100_000 },
   abuseLatency: { records: 5000, seconds: 5, largeMb: 10, v1Mb: 16 },
   scale: [20_000, 60_000],
+  stream: { entities: 20_000, consumers: 20, commits: 10 },
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -153,6 +159,7 @@ const SMOKE: Plan = {
   refusals: { entities: 2_000 },
   abuseLatency: { records: 300, seconds: 1, largeMb: 1, v1Mb: 1 },
   scale: [2_000, 6_000],
+  stream: { entities: 2_000, consumers: 5, commits: 5 },
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -296,6 +303,10 @@ async function main(): Promise<void> {
   if (only.has('oai')) await section(`OAI-PMH harvests of ${plan.oai.map(compact).join(' + ')}`, figures, ran, () => oaiFigures(plan.oai));
   if (only.has('scale'))
     await section(`the registry at ${plan.scale.map(compact).join(', ')} records`, figures, ran, () => scaleFigures(plan.scale));
+  if (only.has('stream'))
+    await section(`following ${compact(plan.stream.entities)} records with ${plan.stream.consumers} consumers`, figures, ran, () =>
+      streamFigures(plan.stream.entities, plan.stream.consumers, plan.stream.commits),
+    );
 
   const elapsed = (performance.now() - started) / 1000;
   if (values.smoke) {

@@ -17,8 +17,8 @@
 //  - an OAI-PMH harvest of ListRecords (cam-2025) through its tokens: its
 //    first page, its page p95 and the whole list against the export;
 //  - GET of a record, p50 and p95 over ids spread across the table;
-//  - the search set, from bench/search-scale.ts when it is there (see
-//    SEARCH_SCALE below).
+//  - the real client's name searches, page and total
+//    (bench/search-scale.ts).
 // Then, for each figure and each pair of consecutive sizes, its growth
 // exponent log(f2/f1) / log(n2/n1): a fixed answer (a page, a GET, a
 // search page, bytes per record) must stay flat, exponent ≤ 0.1; a whole
@@ -26,15 +26,15 @@
 // sizes of 100,000 records and more: below that start-up and caches are
 // most of every figure (the smoke run's sizes say whether it runs, not what
 // it measures).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { percentile } from '../test/support/poll.ts';
 import { measureExport } from './export.ts';
 import { commandOptions, isScript, loadAverage, reportFigures } from './lib/cli.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
 import type { Figure } from './lib/report.ts';
+import { searchFiguresForScale } from './search-scale.ts';
 import { BENCH_TOKEN, dropDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { ZIPF_NAMES } from './lib/zipf-names.ts';
 import { harvestList } from './oai.ts';
@@ -61,35 +61,9 @@ const JUDGED_FROM = 100_000;
 const FLAT = 0.1;
 const LINEAR = 1.1;
 
-/**
- * The search set's figures, written beside this benchmark in
- * bench/search-scale.ts: a module exporting `searchScaleFigures(context)`
- * that measures the searches the real client builds (page and total, p50
- * and p95) on the stack given and returns one figure per measurement, named
- * without the size (e.g. `search "novák" CT_CONTAINS page p95`) and marked
- * `growth: 'flat'` (a page, a total of a fixed answer) or `'linear'`.
- * Until it exists, no search figure is measured (a line says so).
- */
-const SEARCH_SCALE = new URL('./search-scale.ts', import.meta.url);
-
-interface SearchScaleContext {
-  entities: number;
-  apiUrl: string;
-  databaseUrl: string;
-  token: string;
-}
-
 interface ScaleFigure extends Figure {
   /** How it may grow with the registry: a fixed answer stays flat, a whole read grows linearly; 'none': no exponent. */
   growth: 'flat' | 'linear' | 'none';
-}
-
-type SearchScale = (context: SearchScaleContext) => Promise<ScaleFigure[]>;
-
-async function searchScale(): Promise<SearchScale | undefined> {
-  if (!existsSync(SEARCH_SCALE)) return undefined;
-  const module = (await import(pathToFileURL(SEARCH_SCALE.pathname).href)) as { searchScaleFigures?: SearchScale };
-  return module.searchScaleFigures;
 }
 
 interface SizeFigures {
@@ -181,7 +155,7 @@ async function readFigures(stack: Stack, entities: number, exportSeconds: number
   return figures;
 }
 
-async function measureSize(entities: number, keep: boolean, search: SearchScale | undefined): Promise<SizeFigures> {
+async function measureSize(entities: number, keep: boolean): Promise<SizeFigures> {
   const database = name(entities);
   const url = await recreateDatabase(database);
   const started = performance.now();
@@ -219,7 +193,8 @@ async function measureSize(entities: number, keep: boolean, search: SearchScale 
   const stack = await startStack(database, { ...READS_ENV, UPDATES_FROM_MAX: '1000' }, { reuseDatabase: true });
   try {
     figures.push(...(await readFigures(stack, entities, exportSeconds)));
-    if (search) figures.push(...(await search({ entities, apiUrl: stack.apiUrl, databaseUrl: stack.databaseUrl, token: BENCH_TOKEN })));
+    // The real client's name searches, page and total, on this size's database (bench/search-scale.ts).
+    figures.push(...(await searchFiguresForScale(stack.databaseUrl)));
   } finally {
     await stack.stop();
     if (!keep) await dropDatabase(url);
@@ -252,12 +227,10 @@ function exponents(small: SizeFigures, large: SizeFigures): Figure[] {
 }
 
 export async function scaleFigures(sizes: readonly number[], options: { keep?: boolean } = {}): Promise<Figure[]> {
-  const search = await searchScale();
-  if (!search) process.stderr.write('scale: bench/search-scale.ts is not there: no search figures\n');
   const measured: SizeFigures[] = [];
   for (const entities of sizes) {
     process.stderr.write(`scale: ${sizeLabel(entities)} records; load average ${loadAverage()}\n`);
-    measured.push(await measureSize(entities, options.keep ?? false, search));
+    measured.push(await measureSize(entities, options.keep ?? false));
   }
   const figures: Figure[] = measured.flatMap((size) => size.figures);
   for (let index = 1; index < measured.length; index += 1) figures.push(...exponents(measured[index - 1]!, measured[index]!));

@@ -49,7 +49,26 @@ export async function searchScaleFigures(entities: number, runs: number, without
   } finally {
     await orm.close();
   }
-  const client = new pg.Client({ connectionString: database.url });
+  const figures = await measureSearches(database.url, runs, withoutStatistics);
+  const first = figures[0];
+  if (first)
+    first.note = `${first.note}; ${database.how}; ${withoutStatistics ? 'without statistics' : 'with statistics'}; load average ${loadAverage()}`;
+  return figures;
+}
+
+/**
+ * The search set on the database of bench:scale (bench/scale.ts), which its
+ * growth exponents judge: a page stays flat with the registry's size; a
+ * total grows with the matches, which grow with the registry.
+ */
+export async function searchFiguresForScale(databaseUrl: string, runs = 3): Promise<(Figure & { growth: 'flat' | 'linear' })[]> {
+  const figures = await measureSearches(databaseUrl, runs, false);
+  return figures.map((figure) => ({ ...figure, growth: figure.figure.startsWith('search page') ? 'flat' : 'linear' }));
+}
+
+/** Page and total of every search of NAME_SEARCHES on `databaseUrl`, timed apart, `runs` times after one untimed pass. */
+async function measureSearches(databaseUrl: string, runs: number, withoutStatistics: boolean): Promise<Figure[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     if (withoutStatistics)
@@ -91,9 +110,6 @@ export async function searchScaleFigures(entities: number, runs: number, without
         },
       );
     }
-    const first = figures[0];
-    if (first)
-      first.note = `${first.note}; ${database.how}; ${withoutStatistics ? 'without statistics' : 'with statistics'}; load average ${loadAverage()}`;
     return figures;
   } finally {
     await client.end();
