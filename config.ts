@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { addressList } from './api/address-list.ts';
-import { parseApiKeys, type ApiKey } from './api/auth/api-keys.ts';
-import { hostnameOf } from './api/auth/nda-hmac.ts';
+import { addressList } from './settings/address-list.ts';
+import { parseApiKeys, type ApiKey } from './settings/api-key-list.ts';
+import { hostnameOf } from './settings/host-name.ts';
 import { persistentSecret } from './secrets.ts';
 
 // The whole environment, parsed once at start. A bad value stops the process

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-import { addressList, plainAddress, type AddressList } from './address-list.ts';
+import { addressList, plainAddress, type AddressList } from '../settings/address-list.ts';
 
 // The address a request came from, for limits kept per source address
 // (anonymous readers of record pages and OAI-PMH, failed authentication) and

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config.ts';
-import { plainAddress, type AddressList } from './address-list.ts';
+import { plainAddress, type AddressList } from '../settings/address-list.ts';
 import { trustedProxyList } from './client-address.ts';
 
 // X-Forwarded-Host and X-Forwarded-Proto say which address a client called

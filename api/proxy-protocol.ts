@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.ts';
-import { plainAddress, type AddressList } from './address-list.ts';
+import { plainAddress, type AddressList } from '../settings/address-list.ts';
 import { parseProxyHeader, type ProxySource } from './proxy-header.ts';
 
 // PROXY_PROTOCOL=true (docs/decisions/0147): each connection is read here

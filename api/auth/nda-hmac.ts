@@ -1,4 +1,5 @@
 import { createHmac, type KeyObject } from 'node:crypto';
+import { hostnameOf } from '../../settings/host-name.ts';
 
 // The request signature of the registry's real client (ELZA's ApiClientCam, an
 // OkHttp interceptor; docs/decisions/0049 quotes it). Pure: the API verifies
@@ -92,23 +93,6 @@ export function signRequest(request: { url: URL; method: string; keyId: string; 
     date,
   });
   return { [NDA_DATE_HEADER]: date, authorization: authorizationValue(request.keyId, ndaSignature(request.secret, canonical)) };
-}
-
-/**
- * The host name of a Host header value (`name[:port]`, `[v6]:port`) the way
- * OkHttp's `url.host()` gives it: lower case, IDN as punycode, IPv6 without
- * brackets; undefined when it is not a host.
- */
-export function hostnameOf(hostHeader: string): string | undefined {
-  if (hostHeader === '' || /[\s/\\?#@]/.test(hostHeader)) return undefined;
-  let hostname: string;
-  try {
-    hostname = new URL(`http://${hostHeader}`).hostname;
-  } catch {
-    return undefined;
-  }
-  if (hostname === '') return undefined;
-  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
 /**

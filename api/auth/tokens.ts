@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
-export const PERMISSIONS = ['read', 'write', 'force', 'export', 'admin'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+import { PERMISSIONS, type Permission } from '../../settings/permissions.ts';
 
 export interface Principal {
   name: string;

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { AddressList } from '../address-list.ts';
+import type { AddressList } from '../../settings/address-list.ts';
 import { resolveClientAddress } from '../client-address.ts';
 
 /** Resolves the client's address once for every later middleware and handler (ctx.state.clientAddress). */

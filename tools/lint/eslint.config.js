@@ -140,8 +140,26 @@ export default tseslint.config(
   {
     // Process entry points and the rest of the service: drivers only through db/.
     basePath: ROOT,
-    files: ['worker/**/*.ts', 'cli/**/*.ts', 'metrics/**/*.ts', 'platform/**/*.ts', '*.ts'],
+    files: ['cli/**/*.ts', 'metrics/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [DATABASE_DRIVERS, DEVELOPMENT_CODE] }] },
+  },
+  {
+    // What a worker loads (its entry point, the configuration, the shared helpers) holds no API code: the parsing
+    // of settings the API and config.ts share (addresses, API keys, host names) lives in settings/.
+    basePath: ROOT,
+    files: ['worker/**/*.ts', 'platform/**/*.ts', 'settings/**/*.ts', '*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            DATABASE_DRIVERS,
+            DEVELOPMENT_CODE,
+            { regex: '(^|/)api/', message: 'the worker and config.ts load no API code; what both need to parse lives in settings/' },
+          ],
+        },
+      ],
+    },
   },
   {
     // temporal/*.ts is what workflow code shares with the rest: each other only
