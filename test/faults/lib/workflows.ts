@@ -2,6 +2,7 @@
 // status, and a one-line diagnosis for failure messages.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { pollUntil } from '../../support/poll.ts';
 
 export interface ActivityAttempt {
   attempt: number;
@@ -36,6 +37,30 @@ export class WorkflowInspector {
       const lastFailure = failure ? `${failure.message ?? ''}${failure.cause?.message ? `: ${failure.cause.message}` : ''}` : undefined;
       return [{ attempt: started.attempt ?? 0, ...(lastFailure === undefined ? {} : { lastFailure }) }];
     });
+  }
+
+  /**
+   * The attempts, once the history holds a finished activity: a batch's row is
+   * COMPLETED at its commit, while its activity may still run what follows the
+   * commit (ANALYZE after a large batch, decision 0190) and is recorded only
+   * when it ends.
+   */
+  async finishedActivityAttempts(workflowId: string, timeoutMs = 5 * 60_000): Promise<ActivityAttempt[]> {
+    await pollUntil(async () => ((await this.activitiesFinished(workflowId)) > 0 ? true : undefined), {
+      timeoutMs,
+      intervalMs: 200,
+      what: `an activity of ${workflowId} recorded as finished`,
+    });
+    return this.activityAttempts(workflowId);
+  }
+
+  /** How many of the workflow's activities Temporal has recorded as ended: completed, failed or timed out. */
+  private async activitiesFinished(workflowId: string): Promise<number> {
+    const history = await (await this.handle(workflowId)).fetchHistory();
+    return (history.events ?? []).filter(
+      (event) =>
+        event.activityTaskCompletedEventAttributes || event.activityTaskFailedEventAttributes || event.activityTaskTimedOutEventAttributes,
+    ).length;
   }
 
   /** How many of the workflow's activities Temporal has recorded as completed. */

@@ -121,7 +121,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
   );
   check(oldFacts.markers === 0 && oldFacts.timers === 0, "the old batch took the new release's step");
   check(newFacts.markers === 1 && newFacts.timers === 1, 'the new batch did not run on the new release');
-  const attempts = await workflows.activityAttempts(old.batchId);
+  const attempts = await workflows.finishedActivityAttempts(old.batchId);
   check(attempts[0]?.attempt === 1, `the old batch's apply completed on attempt ${attempts[0]?.attempt}, not 1`);
   figures.deployed = 'old batch on its version (attempt 1), new batch on the new one';
 }

@@ -74,7 +74,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     // How long the retry itself takes depends on the machine (it reads, plans and writes the whole export again): a figure, not a check.
     if (recovery > FAILOVER_WITHIN_S)
       log(`completed ${recovery.toFixed(0)} s after the kill: over the ${FAILOVER_WITHIN_S} s aimed at (load ${loadAverage()})`);
-    const attempts = await workflows.activityAttempts(exportId);
+    const attempts = await workflows.finishedActivityAttempts(exportId);
     log(`activities in the workflow history: ${describeAttempts(attempts)}`);
     check(
       attempts.some((a) => a.attempt >= 2),

@@ -120,7 +120,7 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
 
   const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, entities);
   check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
-  const attempts = await workflows.activityAttempts(batch.batchId);
+  const attempts = await workflows.finishedActivityAttempts(batch.batchId);
   log(`activities in the workflow history: ${describeAttempts(attempts)}`);
   check(
     attempts.some((a) => a.attempt >= 2),
