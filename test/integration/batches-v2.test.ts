@@ -248,6 +248,17 @@ describe('v2 batches', () => {
     expect(Number(names[0]!.n)).toBe(2);
   });
 
+  it('refuses a forceKey holding a control character with 400, before storing anything', async () => {
+    const uuid = randomUUID();
+    const xml = batchXml([create('c', 'Karel Hynek Mácha', { entityType: `T-${randomUUID()}` })], { uuid });
+    for (const key of ['a\u0000b', 'a\nb']) {
+      const refused = await post(xml, `?forceKey=${encodeURIComponent(key)}`, 'write');
+      expect(refused.status, key).toBe(400);
+      expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    }
+    expect(await harness.sql('select id from batch where id = $1', [uuid])).toEqual([]);
+  });
+
   it('forces as the real client does: same XML and id with force=true&forceKey, no force permission needed, PENDING at once', async () => {
     const entityType = `T-${randomUUID()}`;
     await finished(await submit(batchXml([create('a', 'Eliška Krásnohorská', { entityType })])));
