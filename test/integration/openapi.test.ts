@@ -378,7 +378,12 @@ function invalidValues(schema: Schema): string[] {
     if (schema.maximum !== undefined) values.push(String(schema.maximum + 1));
   }
   if (schema.type === 'string' && !schema.enum) {
-    if (schema.format === 'uuid' || schema.pattern) values.push('not-a-valid-identifier');
+    // A value the pattern refuses: an identifier's spelling, or else a control character.
+    for (const candidate of ['not-a-valid-identifier', 'a\u0000b'])
+      if ((schema.format === 'uuid' || schema.pattern) && !(schema.pattern && new RegExp(schema.pattern, 'u').test(candidate))) {
+        values.push(candidate);
+        break;
+      }
     if (schema.minLength !== undefined && schema.minLength > 0) values.push('');
     if (schema.maxLength !== undefined) values.push('x'.repeat(schema.maxLength + 1));
   }

@@ -56,6 +56,18 @@ export function exchange(baseUrl: string, fuzzed: FuzzRequest, timeoutMs: number
     });
     outgoing.on('error', (error: NodeJS.ErrnoException) => failed(`${error.code ?? 'error'}: ${error.message}`));
     outgoing.on('response', (response) => {
+      // A push stream (text/event-stream) answers with its status and headers and never ends by design: that is its answer.
+      if (response.statusCode === 200 && String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        settle({
+          status: response.statusCode,
+          contentType: response.headers['content-type'],
+          requestId: headerValue(response.headers['x-request-id']),
+          bodyStart: '',
+          error: undefined,
+        });
+        outgoing.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       let kept = 0;
       response.on('data', (chunk: Buffer) => {
