@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { migratedScratchDatabase } from '../support/scratch-database.ts';
 
 const PAGE_SIZE = 3;
 const TYPE = `AS_${randomUUID().slice(0, 8)}`;
@@ -86,9 +87,18 @@ class Consumer {
   }
 }
 
+let database: Awaited<ReturnType<typeof migratedScratchDatabase>> | undefined;
+
+// The consumer follows the stream from its first page, three activities a page: on a database of its own, not the run's.
 beforeAll(async () => {
+  database = await migratedScratchDatabase('stream');
   harness = await startHarness({
-    env: { OAI_PMH: 'public', ACTIVITY_STREAM_PAGE_SIZE: String(PAGE_SIZE), ANONYMOUS_READ_RATE_LIMIT: '0' },
+    env: {
+      DATABASE_URL: database.url,
+      OAI_PMH: 'public',
+      ACTIVITY_STREAM_PAGE_SIZE: String(PAGE_SIZE),
+      ANONYMOUS_READ_RATE_LIMIT: '0',
+    },
   });
   await apply([
     create('a', 'Anna', { entityType: TYPE }),
@@ -100,6 +110,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await harness?.close();
+  await database?.drop();
 });
 
 describe('the activity stream', () => {

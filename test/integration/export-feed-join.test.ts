@@ -12,6 +12,7 @@ import { elementText, listedPointers, referencePage } from '../support/feed-refe
 import { Gate } from '../support/gate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
+import { migratedScratchDatabase } from '../support/scratch-database.ts';
 
 interface ExportDetail {
   status: string;
@@ -21,15 +22,23 @@ interface ExportDetail {
 
 describe('a snapshot joined to the feed', () => {
   let harness: Harness;
+  let database: Awaited<ReturnType<typeof migratedScratchDatabase>> | undefined;
   const gate = new Gate();
   const entityType = `JOIN-${randomUUID().slice(0, 8)}`;
 
+  // A snapshot holds the whole registry, two records a step here: on a database of its own, not the run's.
   beforeAll(async () => {
-    harness = await startHarness({ exportRecordsPerStep: 2, afterExportStep: (id) => gate.passExport(id) });
+    database = await migratedScratchDatabase('join');
+    harness = await startHarness({
+      env: { DATABASE_URL: database.url },
+      exportRecordsPerStep: 2,
+      afterExportStep: (id) => gate.passExport(id),
+    });
   });
 
   afterAll(async () => {
     await harness?.close();
+    await database?.drop();
   });
 
   async function startExport(kind: 'snapshots' | 'revisions', query = ''): Promise<string> {

@@ -4,14 +4,11 @@
 // the status is sent (characters XML cannot carry, bigints PostgreSQL cannot
 // hold, days no calendar has), ListSets of an empty registry valid against
 // OAI-PMH.xsd, and baseURL from PUBLIC_URL or a trusted proxy's headers only.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
-import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
 import { tokenCodec } from '../../domain/oai/token.ts';
 import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
@@ -20,6 +17,7 @@ import { startHarness, type Harness } from '../support/harness.ts';
 import { errorCodes, harvest, items, oaiGet, resumptionToken } from '../support/oai.ts';
 import { eventually } from '../support/poll.ts';
 import { oaiSchemaErrors } from '../support/oai-schema.ts';
+import { migratedScratchDatabase } from '../support/scratch-database.ts';
 
 const REPOSITORY = 'answers.example.org';
 const TYPE = `OAI_A_${randomUUID().slice(0, 8)}`;
@@ -169,28 +167,9 @@ describe('arguments', () => {
   });
 });
 
-/** A database of its own, migrated (its harness's data is not the run's to share); dropped by the returned function. */
-async function ownDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const url = new URL(harness.config.DATABASE_URL);
-  url.pathname = `/er_oai_own_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  const orm = await openOrm(url.toString());
-  await migrate(orm);
-  await orm.close();
-  return {
-    url: url.toString(),
-    async drop() {
-      const admin = new pg.Client({ connectionString: withDatabaseUser(harness.config.DATABASE_URL) });
-      await admin.connect();
-      await admin.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
-      await admin.end();
-    },
-  };
-}
-
 describe('an empty registry', () => {
   it('ListSets names the parent set, valid against OAI-PMH.xsd; ListIdentifiers is noRecordsMatch', async () => {
-    const database = await ownDatabase();
+    const database = await migratedScratchDatabase('oai');
     const empty = await startHarness({ worker: false, env: { ...env, DATABASE_URL: database.url } });
     try {
       const text = await wellFormed('verb=ListSets', empty.baseUrl);
@@ -209,7 +188,7 @@ describe('an empty registry', () => {
 describe('a failure after the status was sent', () => {
   // A record the writer cannot render, past the page's first cursor read (500 rows): the answer has begun with 200.
   it('ends the connection on an unfinished document and is counted as a failure (500), not 200', async () => {
-    const database = await ownDatabase();
+    const database = await migratedScratchDatabase('oai');
     const own = await startHarness({ env: { ...env, DATABASE_URL: database.url, OAI_PAGE_SIZE: '1000' } });
     try {
       const creates = Array.from({ length: 520 }, (_, index) => create(`r${index}`, `Záznam ${index}`, { entityType: TYPE }));
