@@ -78,6 +78,11 @@ export async function recreateDatabase(name: string): Promise<string> {
   return openDatabase(name);
 }
 
+/** The bench server's maintenance database (postgres), for questions about its databases. */
+export function benchAdminUrl(): string {
+  return benchServerUrl().toString();
+}
+
 function benchServerUrl(): URL {
   return new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
 }
