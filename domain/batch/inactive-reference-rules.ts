@@ -15,6 +15,7 @@ import {
 import { describeRef, itemRefOf, partRefOf, type Problem } from './issues.ts';
 import { partItems } from './parts.ts';
 import { isActive } from './state-rules.ts';
+import type { DrainedRule, PlanFacts } from './types.ts';
 
 /** What refers to another entity: an entityRef item of some type, or the record's replacement. */
 type ReferenceSubject = { kind: 'item'; itemType: string } | { kind: 'replacement' };
@@ -87,4 +88,30 @@ export function inactiveReference(
   if (reference.partRef !== undefined) problem.partRef = reference.partRef;
   if (reference.itemRef !== undefined) problem.itemRef = reference.itemRef;
   return problem;
+}
+
+/**
+ * Every reference a final record adds, judged on the state its target ends
+ * the batch in: a target a later command may still change is judged at the
+ * end of the batch.
+ */
+export const inactiveReferenceRule: DrainedRule = {
+  name: 'ReferenceToInactiveEntity',
+  severity: 'WARNING',
+  check({ record, before }, facts, later) {
+    const problems: Problem[] = [];
+    forEachAddedReference(record, before, (reference) => {
+      if (facts.target(reference.ref)?.final === false) later(() => judgeReference(reference, facts));
+      else {
+        const problem = judgeReference(reference, facts);
+        if (problem !== undefined) problems.push(problem);
+      }
+    });
+    return problems;
+  },
+};
+
+function judgeReference(reference: AddedReference, facts: PlanFacts): Problem | undefined {
+  const target = facts.target(reference.ref);
+  return target === undefined ? undefined : inactiveReference(reference, target.state, () => target.createdAs());
 }
