@@ -27,7 +27,7 @@ export const CREATE_NAME_STAGE = `drop table if exists ${STAGED_NAMES};
  * `state = any($n)` would lose it. Each is checked to be a state of the
  * model, so nothing but those names reaches the text.
  */
-export function stateListSql(states: readonly EntityState[]): string {
+function stateListSql(states: readonly EntityState[]): string {
   if (states.length === 0) throw new Error('an empty list of holder states');
   for (const state of states) {
     if (!ENTITY_STATES.includes(state) || !/^[A-Z_]+$/.test(state)) throw new Error(`not an entity state: ${String(state)}`);

@@ -21,7 +21,7 @@ import type { DrainedRule, PlanFacts } from './types.ts';
 type ReferenceSubject = { kind: 'item'; itemType: string } | { kind: 'replacement' };
 
 /** A reference the batch adds, to be judged on the state its target ends the batch in. */
-export interface AddedReference {
+interface AddedReference {
   ref: EntityRef;
   subject: ReferenceSubject;
   partRef?: PartRef;
@@ -33,11 +33,7 @@ export interface AddedReference {
  * changes: warning about every old reference of a record would make any later
  * edit of it need force.
  */
-export function forEachAddedReference(
-  record: EntityRecord,
-  before: EntityRecord | undefined,
-  visit: (reference: AddedReference) => void,
-): void {
+function forEachAddedReference(record: EntityRecord, before: EntityRecord | undefined, visit: (reference: AddedReference) => void): void {
   const existing = new Set<string>();
   for (const part of before?.parts ?? []) {
     for (const item of partItems(part)) if (item.kind === 'entityRef') existing.add(referenceKey(part, item));
@@ -70,11 +66,7 @@ function referenceKey(part: Part, item: { uuid?: string; type: string; spec?: st
  * localId (`createdAs`, asked only for a warning), not by the ids allocated
  * for this attempt.
  */
-export function inactiveReference(
-  reference: AddedReference,
-  targetState: EntityState,
-  createdAs: () => string | undefined,
-): Problem | undefined {
+function inactiveReference(reference: AddedReference, targetState: EntityState, createdAs: () => string | undefined): Problem | undefined {
   if (isActive(targetState)) return undefined;
   const createdLocalId = createdAs();
   const about = reference.subject;

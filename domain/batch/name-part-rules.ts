@@ -5,7 +5,7 @@ import type { Problem } from './issues.ts';
 import type { DrainedRule } from './types.ts';
 
 /** A new entity needs a name; an update may not remove the last one. */
-export function namePartProblem(record: EntityRecord, before: EntityRecord | undefined, isNew: boolean): Problem | undefined {
+function namePartProblem(record: EntityRecord, before: EntityRecord | undefined, isNew: boolean): Problem | undefined {
   const hasName = (candidate: EntityRecord) => candidate.parts.some((part) => part.type === 'PT_NAME');
   if (hasName(record) || (before !== undefined && !hasName(before))) return undefined;
   return {

@@ -24,7 +24,7 @@ import { undeclaredLocalId, unknownLocalSubject, unknownStoredSubject, unknownTa
 import type { DrainedRule, PlanEnv, ResolvedRef } from './types.ts';
 
 /** What a create may ask of the batch and the store about the UUID it brings. */
-export interface CreateFacts {
+interface CreateFacts {
   /** Whether a stored entity holds the UUID. */
   uuidStored(entityUuid: string): boolean;
   /** The localId of an earlier create of the batch with the UUID. */
@@ -89,5 +89,3 @@ const commands = {
 const drained: readonly DrainedRule[] = [namePartRule, inactiveReferenceRule];
 
 export const BATCH_PIPELINE = { commands, drained, end: preferredNameRule } as const;
-
-export type CommandRules = typeof commands;

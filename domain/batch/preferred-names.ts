@@ -31,14 +31,14 @@ export const NAME_HOLDER_STATES: readonly EntityState[] = ENTITY_STATES.filter(i
 export const NAME_KEY_SEPARATOR = '\u0001';
 
 /** The name key of a record that holds a non-empty preferred name. */
-export function nameKeyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
+function nameKeyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
   if (!NAME_HOLDER_STATES.includes(record.state)) return undefined;
   const normalizedName = normalizeForSearch(preferredName(record));
   return normalizedName === '' ? undefined : { entityType: record.entityType, normalizedName };
 }
 
 /** A name's key: the separator is a character no XML document holds, so the key splits back into its two parts. */
-export const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
+const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
 export const splitKey = (key: string) => key.split(NAME_KEY_SEPARATOR) as [string, string];
 
 /** What a warning names of a record that holds its name. */
@@ -65,7 +65,7 @@ export interface NameEntry extends NamedRecord, KeyedEntry {
 }
 
 /** The name entry of a final record, or undefined when it holds no name. */
-export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
+function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
   const after = nameKeyOf(record.after);
   if (after === undefined) return undefined;
   const before = record.before === undefined ? undefined : nameKeyOf(record.before);
@@ -94,7 +94,7 @@ export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
  * key no other entry shares needs only its checked entries); `holders` the
  * stored holders of a checked key.
  */
-export function stagedNameWarnings(
+function stagedNameWarnings(
   entries: readonly NameEntry[],
   holders: (key: string) => readonly number[],
   isPlanned: (entityId: number) => boolean,

@@ -63,7 +63,7 @@ export interface BatchPlan {
 }
 
 /** A record once no later command of the batch can change it, as the rules of the drained phase see it. */
-export interface FinalRecord {
+interface FinalRecord {
   localId: string;
   isNew: boolean;
   before?: EntityRecord;

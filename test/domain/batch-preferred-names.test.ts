@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_PIPELINE, NAME_HOLDER_STATES, NAME_KEY_SEPARATOR } from '../../domain/batch/index.ts';
+import { NAME_HOLDER_STATES, NAME_KEY_SEPARATOR, preferredNameRule } from '../../domain/batch/preferred-names.ts';
 import { planBatch } from '../support/batch-planning.ts';
 import { addPreferredNameWarnings, preferredNameKeys, preferredNameWarnings, type NameHolders } from '../support/preferred-name-check.ts';
 import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
@@ -13,7 +13,6 @@ const holdersOf =
 describe('who holds a name', () => {
   it("an entity in ERS_NEW or ERS_APPROVED; one in ERS_INVALID or ERS_REPLACED stands in no one's way", () => {
     expect(NAME_HOLDER_STATES).toEqual(['ERS_NEW', 'ERS_APPROVED']);
-    expect(BATCH_PIPELINE.end.holderStates).toBe(NAME_HOLDER_STATES);
     const states = ['ERS_NEW', 'ERS_APPROVED', 'ERS_INVALID'] as const;
     const records = states.map((state, index) =>
       storedRecord({ entityId: index + 1, entityUuid: `aaaaaaaa-0000-4000-8000-00000000000${index + 1}`, state }),
@@ -185,13 +184,13 @@ describe("the pipeline's end rule", () => {
     const table: Record<string, number[]> = { 'GEO:praha': [7, 3, 7], 'PERSON:svoboda, jan': [2, 11], 'PERSON:alone': [2] };
     const holders = holdersOf(table);
     const planned = new Set(plan.records.map((record) => record.after.entityId));
-    const entries = plan.records.flatMap((record) => BATCH_PIPELINE.end.entryOf(record) ?? []);
+    const entries = plan.records.flatMap((record) => preferredNameRule.entryOf(record) ?? []);
     const fixedUuids = () => {
       let next = 0;
       return () => `00000000-0000-4000-8000-${String(next++).padStart(12, '0')}`;
     };
     const expected = preferredNameWarnings(plan, holders, fixedUuids());
-    const staged = BATCH_PIPELINE.end.judge(
+    const staged = preferredNameRule.judge(
       entries,
       (key) => holders(...(key.split(NAME_KEY_SEPARATOR) as [string, string])),
       (entityId) => planned.has(entityId),
