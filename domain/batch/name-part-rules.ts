@@ -15,12 +15,14 @@ function namePartProblem(record: EntityRecord, before: EntityRecord | undefined,
   };
 }
 
+const NONE: readonly Problem[] = [];
+
 /** Judged once the record is final: a batch may remove a name and add another later. */
 export const namePartRule: DrainedRule = {
   name: 'MissingNamePart',
   severity: 'ERROR',
   check: ({ record, before, isNew }) => {
     const problem = namePartProblem(record, before, isNew);
-    return problem === undefined ? [] : [problem];
+    return problem === undefined ? NONE : [problem];
   },
 };

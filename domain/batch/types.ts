@@ -94,7 +94,7 @@ export interface DrainedRule {
    * final state while a later command may still change it goes to `later`,
    * which the planner runs at the end of the batch.
    */
-  check(record: FinalRecord, facts: PlanFacts, later: (judge: () => Problem | undefined) => void): Problem[];
+  check(record: FinalRecord, facts: PlanFacts, later: (judge: () => Problem | undefined) => void): readonly Problem[];
 }
 
 /** What the end-of-batch rule keeps of a final record, keyed by what the database looks holders up by. */

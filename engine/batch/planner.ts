@@ -107,6 +107,13 @@ export class BatchPlanner implements PlanFacts {
   /** Slots whose last command has been planned, waiting for drain. */
   readonly #complete: Slot[] = [];
   readonly #pending: Pending[] = [];
+  /** The record and rule #judge is running, for #later. */
+  #judging: Slot | undefined;
+  #judgingRule: DrainedRule | undefined;
+  /** What a drained rule defers to the end of the batch. */
+  readonly #later = (judge: () => Problem | undefined): void => {
+    this.#pending.push({ localId: this.#judging!.localId, rule: this.#judgingRule!, judge });
+  };
   #ordinal = 0;
   #slotCount = 0;
 
@@ -178,6 +185,7 @@ export class BatchPlanner implements PlanFacts {
       this.#finalStates.set(slot.record.entityId, slot.record.state);
     }
     for (const rule of drainedRules) for (const slot of slots) this.#judge(rule, slot);
+    this.#judging = undefined;
     return slots.map((slot) => this.#planned(slot));
   }
 
@@ -399,13 +407,15 @@ export class BatchPlanner implements PlanFacts {
 
   /** A drained rule over a final record; what must wait for the end of the batch is kept until finish. */
   #judge(rule: DrainedRule, slot: Slot): void {
-    const { localId } = slot;
-    // A Slot is a FinalRecord: no object per record for the rule.
-    const problems = rule.check(slot, this, (judge) => this.#pending.push({ localId, rule, judge }));
-    this.#log.add(
-      localId,
-      problems.map((problem) => this.#issue(problem, rule.severity)),
-    );
+    this.#judging = slot;
+    this.#judgingRule = rule;
+    // A Slot is a FinalRecord, and #later is made once: nothing allocated per record unless a rule raises or defers.
+    const problems = rule.check(slot, this, this.#later);
+    if (problems.length > 0)
+      this.#log.add(
+        slot.localId,
+        problems.map((problem) => this.#issue(problem, rule.severity)),
+      );
   }
 
   /** PlanFacts: the entity a reference names, with the state it ends the batch in and whether that is final yet. */
