@@ -383,7 +383,7 @@ const api = {
     .int()
     .positive()
     .default(1024 * 1024),
-  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES before it is cut. */
+  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES, or its last bytes unread once it ends, before it is cut. */
   STREAM_SLOW_CONSUMER_SECONDS: z.coerce.number().positive().default(30),
   /** A push stream ends after this and its client reconnects (to any API process) with Last-Event-ID. */
   STREAM_MAX_SECONDS: z.coerce.number().positive().default(3600),
