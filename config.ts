@@ -469,7 +469,7 @@ const worker = {
    */
   ANALYZE_AFTER_RECORDS: z.coerce.number().int().min(0).default(10_000),
   /**
-   * Temporal worker versioning (docs/deployment.md, deploying): the worker
+   * Temporal worker versioning (docs/deployment.md, Workers): the worker
    * declares a version of WORKER_DEPLOYMENT_NAME, and a batch or export
    * finishes on the version that started it. Off: unversioned workers, every
    * workflow moves to whichever worker polls (then workflow changes need

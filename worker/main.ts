@@ -99,7 +99,7 @@ async function runForever(): Promise<void> {
 
 /**
  * Once per process, beside the polls that register the version: makes it
- * current as WORKER_VERSION_CURRENT says (docs/deployment.md, deploying).
+ * current as WORKER_VERSION_CURRENT says (docs/deployment.md, Workers).
  */
 function settleVersion(version: { deploymentName: string; buildId: string }): void {
   versionSettled = true;

@@ -2,8 +2,9 @@
 //
 // Records the history of every job workflow scenario (scenarios.ts) with the
 // current workflow code into test/histories/<tag>/, a directory of its own
-// that must not exist yet: recorded histories are never changed or removed,
-// since each stands for workflows that may still be running in production.
+// that must not exist yet: recorded histories are never changed, and removed
+// only when no running workflow can replay them on new code (a patch retired,
+// or a pinned workflow's change: docs/decisions/0161-deploys-by-worker-versioning.md).
 // The tag defaults to today's date. npm test replays every recorded history
 // against the current bundle (test/integration/replay.test.ts).
 import { randomUUID } from 'node:crypto';
