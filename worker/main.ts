@@ -30,7 +30,7 @@ const client = new Client({ connection: clientConnection, namespace: config.TEMP
 // Versioned, the build id is the bundle's hash: a worker without a prebuilt one bundles here, before it connects.
 const workflows = config.WORKER_VERSIONING ? await loadWorkflowBundle(config.WORKFLOW_BUNDLE) : undefined;
 const deployment = workflows && { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID ?? workflows.buildId };
-let versionSettled = false;
+let versionSettling = false;
 
 /** Between two tries to reach Temporal, or to run the worker again after it failed. */
 const RETRY_MS = 5_000;
@@ -84,7 +84,7 @@ async function runForever(): Promise<void> {
         'worker polling',
       );
       const running = current.run();
-      if (deployment && !versionSettled) settleVersion(deployment);
+      if (deployment && !versionSettling) settleVersion(deployment);
       await running;
     } catch (error) {
       if (stopping) return;
@@ -99,18 +99,20 @@ async function runForever(): Promise<void> {
 
 /**
  * Once per process, beside the polls that register the version: makes it
- * current as WORKER_VERSION_CURRENT says (docs/deployment.md, Workers).
+ * current as WORKER_VERSION_CURRENT says (docs/deployment.md, Workers),
+ * trying again while Temporal does not answer.
  */
 function settleVersion(version: { deploymentName: string; buildId: string }): void {
-  versionSettled = true;
+  versionSettling = true;
   makeVersionCurrent(client, version, config.WORKER_VERSION_CURRENT, () => stopping).then(
     (outcome) => log.info({ version: versionName(version), policy: config.WORKER_VERSION_CURRENT, outcome }, 'worker deployment version'),
-    (error: unknown) => {
-      versionSettled = false;
+    async (error: unknown) => {
       log.warn(
         { err: error, version: versionName(version) },
-        'could not make the worker deployment version current; tried again when the worker restarts',
+        `could not make the worker deployment version current; trying again in ${RETRY_MS / 1000} s`,
       );
+      await sleep(RETRY_MS);
+      if (!stopping) settleVersion(version);
     },
   );
 }
