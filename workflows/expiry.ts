@@ -1,4 +1,4 @@
-import { patched, proxyActivities, setWorkflowOptions, type ActivityOptions } from '@temporalio/workflow';
+import { patched, proxyActivities, setWorkflowOptions, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BatchActivities, ExportActivities } from '../temporal/contracts.ts';
 
 const HOUSEKEEPING: ActivityOptions = {
@@ -29,5 +29,9 @@ export async function expiryWorkflow(): Promise<{ exportsExpired: number; batchB
 // Housekeeping the schedule starts for as long as the service runs: each run
 // moves to the current release instead of keeping the previous one's workers
 // busy, so a deploy drains without waiting for it, and a change here still
-// goes behind patched().
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, expiryWorkflow);
+// goes behind patched(). Only on a versioned worker: an unversioned one
+// (WORKER_VERSIONING=false) fails a workflow task that names a behaviour.
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
+  expiryWorkflow,
+);
