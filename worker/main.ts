@@ -97,22 +97,33 @@ async function runForever(): Promise<void> {
   }
 }
 
+/** Between two looks whether the deployment still has a current version (see settleVersion). */
+const VERSION_CHECK_MS = 30_000;
+
 /**
  * Once per process, beside the polls that register the version: makes it
  * current as WORKER_VERSION_CURRENT says (docs/deployment.md, Workers),
- * trying again while Temporal does not answer.
+ * trying again while Temporal does not answer. Then, every VERSION_CHECK_MS,
+ * makes it current again if the deployment has none: a Temporal that lost
+ * its state forgets its deployments, and new workflows would wait for a
+ * current version with no one to set it.
  */
-function settleVersion(version: { deploymentName: string; buildId: string }): void {
+function settleVersion(version: { deploymentName: string; buildId: string }, policy = config.WORKER_VERSION_CURRENT, first = true): void {
   versionSettling = true;
-  makeVersionCurrent(client, version, config.WORKER_VERSION_CURRENT, () => stopping).then(
-    (outcome) => log.info({ version: versionName(version), policy: config.WORKER_VERSION_CURRENT, outcome }, 'worker deployment version'),
-    async (error: unknown) => {
+  const again = (next: typeof policy, ms: number, nextFirst: boolean) => {
+    if (next !== 'never') setTimeout(() => !stopping && settleVersion(version, next, nextFirst), ms).unref();
+  };
+  makeVersionCurrent(client, version, policy, () => stopping).then(
+    (outcome) => {
+      if (first || outcome === 'made current') log.info({ version: versionName(version), policy, outcome }, 'worker deployment version');
+      again(policy === 'never' ? 'never' : 'if-none', VERSION_CHECK_MS, false);
+    },
+    (error: unknown) => {
       log.warn(
         { err: error, version: versionName(version) },
         `could not make the worker deployment version current; trying again in ${RETRY_MS / 1000} s`,
       );
-      await sleep(RETRY_MS);
-      if (!stopping) settleVersion(version);
+      again(policy, RETRY_MS, first);
     },
   );
 }
