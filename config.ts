@@ -468,6 +468,26 @@ const worker = {
    * reads; autovacuum may be late or off). 0: never.
    */
   ANALYZE_AFTER_RECORDS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Temporal worker versioning (docs/deployment.md, Workers): the worker
+   * declares a version of WORKER_DEPLOYMENT_NAME, and a batch or export
+   * finishes on the version that started it. Off: unversioned workers, every
+   * workflow moves to whichever worker polls (then workflow changes need
+   * patched() branches alone).
+   */
+  WORKER_VERSIONING: booleanFromEnv.default(true),
+  /** The Temporal worker deployment every worker of this service belongs to; one per environment sharing a namespace. */
+  WORKER_DEPLOYMENT_NAME: z.string().min(1).default('entity-records'),
+  /** This worker's version within the deployment; default: the content hash of its workflow bundle, the same in every process of a release. */
+  WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
+  /**
+   * When the worker makes its own version the deployment's current one (new
+   * workflows start there): `if-none` only when the deployment has no current
+   * version yet (a first start; later releases are made current by the
+   * deploy procedure), `always` at every start (`npm start` sets it: it runs
+   * every worker of its release), `never`.
+   */
+  WORKER_VERSION_CURRENT: z.enum(['if-none', 'always', 'never']).default('if-none'),
 };
 
 /** Measuring aids of the worker, off unless set: for benchmarks, never needed in production. */

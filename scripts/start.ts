@@ -79,7 +79,8 @@ async function main(): Promise<void> {
 
   const workflowBundle = resolve(dataDir, 'workflow-bundle.js');
   execFileSync(process.execPath, [resolve(projectRoot(), 'scripts/bundle-workflows.ts'), workflowBundle], { stdio: 'inherit' });
-  const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
+  // Its workers are every worker of this release, and no other release's run: its version becomes current at each start.
+  const env = { WORKER_VERSION_CURRENT: 'always', ...process.env, TEMPORAL_ADDRESS: temporalAddress, WORKFLOW_BUNDLE: workflowBundle };
   for (const { entry, name, extraEnv, flags } of [
     ...workerProcesses(config),
     { entry: 'api/main.ts', name: 'api', extraEnv: {}, flags: [] },

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities, type BatchActivityDeps } from '../activities/batches.ts';
 import { createExportActivities, type ExportActivityDeps } from '../activities/exports.ts';
@@ -53,6 +54,12 @@ export interface WorkerDeps {
   shutdownGraceMs?: number;
   /** A pre-built workflow bundle (tests build one per run); otherwise the worker bundles WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * The worker deployment version every lane declares (WORKER_VERSIONING):
+   * workflows are pinned to the version that started them, the expiry
+   * workflow excepted (workflows/expiry.ts). Unset: an unversioned worker.
+   */
+  deployment?: WorkerDeploymentVersion;
 }
 
 /**
@@ -147,6 +154,16 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     // A deploy's SIGTERM stops polling at once and lets a running apply
     // commit, instead of rolling back work of up to many minutes.
     shutdownGraceTime: deps.shutdownGraceMs ?? 0,
+    // The activity-only lanes declare the version too: a pinned workflow's activities then run on its own release's workers.
+    ...(deps.deployment
+      ? {
+          workerDeploymentOptions: {
+            useWorkerVersioning: true as const,
+            version: deps.deployment,
+            defaultVersioningBehavior: 'PINNED' as const,
+          },
+        }
+      : {}),
   };
   const workers: Worker[] = [];
   const taskQueues: Partial<Record<Lane, string>> = {};

@@ -7,6 +7,8 @@ import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../platform/signals.ts';
 import { temporalConnectionOptions } from '../temporal/client/connection.ts';
+import { makeVersionCurrent, versionName } from '../temporal/client/worker-deployment.ts';
+import { loadWorkflowBundle } from './bundle.ts';
 import { createWorker, type ServiceWorker } from './create-worker.ts';
 import { startMemoryLog } from './memory-log.ts';
 import { installTemporalRuntime } from './runtime.ts';
@@ -25,6 +27,10 @@ const connectionOptions = { address: config.temporalAddress, ...temporalConnecti
 // The activities' own client (see WorkerDeps.client): lazy, so that it never stands in the way of a start.
 const clientConnection = Connection.lazy(connectionOptions);
 const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+// Versioned, the build id is the bundle's hash: a worker without a prebuilt one bundles here, before it connects.
+const workflows = config.WORKER_VERSIONING ? await loadWorkflowBundle(config.WORKFLOW_BUNDLE) : undefined;
+const deployment = workflows && { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID ?? workflows.buildId };
+let versionSettling = false;
 
 /** Between two tries to reach Temporal, or to run the worker again after it failed. */
 const RETRY_MS = 5_000;
@@ -53,7 +59,8 @@ async function runForever(): Promise<void> {
         log,
         forceKeySecret: config.forceKeySecret,
         // A bundle built beforehand (npm start and the image do) keeps webpack out of the worker's memory.
-        workflowBundle: config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined,
+        workflowBundle: workflows?.bundle ?? (config.WORKFLOW_BUNDLE ? { codePath: config.WORKFLOW_BUNDLE } : undefined),
+        deployment,
         exportDir: config.exportDir,
         maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
         interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
@@ -67,10 +74,18 @@ async function runForever(): Promise<void> {
       });
       if (stopping) return;
       log.info(
-        { taskQueues: current.taskQueues, activitySlots: current.slots, temporal: config.temporalAddress, metrics: metrics?.url },
+        {
+          taskQueues: current.taskQueues,
+          activitySlots: current.slots,
+          version: deployment && versionName(deployment),
+          temporal: config.temporalAddress,
+          metrics: metrics?.url,
+        },
         'worker polling',
       );
-      await current.run();
+      const running = current.run();
+      if (deployment && !versionSettling) settleVersion(deployment);
+      await running;
     } catch (error) {
       if (stopping) return;
       log.error({ err: error, round, temporal: config.temporalAddress }, `worker could not run; trying again in ${RETRY_MS / 1000} s`);
@@ -80,6 +95,37 @@ async function runForever(): Promise<void> {
       await connection?.close().catch(() => undefined);
     }
   }
+}
+
+/** Between two looks whether the deployment still has a current version (see settleVersion). */
+const VERSION_CHECK_MS = 30_000;
+
+/**
+ * Once per process, beside the polls that register the version: makes it
+ * current as WORKER_VERSION_CURRENT says (docs/deployment.md, Workers),
+ * trying again while Temporal does not answer. Then, every VERSION_CHECK_MS,
+ * makes it current again if the deployment has none: a Temporal that lost
+ * its state forgets its deployments, and new workflows would wait for a
+ * current version with no one to set it.
+ */
+function settleVersion(version: { deploymentName: string; buildId: string }, policy = config.WORKER_VERSION_CURRENT, first = true): void {
+  versionSettling = true;
+  const again = (next: typeof policy, ms: number, nextFirst: boolean) => {
+    if (next !== 'never') setTimeout(() => !stopping && settleVersion(version, next, nextFirst), ms).unref();
+  };
+  makeVersionCurrent(client, version, policy, () => stopping).then(
+    (outcome) => {
+      if (first || outcome === 'made current') log.info({ version: versionName(version), policy, outcome }, 'worker deployment version');
+      again(policy === 'never' ? 'never' : 'if-none', VERSION_CHECK_MS, false);
+    },
+    (error: unknown) => {
+      log.warn(
+        { err: error, version: versionName(version) },
+        `could not make the worker deployment version current; trying again in ${RETRY_MS / 1000} s`,
+      );
+      again(policy, RETRY_MS, first);
+    },
+  );
 }
 
 await runUntilSignalled(runForever, () => {

@@ -40,6 +40,8 @@ export interface Stack {
   killWorker(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
   /** Starts a worker again (after killWorker), with the same environment (and `extraEnv`: a new release's bundle, say). */
   startWorker(extraEnv?: Record<string, string>): ChildProcess;
+  /** Sends `signal` (default SIGKILL) to the interactive worker and waits until it is gone, as killWorker. */
+  killInteractiveWorker(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
   /** Sends `signal` (default SIGKILL) to the API and waits until it is gone. */
   killApi(signal?: NodeJS.Signals): Promise<void>;
   /** Starts the API again on the same port (with `extraEnv` over the stack's environment) and waits until /health answers. */
@@ -128,6 +130,8 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
     dbFile: join(scratch, 'temporal.db'),
     port: await freePort(),
     logFile: join(scratch, 'temporal.log'),
+    // A drained worker deployment version is reported within seconds, not the server's minutes: the deploy scenario waits for it.
+    dynamicConfig: ['matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"', 'matching.wv.VersionDrainageStatusRefreshInterval="2s"'],
   };
   const children: { worker?: ChildProcess; interactiveWorker?: ChildProcess; api?: ChildProcess; temporal?: DevServer } = {};
   const unexpectedExits: string[] = [];
@@ -239,6 +243,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
       unexpectedExits,
       killWorker: (signal = 'SIGKILL', graceMs?: number) => kill(children.worker, signal, graceMs),
       startWorker: (extraEnv: Record<string, string> = {}) => spawnChild('worker', { ...bulkEnv, ...extraEnv }),
+      killInteractiveWorker: (signal = 'SIGKILL', graceMs?: number) => kill(children.interactiveWorker, signal, graceMs),
       killApi: (signal = 'SIGKILL') => kill(children.api, signal),
       startApi,
       async stopTemporal() {

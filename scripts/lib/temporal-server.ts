@@ -10,6 +10,8 @@ export interface DevServerOptions {
   uiPort?: number;
   logFile: string;
   namespace?: string;
+  /** More `--dynamic-config-value KEY=VALUE` settings of the server. */
+  dynamicConfig?: readonly string[];
 }
 
 export interface DevServer {
@@ -39,6 +41,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     // No network here: the version check would only time out.
     '--dynamic-config-value',
     'frontend.enableServerVersionCheck=false',
+    ...(options.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
     ...(options.uiPort ? ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch'] : ['--headless']),
     ...(options.namespace && options.namespace !== 'default' ? ['--namespace', options.namespace] : []),
   ];

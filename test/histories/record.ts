@@ -2,12 +2,13 @@
 //
 // Records the history of every job workflow scenario (scenarios.ts) with the
 // current workflow code into test/histories/<tag>/, a directory of its own
-// that must not exist yet: recorded histories are never changed or removed,
-// since each stands for workflows that may still be running in production.
+// that must not exist yet: recorded histories are never changed, and removed
+// only when no running workflow can replay them on new code (a patch retired,
+// or a pinned workflow's change: docs/decisions/0161-deploys-by-worker-versioning.md).
 // The tag defaults to today's date. npm test replays every recorded history
 // against the current bundle (test/integration/replay.test.ts).
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,7 +18,8 @@ import proto from '@temporalio/proto';
 import { Runtime, Worker } from '@temporalio/worker';
 import { ensureTemporalBinary } from '../../scripts/lib/temporal-binary.ts';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes.ts';
-import { buildWorkflowBundle } from '../../worker/bundle.ts';
+import { makeVersionCurrent } from '../../temporal/client/worker-deployment.ts';
+import { bundleBuildId, buildWorkflowBundle } from '../../worker/bundle.ts';
 import { HISTORY_SCENARIOS, scenarioTaskQueues, type Activities } from './scenarios.ts';
 
 const HISTORIES_DIR = new URL('.', import.meta.url).pathname;
@@ -55,6 +57,10 @@ function historyJson(history: proto.temporal.api.history.v1.IHistory): string {
   return JSON.stringify(proto.temporal.api.history.v1.History.fromObject(history).toJSON(), null, 1);
 }
 
+// Versioned workers, as the service runs them (WORKER_VERSIONING): the histories carry each workflow task's version and behaviour.
+const version = { deploymentName: 'histories', buildId: bundleBuildId(readFileSync(bundlePath, 'utf8')) };
+const versioned = { workerDeploymentOptions: { useWorkerVersioning: true as const, version, defaultVersioningBehavior: 'PINNED' as const } };
+
 const ACTIVITY_NAMES = ['applyBatch', 'markBatchFailed', 'removeExpiredBatchBodies', 'runExport', 'markExportFailed', 'expireExports'] as const;
 try {
   const recorded: Record<string, string> = {};
@@ -65,11 +71,12 @@ try {
     ) as unknown as Activities;
     const [workflowQueue, ...laneQueues] = scenarioTaskQueues(taskQueue);
     const workers = [
-      await Worker.create({ connection: env.nativeConnection, taskQueue: workflowQueue!, workflowBundle: { codePath: bundlePath }, activities, maxHeartbeatThrottleInterval: 1000 }),
-      ...(await Promise.all(laneQueues.map((queue) => Worker.create({ connection: env.nativeConnection, taskQueue: queue, activities, maxHeartbeatThrottleInterval: 1000 })))),
+      await Worker.create({ connection: env.nativeConnection, taskQueue: workflowQueue!, workflowBundle: { codePath: bundlePath }, activities, maxHeartbeatThrottleInterval: 1000, ...versioned }),
+      ...(await Promise.all(laneQueues.map((queue) => Worker.create({ connection: env.nativeConnection, taskQueue: queue, activities, maxHeartbeatThrottleInterval: 1000, ...versioned })))),
     ];
     const runs = workers.map((worker) => worker.run());
     try {
+      await makeVersionCurrent(env.client, version, 'if-none');
       const workflowId = `${scenario.name}-${randomUUID()}`;
       const handle = await scenario.drive(env.client, workflowQueue!, workflowId);
       recorded[scenario.name] = historyJson(await handle.fetchHistory());

@@ -58,11 +58,14 @@ export class EntryProcesses {
 
 /** The environment of an API and its workers: the run's services, a task queue of its own (it must not take other tests' workflows), an admin token. */
 export async function entryEnv(): Promise<NodeJS.ProcessEnv> {
+  const taskQueue = `entry-points-${randomUUID()}`;
   return {
     ...process.env,
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `entry-points-${randomUUID()}`,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    // A worker deployment of its own: a version made current by another test's worker (another bundle) never routes its workflows.
+    WORKER_DEPLOYMENT_NAME: taskQueue,
     DATA_DIR: inject('scratchDir'),
     WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     LOG_LEVEL: 'warn',

@@ -3,6 +3,7 @@
 // shared Temporal dev server and the run's PostgreSQL database.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { SdkComponent, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
@@ -15,6 +16,8 @@ import { loadConfig, type Config } from '../../config.ts';
 import { ValidationPool } from '../../engine/validation/index.ts';
 import { openDb, type Db } from '../../db/index.ts';
 import { createLogger } from '../../logger.ts';
+import { makeVersionCurrent } from '../../temporal/client/worker-deployment.ts';
+import { bundleBuildId } from '../../worker/bundle.ts';
 import { createWorker, type ServiceWorker } from '../../worker/create-worker.ts';
 
 /** One token per permission (and an admin), so tests can act as each kind of client. */
@@ -72,6 +75,12 @@ export interface HarnessOptions {
   afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
   /** The entry of the API's validation threads in place of engine/validation/thread.ts (test/support/validation-crash.ts). */
   validationThreadEntry?: URL;
+  /**
+   * Workers of a worker deployment of the harness's own (named after its task
+   * queue; build id: the bundle's hash), its version made current, as the
+   * service's workers run (WORKER_VERSIONING). Default: unversioned.
+   */
+  versioned?: boolean;
 }
 
 let runtimeInstalled = false;
@@ -148,6 +157,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 
   // Each worker on a connection of its own: the SDK refuses two workers of one queue on one connection.
+  const deployment = options.versioned
+    ? { deploymentName: config.TEMPORAL_TASK_QUEUE, buildId: bundleBuildId(readFileSync(inject('workflowBundlePath'), 'utf8')) }
+    : undefined;
   const workers: { worker: ServiceWorker; run: Promise<void>; connection: NativeConnection }[] = [];
   for (let index = 0; options.worker !== false && index < (options.workers ?? 1); index += 1) {
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -167,9 +179,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       workflowBundle: { codePath: inject('workflowBundlePath') },
       maxConcurrentActivities: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
       interactiveActivities: config.WORKER_INTERACTIVE_ACTIVITIES,
+      deployment,
     });
     workers.push({ worker, run: worker.run(), connection: nativeConnection });
   }
+  if (deployment && workers.length > 0) await makeVersionCurrent(temporal, deployment, 'if-none');
 
   const tokens = config.AUTH_DISABLED ? 'disabled' : loadTokens(config, () => undefined);
   const validation = new ValidationPool({ threads: config.VALIDATION_THREADS, entry: options.validationThreadEntry });

@@ -19,9 +19,13 @@ export interface ExtraProcess {
   stop(): Promise<void>;
 }
 
-/** Starts one more worker with the stack's environment; its output goes to `<name>.log` in the stack's scratch directory. */
-export function startExtraWorker(stack: Pick<Stack, 'env' | 'scratch'>, name = 'worker-2'): ExtraProcess {
-  return spawnChild(stack, 'worker', name, stack.env);
+/** Starts one more worker with the stack's environment (and `extraEnv`); its output goes to `<name>.log` in the stack's scratch directory. */
+export function startExtraWorker(
+  stack: Pick<Stack, 'env' | 'scratch'>,
+  name = 'worker-2',
+  extraEnv: Record<string, string> = {},
+): ExtraProcess {
+  return spawnChild(stack, 'worker', name, { ...stack.env, ...extraEnv });
 }
 
 /** Starts one more API on `port` with the stack's environment; resolves once /health answers. */

@@ -1,56 +1,81 @@
 // A deploy of a changed workflow while a batch of the previous release is
-// mid-apply: the old bulk worker is stopped (SIGTERM) and a worker of the
-// new release (test/faults/deploy/, a step added behind patched()) is
-// started at once. The stopping worker polls nothing more but lets the apply
-// finish within WORKER_SHUTDOWN_GRACE_SECONDS: the batch commits on attempt
-// 1, in one transaction, before the old worker exits. The old batch
-// completes on its version (no patch marker), a new batch runs on the new one
-// (the marker and its timer), and no workflow task fails in either.
-// (20,000 entities take long enough here to be caught mid-write; the grace
-// period itself is sized for 100,000-entity and larger applies.)
+// mid-apply, by the procedure of docs/deployment.md (worker versioning,
+// docs/decisions/0161-deploys-by-worker-versioning.md), each step with the
+// `temporal` CLI command the procedure names: the new release's worker starts
+// beside the old ones; its version is made current; the old version drains;
+// the old workers are stopped. The new release (test/faults/deploy/) adds a
+// step to the batch workflow with no patched() branch: a batch of the old
+// release that replayed on it would fail its workflow task. The old batch
+// finishes on the old version (no timer, its apply on attempt 1, on the old
+// worker), the next batch runs on the new one (the timer), every workflow
+// task of both is completed by its own version, and nothing is applied twice.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { writeFileSync } from 'node:fs';
+import { ensureTemporalBinary } from '../../../scripts/lib/temporal-binary.ts';
+import { bundleBuildId } from '../../../worker/bundle.ts';
 import { generatedBatch } from '../lib/data.ts';
+import { startExtraWorker } from '../lib/processes.ts';
 import { batchWriting, check, scalingScenario, type ScenarioContext } from '../lib/scenario.ts';
 import { batchEnded } from '../../support/batch-ended.ts';
 import { pollUntil } from '../../support/poll.ts';
 
 const ENTITIES = 20_000;
 const NEW = 100;
-const GRACE_SECONDS = 180;
+/** The stack's workers keep WORKER_DEPLOYMENT_NAME's default. */
+const DEPLOYMENT = 'entity-records';
 
 export const deploy = scalingScenario(
   {
     name: 'deploy',
-    title: `a changed workflow deployed (patched) while a ${ENTITIES.toLocaleString('en')}-entity batch of the previous release is mid-apply`,
+    title: `a changed workflow (no patch) deployed by worker versioning while a ${ENTITIES.toLocaleString('en')}-entity batch of the previous release is mid-apply`,
     timeoutMs: 10 * 60_000,
-    env: { WORKER_SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS) },
   },
   runAtScale,
 );
 
-/** What the history of a workflow says about a deploy: its patch markers, timers and failed workflow tasks. */
-async function historyFacts(address: string, workflowId: string): Promise<{ markers: number; timers: number; taskFailures: string[] }> {
+/** What the history of a workflow says about a deploy: its timers, failed workflow tasks and the build ids that completed its workflow tasks. */
+async function historyFacts(
+  address: string,
+  workflowId: string,
+): Promise<{ timers: number; taskFailures: string[]; buildIds: Set<string> }> {
   const connection = await Connection.connect({ address });
   try {
     const events = (await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     return {
-      markers: events.filter((event) => event.markerRecordedEventAttributes).length,
       timers: events.filter((event) => event.timerStartedEventAttributes).length,
       taskFailures: events.flatMap((event) =>
         event.workflowTaskFailedEventAttributes ? [event.workflowTaskFailedEventAttributes.failure?.message ?? 'failed'] : [],
       ),
+      buildIds: new Set(events.flatMap((event) => event.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId ?? [])),
     };
   } finally {
     await connection.close();
   }
 }
 
+interface VersionDescription {
+  drainageInfo?: { drainageStatus?: string };
+  taskQueuesInfos?: { name?: string; type?: string }[];
+}
+
 async function runAtScale({ stack, client, db, log, figures, workflows, ...context }: ScenarioContext, scale: number): Promise<void> {
   const entities = ENTITIES * scale;
+  /** One `temporal worker deployment …` command of the procedure, against the stack's server; its JSON answer. */
+  const cli = (...args: string[]): unknown => {
+    const out = execFileSync(ensureTemporalBinary(), ['worker', 'deployment', ...args, '--address', stack.temporalAddress, '-o', 'json'], {
+      encoding: 'utf8',
+      // "not found" while a version registers is retried, not news.
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return out.trim() ? JSON.parse(out) : undefined;
+  };
+  const describeVersion = (buildId: string) =>
+    cli('describe-version', '--deployment-name', DEPLOYMENT, '--build-id', buildId) as VersionDescription;
+
   const release = join(stack.scratch, 'next-release-bundle.js');
   const { code } = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../deploy/workflows.ts', import.meta.url)),
@@ -64,6 +89,8 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     },
   });
   writeFileSync(release, code);
+  const oldBuild = bundleBuildId(readFileSync(stack.env.WORKFLOW_BUNDLE!, 'utf8'));
+  const newBuild = bundleBuildId(code);
 
   const old = await generatedBatch(context, `dp${scale}`, entities);
   await client.submitBatchOk(old.body);
@@ -77,51 +104,67 @@ async function runAtScale({ stack, client, db, log, figures, workflows, ...conte
     holder.worker.startsWith(`${stack.worker.pid}@`),
     `the batch is held by ${holder.worker}, not the bulk worker (pid ${stack.worker.pid})`,
   );
-  const stoppedAt = performance.now();
-  // A SIGKILL only if the worker outlives its grace period by far: then the scenario fails below.
-  const stopped = stack
-    .killWorker('SIGTERM', (GRACE_SECONDS + 60) * 1000)
-    .then(async () => ({ at: performance.now(), batch: await db.batch(old.batchId) }));
-  stack.startWorker({ WORKFLOW_BUNDLE: release });
-  log(
-    `deployed the next release at changesApplied ${caught.changesApplied}/${caught.changesTotal}: old worker stopping, new worker started`,
-  );
-  const fresh = await generatedBatch(context, `dpn${scale}`, NEW);
-  // Sent once the old worker is gone: a workflow task that reached the old worker's last poll
-  // as it stopped would run the new batch on the old release (seen at load 20), which a deploy
-  // allows but this check could not tell apart.
-  const exited = await stopped;
-  await client.submitBatchOk(fresh.body);
-  figures['SIGTERM→old worker exited'] = `${((exited.at - stoppedAt) / 1000).toFixed(0)} s`;
-  check(
-    exited.batch?.status === 'COMPLETED',
-    `the batch was ${exited.batch?.status} when the stopped worker exited: its apply did not finish within the grace period`,
-  );
-  check((exited.at - stoppedAt) / 1000 < GRACE_SECONDS, 'the stopped worker waited out its whole grace period');
 
-  for (const [batch, count] of [
-    [old, entities],
-    [fresh, NEW],
-  ] as const) {
-    const ended = await batchEnded(db.pool, batch.batchId, 4 * 60_000);
-    check(ended.status === 'COMPLETED', `batch ${batch.batchId} ended ${ended.status}: ${ended.error}`);
-    const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, count);
-    check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
+  // 1. The new release's workers (one process, both lanes), beside the old ones.
+  const next = startExtraWorker(stack, 'worker-2', { WORKFLOW_BUNDLE: release });
+  try {
+    // 2. Current once it polls every task queue of the deployment (describe-version lists them).
+    const queues = await pollUntil(
+      async () => {
+        const crashed = next.crashed();
+        if (crashed) throw new Error(crashed);
+        const listed = [...new Set((describeVersion(newBuild).taskQueuesInfos ?? []).map((queue) => queue.name))];
+        return listed.length >= 3 ? listed : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: `version ${newBuild} to poll its task queues` },
+    );
+    cli('set-current-version', '--deployment-name', DEPLOYMENT, '--build-id', newBuild, '--yes');
+    log(
+      `deployed ${DEPLOYMENT}:${newBuild} (task queues ${queues.join(', ')}) at changesApplied ${caught.changesApplied}/${caught.changesTotal}; ${oldBuild} still running`,
+    );
+    const fresh = await generatedBatch(context, `dpn${scale}`, NEW);
+    await client.submitBatchOk(fresh.body);
+
+    for (const [batch, count] of [
+      [old, entities],
+      [fresh, NEW],
+    ] as const) {
+      const ended = await batchEnded(db.pool, batch.batchId, 4 * 60_000);
+      check(ended.status === 'COMPLETED', `batch ${batch.batchId} ended ${ended.status}: ${ended.error}`);
+      const violations = await db.exactlyOnceViolations(batch.batchId, batch.entityType, count);
+      check(violations.length === 0, `not applied exactly once: ${violations.join('; ')}`);
+    }
+
+    // 3. Drained: no open workflow is pinned to the old version any more.
+    const drainStarted = performance.now();
+    await pollUntil(async () => (/^drained$/i.test(describeVersion(oldBuild).drainageInfo?.drainageStatus ?? '') ? true : undefined), {
+      timeoutMs: 2 * 60_000,
+      intervalMs: 1_000,
+      what: `version ${oldBuild} to be drained`,
+    });
+    figures['old version drained after its last batch'] = `${((performance.now() - drainStarted) / 1000).toFixed(0)} s`;
+    // 4. The old workers stop.
+    await stack.killWorker('SIGTERM');
+    await stack.killInteractiveWorker('SIGTERM');
+
+    const [oldFacts, newFacts] = [
+      await historyFacts(stack.temporalAddress, old.batchId),
+      await historyFacts(stack.temporalAddress, fresh.batchId),
+    ];
+    log(
+      `old batch: ${oldFacts.timers} timers, build ids ${[...oldFacts.buildIds].join(', ')}; new batch: ${newFacts.timers} timers, build ids ${[...newFacts.buildIds].join(', ')}`,
+    );
+    check(
+      oldFacts.taskFailures.length === 0 && newFacts.taskFailures.length === 0,
+      `workflow tasks failed: ${[...oldFacts.taskFailures, ...newFacts.taskFailures].join('; ')}`,
+    );
+    check(oldFacts.timers === 0 && [...oldFacts.buildIds].join() === oldBuild, "the old batch ran (in part) on the new release's code");
+    check(newFacts.timers === 1 && [...newFacts.buildIds].join() === newBuild, 'the new batch did not run on the new release');
+    const attempts = await workflows.finishedActivityAttempts(old.batchId);
+    check(attempts[0]?.attempt === 1, `the old batch's apply completed on attempt ${attempts[0]?.attempt}, not 1`);
+    check(!next.crashed(), next.crashed() ?? '');
+    figures.deployed = 'old batch on its version (attempt 1), new batch on the new one, old version drained';
+  } finally {
+    await next.stop();
   }
-  const [oldFacts, newFacts] = [
-    await historyFacts(stack.temporalAddress, old.batchId),
-    await historyFacts(stack.temporalAddress, fresh.batchId),
-  ];
-  log(
-    `old batch: ${oldFacts.markers} markers, ${oldFacts.timers} timers; new batch: ${newFacts.markers} markers, ${newFacts.timers} timers`,
-  );
-  check(
-    oldFacts.taskFailures.length === 0 && newFacts.taskFailures.length === 0,
-    `workflow tasks failed: ${[...oldFacts.taskFailures, ...newFacts.taskFailures].join('; ')}`,
-  );
-  check(oldFacts.markers === 0 && oldFacts.timers === 0, "the old batch took the new release's step");
-  check(newFacts.markers === 1 && newFacts.timers === 1, 'the new batch did not run on the new release');
-  const attempts = await workflows.finishedActivityAttempts(old.batchId);
-  check(attempts[0]?.attempt === 1, `the old batch's apply completed on attempt ${attempts[0]?.attempt}, not 1`);
-  figures.deployed = 'old batch on its version (attempt 1), new batch on the new one';
 }
