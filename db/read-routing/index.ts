@@ -106,6 +106,14 @@ export async function readRouting(primary: PrimaryReads, settings: StandbySettin
     ownWrites.delete(principal!);
     return 0n;
   };
+  const serve = (standby: Standby): ReadSide => {
+    standby.view.served += 1;
+    return standby.side;
+  };
+  const onFreshest = (past = 0n): ReadSide => {
+    const standby = freshest(past);
+    return standby ? serve(standby) : primary.side;
+  };
   const inRotation = () => standbys.filter((standby) => standby.view.inRotation);
   const freshest = (past = 0n) =>
     inRotation()
@@ -117,7 +125,7 @@ export async function readRouting(primary: PrimaryReads, settings: StandbySettin
     const standby = freshest(past);
     if (!standby) return primary.side;
     try {
-      return (await probe(standby.pool)) ? standby.side : primary.side;
+      return (await probe(standby.pool)) ? serve(standby) : primary.side;
     } catch (error) {
       if (standbyFailure(error)) monitor.markDown(standby.view);
       return primary.side;
@@ -137,14 +145,14 @@ export async function readRouting(primary: PrimaryReads, settings: StandbySettin
         }, ownWrite(need.principal));
       }
       if ('commitSeq' in need) {
-        if (need.commitSeq === '0') return freshest()?.side ?? primary.side;
+        if (need.commitSeq === '0') return onFreshest();
         return confirmed(async (pool) => {
           const { rowCount } = await pool.query('select 1 from transaction where commit_seq = $1', [need.commitSeq]);
           return rowCount === 1;
         });
       }
-      if ('principal' in need) return freshest(ownWrite(need.principal))?.side ?? primary.side;
-      return freshest()?.side ?? primary.side;
+      if ('principal' in need) return onFreshest(ownWrite(need.principal));
+      return onFreshest();
     },
 
     async wrote(principal) {

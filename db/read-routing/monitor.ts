@@ -22,6 +22,8 @@ export interface StandbyView {
   replayed: bigint;
   /** Seconds behind the primary at the last check (Infinity: further back than the samples kept). */
   lagSeconds: number;
+  /** Reads this process has sent to it. */
+  served: number;
 }
 
 interface Sample {
@@ -47,7 +49,7 @@ export class StandbyMonitor {
     this.primary = primary;
     this.maxLagSeconds = maxLagSeconds;
     this.log = log;
-    this.views = standbyUrls.map((url) => ({ name: nameOf(url), inRotation: false, replayed: 0n, lagSeconds: Infinity }));
+    this.views = standbyUrls.map((url) => ({ name: nameOf(url), inRotation: false, replayed: 0n, lagSeconds: Infinity, served: 0 }));
     this.probes = standbyUrls.map((url) => {
       const probe = new pg.Pool({
         connectionString: url,
@@ -115,7 +117,8 @@ export class StandbyMonitor {
       view.replayed = lsnValue(row.replayed);
       view.lagSeconds = this.lagOf(view.replayed);
       view.inRotation = view.lagSeconds <= this.maxLagSeconds;
-      if (wasIn && !view.inRotation) this.log.warn({ standby: view.name, lagSeconds: view.lagSeconds }, 'standby left the read rotation: lagging');
+      if (wasIn && !view.inRotation)
+        this.log.warn({ standby: view.name, lagSeconds: view.lagSeconds }, 'standby left the read rotation: lagging');
     } catch (error) {
       view.inRotation = false;
       if (wasIn) this.log.warn({ standby: view.name, err: error }, 'standby left the read rotation: not answering');
