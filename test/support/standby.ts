@@ -31,7 +31,9 @@ export interface Cluster {
   url(database?: string): string;
   /** Stops it: 'immediate' is a crash (no shutdown checkpoint), as a killed machine. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
-  /** Starts it again after stop(). */
+  /** SIGKILL to its postmaster: a machine gone, no shutdown at all (its backends end once they see it gone). */
+  kill(): void;
+  /** Starts it again after stop() or kill(). */
   start(): Promise<void>;
   /** Rows of a query on one of its databases. */
   sql<T extends pg.QueryResultRow>(database: string, query: string, params?: unknown[]): Promise<T[]>;
@@ -78,6 +80,11 @@ function cluster(dataDir: string, port: number, options: string[]): Cluster {
     async stop(mode = 'fast') {
       if (!running) return;
       await asOsUser('pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
+      running = false;
+    },
+    kill() {
+      const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGKILL');
       running = false;
     },
     async start() {
