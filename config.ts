@@ -329,7 +329,12 @@ const api = {
   DATABASE_READ_URLS: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((url) => url.trim()).filter((url) => url !== ''))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((url) => url.trim())
+        .filter((url) => url !== ''),
+    )
     .pipe(z.array(z.url())),
   /**
    * Seconds a standby may be behind the primary and still serve reads that name no transaction (GETs, searches, the

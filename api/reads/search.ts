@@ -49,7 +49,11 @@ export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
     const body = parseWith(BODY_SCHEMAS[version], await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
     const { unknownTypes, ...result } = await searchEntities(
       (await readSideFor(deps.db.reads, ctx.state.principal.name)).search,
-      body, { page, pageSize }, searchType, limits);
+      body,
+      { page, pageSize },
+      searchType,
+      limits,
+    );
     const unknown = unknownTypesHeader(unknownTypes);
     if (unknown !== '') ctx.set(UNKNOWN_TYPES_HEADER, unknown);
     setXmlType(ctx, version);

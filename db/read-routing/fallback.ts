@@ -19,7 +19,8 @@ export function withFallback<T extends object>(
     const again = (onPrimary as Record<string, (...args: unknown[]) => unknown>)[name]!.bind(onPrimary);
     wrapped[name] = (...args: unknown[]) => {
       const result: unknown = value.apply(onStandby, args);
-      if (isAsyncGenerator(result)) return streamWithFallback(result, () => again(...args) as AsyncGenerator<unknown>, standbyFailure, down);
+      if (isAsyncGenerator(result))
+        return streamWithFallback(result, () => again(...args) as AsyncGenerator<unknown>, standbyFailure, down);
       if (result instanceof Promise)
         return result.catch((error: unknown) => {
           if (!standbyFailure(error)) throw error;
@@ -53,5 +54,10 @@ async function* streamWithFallback<T>(
 }
 
 function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as AsyncGenerator<unknown>).next === 'function' && Symbol.asyncIterator in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AsyncGenerator<unknown>).next === 'function' &&
+    Symbol.asyncIterator in value
+  );
 }

@@ -28,7 +28,7 @@ export interface ReadSide {
   readonly on: string;
 }
 
-export type ReadNeed =
+type ReadNeed =
   /** Nothing named: the freshest standby within REPLICA_MAX_LAG. */
   | { fresh: true }
   /** Reads up to these transactions (UUIDs): a standby on which every one is committed (and past the principal's own writes). */
@@ -212,7 +212,7 @@ function standbyOver(url: string, view: StandbyView, settings: StandbySettings, 
  * The standby, not the read, failed: it does not answer (no SQLSTATE, class 08, shut down 57P01-57P03), or replay
  * cancelled the read (40001, and 57P04 for a dropped database: PostgreSQL's codes for recovery conflicts).
  */
-export function standbyFailure(error: unknown): boolean {
+function standbyFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') return true;

@@ -39,7 +39,7 @@ export interface Scenario {
   run(context: ScenarioContext): Promise<void>;
 }
 
-export interface Prepared {
+interface Prepared {
   /** A URL of the server's `postgres` database: the stack's database is made there. */
   databaseServer?: string;
   env: Record<string, string>;
