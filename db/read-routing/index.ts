@@ -5,6 +5,7 @@ import type { FeedRepository } from '../feed.ts';
 import { oaiRepository, type OaiRepository } from '../oai.ts';
 import { recordRepository, type RecordRepository } from '../records.ts';
 import { searchRepository, type SearchRepository } from '../search/repository.ts';
+import { withDatabaseUser } from '../mikro-orm.config.ts';
 import { lsnValue } from './lsn.ts';
 import { StandbyMonitor, type MonitorLog, type StandbyView } from './monitor.ts';
 import { withFallback } from './fallback.ts';
@@ -174,7 +175,9 @@ export async function readRouting(primary: PrimaryReads, settings: StandbySettin
 
 function standbyOver(url: string, view: StandbyView, settings: StandbySettings, primary: PrimaryReads, monitor: StandbyMonitor): Standby {
   const common = {
-    connectionString: url,
+    connectionString: withDatabaseUser(url),
+    // The primary pool's type parsers (MikroORM's): rows read the same on either side.
+    types: primary.pool.options.types,
     application_name: 'entity-records-standby-read',
     ...(settings.acquireTimeoutMs ? { connectionTimeoutMillis: settings.acquireTimeoutMs } : {}),
   };

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { withDatabaseUser } from '../mikro-orm.config.ts';
 import { lsnValue } from './lsn.ts';
 
 // Where each standby stands, as this process last saw it: a cache of the
@@ -52,7 +53,7 @@ export class StandbyMonitor {
     this.views = standbyUrls.map((url) => ({ name: nameOf(url), inRotation: false, replayed: 0n, lagSeconds: Infinity, served: 0 }));
     this.probes = standbyUrls.map((url) => {
       const probe = new pg.Pool({
-        connectionString: url,
+        connectionString: withDatabaseUser(url),
         max: 1,
         connectionTimeoutMillis: CHECK_TIMEOUT_MS,
         query_timeout: CHECK_TIMEOUT_MS,
