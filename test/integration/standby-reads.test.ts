@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDatabase, migrate, openOrm } from '../../db/orm.ts';
+import { STREAM_START } from '../../domain/activity-streams/position.ts';
 import { GENESIS_TRANSACTION_ID } from '../../migrations/Migration20261123000005Genesis.ts';
 import { freePort } from '../../platform/ports.ts';
 import { applyBatch } from '../support/apply.ts';
@@ -132,6 +133,24 @@ describe.skipIf(unavailable !== undefined)('reads on PostgreSQL hot standbys', {
     // Every page after the first is pinned to a point the standby has: served there.
     expect(liveView().served - servedBeforeHarvest).toBeGreaterThanOrEqual(harvested.pages - 1);
     expect(await readConnections(primary)).toBe(0);
+  });
+
+  it('reads the same rows on the standby as on the primary', async () => {
+    await eventually(() => replayedOn(live, lastTransaction), 30_000, 'the standby replaying every batch');
+    const onStandby = await harness.db.reads.side({ transactions: [lastTransaction] });
+    expect(onStandby.on).toBe(liveView().name);
+    const [entityId, entityUuid] = [...created].at(-1)!;
+    const reads = (side: Pick<typeof onStandby, 'records' | 'oai' | 'activityStream'>) =>
+      Promise.all([
+        side.records.current({ entityId }),
+        side.records.currentDocument({ entityId }),
+        side.records.revisions({ entityId }, { offset: 0, limit: 10 }),
+        side.oai.currentRecord(entityUuid, 'record'),
+        side.activityStream.activitiesAfter(STREAM_START, 50),
+      ]);
+    const [standbyRows, primaryRows] = [await reads(onStandby), await reads(harness.db)];
+    expect(standbyRows[0]).toBeDefined();
+    expect(standbyRows).toEqual(primaryRows);
   });
 
   it('answers a batch’s submitter with its own write at once, while the standby has not replayed it', async () => {
