@@ -50,7 +50,13 @@ async function* streamWithFallback<T>(
   }
   if (first.done) return;
   yield first.value;
-  yield* stream;
+  try {
+    yield* stream;
+  } catch (error) {
+    // Part of the answer is out: the error stands, but the next reads go elsewhere.
+    if (standbyFailure(error)) down();
+    throw error;
+  }
 }
 
 function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknown> {
