@@ -13,6 +13,7 @@ import { applyBatch } from '../support/apply.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { listedPointers } from '../support/feed-reference.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { metricsAuthorization } from '../support/metrics-scrape.ts';
 import { harvest } from '../support/oai.ts';
 import { eventually } from '../support/poll.ts';
 import { standbysUnavailable, startPrimary, startStandby, type Cluster } from '../support/standby.ts';
@@ -195,6 +196,8 @@ describe.skipIf(unavailable !== undefined)('reads on PostgreSQL hot standbys', {
     });
     expect([...ids].sort((a, b) => a - b)).toEqual(expected);
     expect(liveView().inRotation).toBe(false);
+    const scraped = await (await harness.api('/metrics', { as: null, headers: metricsAuthorization(harness.config) })).text();
+    expect(scraped).toContain(`read_standby_in_rotation{standby="${liveView().name}"} 0`);
 
     await live.start();
     await eventually(async () => liveView().inRotation || undefined, 30_000, 'the standby back in the rotation');
