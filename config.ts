@@ -403,7 +403,7 @@ const api = {
     .int()
     .positive()
     .default(1024 * 1024),
-  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES before it is cut. */
+  /** How long a push stream's unsent bytes may stay above STREAM_BUFFER_BYTES, or its last bytes unread once it ends, before it is cut. */
   STREAM_SLOW_CONSUMER_SECONDS: z.coerce.number().positive().default(30),
   /** A push stream ends after this and its client reconnects (to any API process) with Last-Event-ID. */
   STREAM_MAX_SECONDS: z.coerce.number().positive().default(3600),
@@ -528,35 +528,37 @@ export const DEPLOYMENT_SETTINGS: readonly string[] = [
 export const SETTING_GROUPS = { everyProcess, api, worker, measuringAids };
 
 const configSchema = z.object({ ...everyProcess, ...api, ...worker, ...measuringAids });
+/** What a worker process reads: a wrong API setting never stops a worker, and the worker loads no API code. */
+const workerSchema = z.object({ ...everyProcess, ...worker, ...measuringAids });
 
 /** The measuring aids alone, for code that runs inside an activity and is not handed the configuration. */
 export function loadMeasuringAids(env: NodeJS.ProcessEnv = process.env): z.infer<z.ZodObject<typeof measuringAids>> {
   return z.object(measuringAids).parse(env);
 }
 
-// API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
-export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> & {
+/** What every process derives from its settings. */
+type Derived = {
   temporalAddress: string;
-  temporalUiUrl: string;
   forceKeySecret: string;
   exportDir: string;
-  apiKeys: ApiKey[];
-  oaiRepositoryId: string;
-  oaiAdminEmail: string;
-  /** https://PUBLIC_HOST, its port kept: the public origin of the record pages' forms. */
-  publicOrigin: string | undefined;
 };
 
+// API_KEYS itself is left out: its secrets live on only inside `apiKeys`, where they print as [redacted].
+export type Config = Omit<z.infer<typeof configSchema>, 'API_KEYS'> &
+  Derived & {
+    temporalUiUrl: string;
+    apiKeys: ApiKey[];
+    oaiRepositoryId: string;
+    oaiAdminEmail: string;
+    /** https://PUBLIC_HOST, its port kept: the public origin of the record pages' forms. */
+    publicOrigin: string | undefined;
+  };
+
+export type WorkerConfig = z.infer<typeof workerSchema> & Derived;
+
+/** Every setting of every process: the API's, and the start and maintenance scripts'. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = configSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  }
-  const { API_KEYS, ...values } = parsed.data;
-  if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
-    throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
-  }
+  const { API_KEYS, ...values } = parse(configSchema, env);
   if (values.TRUST_PROXY && values.TRUSTED_PROXIES.length === 0) {
     throw new ConfigError(
       "invalid configuration: TRUST_PROXY=true needs TRUSTED_PROXIES, the proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed (no other peer's are)",
@@ -567,7 +569,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration: PROXY_PROTOCOL=true needs TRUSTED_PROXIES, the proxies whose PROXY header names the client',
     );
   }
-  const temporalAddress = values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`;
+  const derived = derive(values);
   const apiKeys = loadApiKeys({ API_KEYS, API_KEYS_FILE: values.API_KEYS_FILE });
   // A single-writer key is held to it through the seen signatures, which API_KEY_REPLAY_GUARD=false turns off.
   const singleWriters = apiKeys.filter((key) => key.singleWriter).map((key) => key.name);
@@ -578,14 +580,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     ...values,
-    temporalAddress,
-    temporalUiUrl: values.TEMPORAL_UI_URL ?? `http://${temporalAddress.replace(/:\d+$/, '')}:${values.TEMPORAL_UI_PORT}`,
-    forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
-    exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
+    ...derived,
+    temporalUiUrl: values.TEMPORAL_UI_URL ?? `http://${derived.temporalAddress.replace(/:\d+$/, '')}:${values.TEMPORAL_UI_PORT}`,
     apiKeys,
     ...oaiNames(values.OAI_REPOSITORY_ID ?? values.PUBLIC_HOST ?? 'localhost', values.OAI_ADMIN_EMAIL),
     // PUBLIC_HOST itself is the host name alone (what clients sign); its origin keeps the port it was given.
     publicOrigin: values.PUBLIC_HOST === undefined ? undefined : new URL(`https://${env.PUBLIC_HOST}`).origin,
+  };
+}
+
+/** A worker process's settings: every process's and the worker's own, nothing of the API's. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const values = parse(workerSchema, env);
+  return { ...values, ...derive(values) };
+}
+
+function parse<Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv): z.infer<Schema> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+function derive(values: z.infer<z.ZodObject<typeof everyProcess>>): Derived {
+  if (!values.TEMPORAL_TLS_CERT_FILE !== !values.TEMPORAL_TLS_KEY_FILE) {
+    throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (mutual TLS needs both)');
+  }
+  return {
+    temporalAddress: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
+    forceKeySecret: persistentSecret(values.FORCE_KEY_SECRET, values.DATA_DIR, 'force-key'),
+    exportDir: values.EXPORT_DIR ?? `${values.DATA_DIR}/exports`,
   };
 }
 

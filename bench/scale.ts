@@ -3,7 +3,10 @@
 //
 //   npm run bench:scale                                300,000, 1,000,000 and 3,000,000 records (hours; disk about 9 kB a record)
 //   npm run bench:scale -- --entities 2000,6000        any sizes, smallest first (the smoke run's)
-//   (--keep: leave the databases er_bench_scale_N; --json FILE: the table as JSON too)
+//   (--keep: leave the databases er_bench_scale_N; --json FILE: the table as JSON too;
+//   --load-only: load and keep each size's database, measure nothing;
+//   --loaded: measure a size's kept database when it holds exactly N records, load it otherwise.
+//   Loading needs no quiet machine, measuring does: load first, measure later.)
 //
 // For each size: N generated records with Zipf-like Czech names
 // (bench/lib/zipf-names.ts: about 1 in 80 a Novák, 1 in 18 a Jan) are loaded
@@ -35,7 +38,7 @@ import { commandOptions, isScript, loadAverage, reportFigures } from './lib/cli.
 import { loadGeneratedEntities } from './lib/load.ts';
 import type { Figure } from './lib/report.ts';
 import { searchFiguresForScale } from './search-scale.ts';
-import { BENCH_TOKEN, dropDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
+import { BENCH_TOKEN, benchAdminUrl, dropDatabase, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
 import { ZIPF_NAMES } from './lib/zipf-names.ts';
 import { harvestList } from './oai.ts';
 import { query, READS_ENV } from './reads.ts';
@@ -155,9 +158,19 @@ async function readFigures(stack: Stack, entities: number, exportSeconds: number
   return figures;
 }
 
-async function measureSize(entities: number, keep: boolean): Promise<SizeFigures> {
-  const database = name(entities);
-  const url = await recreateDatabase(database);
+/** The size's kept database when it holds exactly `entities` records, else undefined. */
+async function keptDatabase(entities: number): Promise<string | undefined> {
+  const exists = await query<{ found: boolean }>(benchAdminUrl(), 'select exists (select from pg_database where datname = $1) as found', [
+    name(entities),
+  ]);
+  if (!exists[0]?.found) return undefined;
+  const url = await openDatabase(name(entities));
+  const [row] = await query<{ records: string }>(url, 'select count(*) as records from entity');
+  return Number(row?.records) === entities ? url : undefined;
+}
+
+async function loadSize(entities: number): Promise<string> {
+  const url = await recreateDatabase(name(entities));
   const started = performance.now();
   const loaded = await loadGeneratedEntities(url, entities, {
     chunkSize: Math.min(10_000, entities),
@@ -170,6 +183,15 @@ async function measureSize(entities: number, keep: boolean): Promise<SizeFigures
   process.stderr.write(
     `scale: ${sizeLabel(entities)} records loaded in ${((performance.now() - started) / 1000).toFixed(0)} s (${loaded.indexSeconds.toFixed(0)} s indexes and VACUUM ANALYZE); load average ${loadAverage()}\n`,
   );
+  return url;
+}
+
+async function measureSize(entities: number, options: ScaleOptions): Promise<SizeFigures> {
+  const database = name(entities);
+  const kept = options.loaded ? await keptDatabase(entities) : undefined;
+  if (kept) process.stderr.write(`scale: measuring the kept ${database}; load average ${loadAverage()}\n`);
+  const url = kept ?? (await loadSize(entities));
+  const keep = options.keep ?? false;
   const figures: ScaleFigure[] = [...(await bytesPerRecord(url, entities))];
   const dir = mkdtempSync(join(tmpdir(), 'scale-export-'));
   let exportSeconds: number;
@@ -226,11 +248,16 @@ function exponents(small: SizeFigures, large: SizeFigures): Figure[] {
   return found;
 }
 
-export async function scaleFigures(sizes: readonly number[], options: { keep?: boolean } = {}): Promise<Figure[]> {
+interface ScaleOptions {
+  keep?: boolean;
+  loaded?: boolean;
+}
+
+export async function scaleFigures(sizes: readonly number[], options: ScaleOptions = {}): Promise<Figure[]> {
   const measured: SizeFigures[] = [];
   for (const entities of sizes) {
     process.stderr.write(`scale: ${sizeLabel(entities)} records; load average ${loadAverage()}\n`);
-    measured.push(await measureSize(entities, options.keep ?? false));
+    measured.push(await measureSize(entities, options));
   }
   const figures: Figure[] = measured.flatMap((size) => size.figures);
   for (let index = 1; index < measured.length; index += 1) figures.push(...exponents(measured[index - 1]!, measured[index]!));
@@ -238,9 +265,13 @@ export async function scaleFigures(sizes: readonly number[], options: { keep?: b
 }
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: SCALE_SIZES.join(',') }, { optional: ['json'], flags: ['keep'] });
+  const values = commandOptions({ entities: SCALE_SIZES.join(',') }, { optional: ['json'], flags: ['keep', 'loaded', 'load-only'] });
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
   if (sizes.some((size) => !Number.isInteger(size) || size < 1) || sizes.some((size, index) => index > 0 && size <= sizes[index - 1]!))
     throw new Error(`--entities: positive integers, comma-separated, smallest first; got ${values.entities}`);
-  await reportFigures(values.json, () => scaleFigures(sizes, { keep: values.keep }));
+  if (values['load-only']) {
+    for (const entities of sizes) if (!(await keptDatabase(entities))) await loadSize(entities);
+  } else {
+    await reportFigures(values.json, () => scaleFigures(sizes, { keep: values.keep, loaded: values.loaded }));
+  }
 }

@@ -8,6 +8,8 @@
 //
 //   npm run bench:search-scale -- --entities 3000000
 //   npm run bench:search-scale -- --entities 2000 --runs 3     smoke size
+//   npm run bench:search-scale -- --database er_bench_scale_3000000 --no-statistics
+//     (a database kept by bench:scale --keep or --load-only, measured as it is)
 import pg from 'pg';
 import { compileSearch } from '../db/search/compile.ts';
 import { migrate, openOrm } from '../db/orm.ts';
@@ -15,6 +17,7 @@ import { NAME_SEARCHES } from './lib/broad-searches.ts';
 import { commandOptions, isScript, loadAverage, reportFigures } from './lib/cli.ts';
 import type { Figure } from './lib/report.ts';
 import { readsDatabase } from './reads.ts';
+import { openDatabase } from './lib/stack.ts';
 
 const PAGE_WITHIN_MS = 100;
 const TOTAL_WITHIN_MS = 1000;
@@ -41,8 +44,8 @@ async function timed(
   }
 }
 
-export async function searchScaleFigures(entities: number, runs: number, withoutStatistics: boolean): Promise<Figure[]> {
-  const database = await readsDatabase(entities);
+export async function searchScaleFigures(entities: number, runs: number, withoutStatistics: boolean, kept?: string): Promise<Figure[]> {
+  const database = kept ? { url: await openDatabase(kept), how: `the kept database ${kept}` } : await readsDatabase(entities);
   const orm = await openOrm(database.url);
   try {
     await migrate(orm);
@@ -117,8 +120,8 @@ async function measureSearches(databaseUrl: string, runs: number, withoutStatist
 }
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '3000000', runs: '10' }, { optional: ['json'], flags: ['no-statistics'] });
+  const values = commandOptions({ entities: '3000000', runs: '10' }, { optional: ['json', 'database'], flags: ['no-statistics'] });
   await reportFigures(values.json, () =>
-    searchScaleFigures(Number(values.entities.replace(/_/g, '')), Number(values.runs), values['no-statistics']),
+    searchScaleFigures(Number(values.entities.replace(/_/g, '')), Number(values.runs), values['no-statistics'], values.database),
   );
 }

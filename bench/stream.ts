@@ -4,11 +4,16 @@
 //
 //   npm run bench:stream                              1,000,000 entities, 100 consumers
 //   npm run bench:stream -- --entities 2000 --consumers 5 --commits 5     (smoke)
+//   npm run bench:stream -- --database er_bench_scale_1000000 --loaded
 //   (--database NAME: another scratch database; --keep: do not drop it;
-//   --json FILE: the table as JSON too)
+//   --loaded: the database already holds its records (kept by an earlier
+//   --keep run, or by bench:scale --keep): nothing is loaded, --entities is
+//   ignored, the database is never dropped, and the push commits add
+//   --commits records to it; --json FILE: the table as JSON too)
 //
 // N generated entities are loaded by the service's own write path (one
-// activity each); the stack starts (Temporal, workers, one API process).
+// activity each), unless --loaded; the stack starts (Temporal, workers, one
+// API process).
 // Pages: the first PAGES pages from `first` by `next`, then `last` and
 // PAGES pages back by `prev`, each timed over HTTP; target p95 ≤ 50 ms.
 // Push: C consumers open the stream; the API's RSS is read before and after
@@ -25,7 +30,7 @@ import { percentile, pollUntil } from '../test/support/poll.ts';
 import { commandOptions, isScript, reportFigures } from './lib/cli.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
 import type { Figure } from './lib/report.ts';
-import { BENCH_TOKEN, dropDatabase, recreateDatabase, startStack } from './lib/stack.ts';
+import { BENCH_TOKEN, dropDatabase, openDatabase, recreateDatabase, startStack } from './lib/stack.ts';
 
 const DATABASE = 'er_bench_stream';
 const PAGES = 50;
@@ -98,13 +103,20 @@ export async function streamFigures(
   entities: number,
   consumers: number,
   commits: number,
-  options: { keep?: boolean } = {},
+  options: { keep?: boolean; database?: string; loaded?: boolean } = {},
 ): Promise<Figure[]> {
-  const url = await recreateDatabase(DATABASE);
-  const loaded = await loadGeneratedEntities(url, entities);
-  process.stderr.write(`stream: loaded ${entities} entities in ${loaded.seconds.toFixed(1)} s\n`);
+  const name = options.database ?? DATABASE;
+  const url = options.loaded ? await openDatabase(name) : await recreateDatabase(name);
+  if (options.loaded) {
+    entities = await entityCount(url);
+    if (entities === 0) throw new Error(`--loaded: ${name} holds no records`);
+    process.stderr.write(`stream: ${name} holds ${entities} entities\n`);
+  } else {
+    const loaded = await loadGeneratedEntities(url, entities);
+    process.stderr.write(`stream: loaded ${entities} entities in ${loaded.seconds.toFixed(1)} s\n`);
+  }
   const stack = await startStack(
-    DATABASE,
+    name,
     { OAI_PMH: 'bearer', STREAM_CONNECTIONS_PER_PRINCIPAL: '0', STREAM_CONNECTIONS_PER_ADDRESS: '0' },
     { reuseDatabase: true },
   );
@@ -176,13 +188,33 @@ export async function streamFigures(
     for (const response of responses) response.destroy();
     await pool.end();
     await stack.stop();
-    if (!options.keep) await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${DATABASE}: ${error.message}`));
+    // A loaded database is someone's kept one: never dropped here.
+    if (!options.keep && !options.loaded)
+      await dropDatabase(url).catch((error: Error) => console.error(`could not drop ${name}: ${error.message}`));
+  }
+}
+
+async function entityCount(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('select count(*) as n from entity');
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
   }
 }
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: '1000000', consumers: '100', commits: '50' }, { optional: ['json'], flags: ['keep'] });
+  const values = commandOptions(
+    { entities: '1000000', consumers: '100', commits: '50', database: DATABASE },
+    { optional: ['json'], flags: ['keep', 'loaded'] },
+  );
   await reportFigures(values.json, () =>
-    streamFigures(Number(values.entities), Number(values.consumers), Number(values.commits), { keep: values.keep }),
+    streamFigures(Number(values.entities), Number(values.consumers), Number(values.commits), {
+      keep: values.keep,
+      database: values.database,
+      loaded: values.loaded,
+    }),
   );
 }

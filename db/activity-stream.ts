@@ -16,8 +16,8 @@ const AFTER_EVERY_ENTITY = '9223372036854775807';
 export interface ActivityStreamRepository {
   /** The highest commit_seq committed, or '0' before the first commit. */
   latestCommitSeq(): Promise<string>;
-  /** Activities of the transactions committed in (afterCommitSeq, upToCommitSeq]. */
-  countActivities(afterCommitSeq: string, upToCommitSeq: string): Promise<number>;
+  /** The highest commit_seq committed and the activities up to it, as of one snapshot. */
+  committedTotal(): Promise<{ upToCommitSeq: string; total: number }>;
   /** Up to `limit` activities after `after`, oldest first. */
   activitiesAfter(after: StreamPosition, limit: number): Promise<ChangeActivity[]>;
   /**
@@ -68,12 +68,16 @@ export function activityStreamRepository(pool: pg.Pool): ActivityStreamRepositor
       return rows[0]?.commit_seq ?? '0';
     },
 
-    async countActivities(afterCommitSeq, upToCommitSeq) {
-      const { rows } = await pool.query<{ n: string }>(
-        `select count(*) as n from transaction t join revision r on r.seq = t.seq where t.commit_seq > $1 and t.commit_seq <= $2`,
-        [afterCommitSeq, upToCommitSeq],
+    async committedTotal() {
+      // transaction.revisions_through (Migration20261128002000ActivityCounts): the newest commit's running total,
+      // plus the revisions of any later commit that has none. One statement, so both read one snapshot.
+      const { rows } = await pool.query<{ commit_seq: string | null; total: string | null }>(
+        `select (select max(commit_seq) from transaction) as commit_seq,
+                (select k.revisions_through + (select count(*) from transaction g join revision r on r.seq = g.seq
+                                                where g.commit_seq > k.commit_seq)
+                   from transaction k where k.revisions_through is not null order by k.commit_seq desc limit 1) as total`,
       );
-      return Number(rows[0]!.n);
+      return { upToCommitSeq: rows[0]?.commit_seq ?? '0', total: Number(rows[0]?.total ?? 0) };
     },
 
     async activitiesAfter(after, limit) {

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../config.ts';
+import { loadWorkerConfig } from '../config.ts';
 import { openDb } from '../db/index.ts';
 import { createLogger } from '../logger.ts';
 import { startTracing } from '../metrics/tracing.ts';
@@ -11,7 +11,7 @@ import { createWorker, type ServiceWorker } from './create-worker.ts';
 import { startMemoryLog } from './memory-log.ts';
 import { installTemporalRuntime } from './runtime.ts';
 
-const config = loadConfig();
+const config = loadWorkerConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker');
 const stopMemoryLog = startMemoryLog(config.WORKER_MEMORY_LOG_MS);
 const runtime = await installTemporalRuntime(config, log);

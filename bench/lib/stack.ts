@@ -80,6 +80,11 @@ export async function recreateDatabase(name: string, server?: string): Promise<s
   return openDatabase(name, server);
 }
 
+/** The bench server's maintenance database (postgres), for questions about its databases. */
+export function benchAdminUrl(): string {
+  return benchServerUrl().toString();
+}
+
 function benchServerUrl(server?: string): URL {
   return new URL(withDatabaseUser(server ?? process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
 }

@@ -4,7 +4,7 @@ import { ApplyTransaction } from './transaction.ts';
 
 export { ApplyTransaction, applyTransaction } from './transaction.ts';
 export { type StepLoad } from './write-plan.ts';
-export { encodeNameEntries } from './names.ts';
+export { encodeStagedEntries } from './names.ts';
 export { encodeResultLines } from './result-lines.ts';
 
 /**

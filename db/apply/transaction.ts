@@ -6,7 +6,7 @@ import { notifyCommit } from '../notify.ts';
 import { splitRefs } from '../entity-refs.ts';
 import { CLAIM_KINDS, claimKeys, claimStagedKeys } from '../write-claims.ts';
 import { sendCopyLoads, type CopyLoad } from '../copy.ts';
-import { CREATE_NAME_STAGE, dropNameStage, findNameConflicts, STAGED_NAMES, type NameConflicts } from './names.ts';
+import { CREATE_NAME_STAGE, dropNameStage, findKeyHolders, STAGED_NAMES, type KeyHolders } from './names.ts';
 import { CREATE_LINE_STAGE, readResultLines } from './result-lines.ts';
 import type { BatchRevisionResult } from '../../domain/model.ts';
 import { PlanWriter, type WriteContext } from './write-plan.ts';
@@ -133,18 +133,18 @@ export class ApplyTransaction {
   }
 
   /**
-   * Claims the preferred names the batch writes (the checked keys of the
-   * staged entries) until the transaction ends; taken after the UUIDs. A key
-   * is the entity type and the normalised name joined by U+0001
+   * Claims the keys the batch writes (the checked keys of the staged
+   * entries: preferred names) until the transaction ends; taken after the
+   * UUIDs. A key is the entity type and the normalised name joined by U+0001
    * (NAME_KEY_SEPARATOR), as the claim is keyed.
    */
-  async claimStagedPreferredNames(): Promise<void> {
+  async claimStagedKeys(): Promise<void> {
     await claimStagedKeys(this.#client, CLAIM_KINDS.preferredName, `select key from ${STAGED_NAMES} where checked`);
   }
 
-  /** The staged entries a name warning may concern and the stored holders of their keys (db/apply/names.ts); drops the stage. */
-  async findNameConflicts(writtenAs?: string): Promise<NameConflicts> {
-    const conflicts = await findNameConflicts(this.#client, writtenAs);
+  /** The staged entries the end-of-batch rule may judge and the stored holders of their keys (db/apply/names.ts); drops the stage. */
+  async findKeyHolders(writtenAs?: string): Promise<KeyHolders> {
+    const conflicts = await findKeyHolders(this.#client, writtenAs);
     await dropNameStage(this.#client);
     return conflicts;
   }

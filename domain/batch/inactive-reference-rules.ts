@@ -15,12 +15,13 @@ import {
 import { describeRef, itemRefOf, partRefOf, type Problem } from './issues.ts';
 import { partItems } from './parts.ts';
 import { isActive } from './state-rules.ts';
+import type { DrainedRule, PlanFacts } from './types.ts';
 
 /** What refers to another entity: an entityRef item of some type, or the record's replacement. */
 type ReferenceSubject = { kind: 'item'; itemType: string } | { kind: 'replacement' };
 
 /** A reference the batch adds, to be judged on the state its target ends the batch in. */
-export interface AddedReference {
+interface AddedReference {
   ref: EntityRef;
   subject: ReferenceSubject;
   partRef?: PartRef;
@@ -32,11 +33,7 @@ export interface AddedReference {
  * changes: warning about every old reference of a record would make any later
  * edit of it need force.
  */
-export function forEachAddedReference(
-  record: EntityRecord,
-  before: EntityRecord | undefined,
-  visit: (reference: AddedReference) => void,
-): void {
+function forEachAddedReference(record: EntityRecord, before: EntityRecord | undefined, visit: (reference: AddedReference) => void): void {
   const existing = new Set<string>();
   for (const part of before?.parts ?? []) {
     for (const item of partItems(part)) if (item.kind === 'entityRef') existing.add(referenceKey(part, item));
@@ -69,11 +66,7 @@ function referenceKey(part: Part, item: { uuid?: string; type: string; spec?: st
  * localId (`createdAs`, asked only for a warning), not by the ids allocated
  * for this attempt.
  */
-export function inactiveReference(
-  reference: AddedReference,
-  targetState: EntityState,
-  createdAs: () => string | undefined,
-): Problem | undefined {
+function inactiveReference(reference: AddedReference, targetState: EntityState, createdAs: () => string | undefined): Problem | undefined {
   if (isActive(targetState)) return undefined;
   const createdLocalId = createdAs();
   const about = reference.subject;
@@ -87,4 +80,30 @@ export function inactiveReference(
   if (reference.partRef !== undefined) problem.partRef = reference.partRef;
   if (reference.itemRef !== undefined) problem.itemRef = reference.itemRef;
   return problem;
+}
+
+/**
+ * Every reference a final record adds, judged on the state its target ends
+ * the batch in: a target a later command may still change is judged at the
+ * end of the batch.
+ */
+export const inactiveReferenceRule: DrainedRule = {
+  name: 'ReferenceToInactiveEntity',
+  severity: 'WARNING',
+  check({ record, before }, facts, later) {
+    const problems: Problem[] = [];
+    forEachAddedReference(record, before, (reference) => {
+      if (facts.target(reference.ref)?.final === false) later(() => judgeReference(reference, facts));
+      else {
+        const problem = judgeReference(reference, facts);
+        if (problem !== undefined) problems.push(problem);
+      }
+    });
+    return problems;
+  },
+};
+
+function judgeReference(reference: AddedReference, facts: PlanFacts): Problem | undefined {
+  const target = facts.target(reference.ref);
+  return target === undefined ? undefined : inactiveReference(reference, target.state, () => target.createdAs());
 }

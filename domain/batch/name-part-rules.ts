@@ -2,9 +2,10 @@
 
 import { BATCH_ISSUE_CODES, type EntityRecord } from '../model.ts';
 import type { Problem } from './issues.ts';
+import type { DrainedRule } from './types.ts';
 
 /** A new entity needs a name; an update may not remove the last one. */
-export function namePartProblem(record: EntityRecord, before: EntityRecord | undefined, isNew: boolean): Problem | undefined {
+function namePartProblem(record: EntityRecord, before: EntityRecord | undefined, isNew: boolean): Problem | undefined {
   const hasName = (candidate: EntityRecord) => candidate.parts.some((part) => part.type === 'PT_NAME');
   if (hasName(record) || (before !== undefined && !hasName(before))) return undefined;
   return {
@@ -13,3 +14,15 @@ export function namePartProblem(record: EntityRecord, before: EntityRecord | und
     partRef: { type: 'PT_NAME' },
   };
 }
+
+const NONE: readonly Problem[] = [];
+
+/** Judged once the record is final: a batch may remove a name and add another later. */
+export const namePartRule: DrainedRule = {
+  name: 'MissingNamePart',
+  severity: 'ERROR',
+  check: ({ record, before, isNew }) => {
+    const problem = namePartProblem(record, before, isNew);
+    return problem === undefined ? NONE : [problem];
+  },
+};

@@ -1,29 +1,47 @@
-// The PreferredNameExists warning, a second pure step: the planner cannot see
-// which stored entities hold a name, so the caller stages each final record's
-// name entry, finds the stored holders of the keys that need them and passes
-// them back in.
+// The PreferredNameExists warning: a record of the batch ends with the
+// preferred name (of its entity type) that another entity holds. It is
+// judged at the end of the batch, with the stored holders the database
+// supplies (BATCH_PIPELINE.end): each final record's name entry is staged,
+// and the entries whose key another entry or a stored holder shares come
+// back with those holders.
 
-import { BATCH_ISSUE_CODES, type EntityIssues, type EntityRecord, type Issue, type PartRef } from '../model.ts';
+import {
+  BATCH_ISSUE_CODES,
+  ENTITY_STATES,
+  type EntityIssues,
+  type EntityRecord,
+  type EntityState,
+  type Issue,
+  type PartRef,
+} from '../model.ts';
 import { normalizeForSearch, preferredName, preferredNamePart } from '../text.ts';
 import { IssueLog, partRefOf, toIssue } from './issues.ts';
 import { isActive } from './state-rules.ts';
-import type { PlannedRecord } from './types.ts';
+import type { EndRule, KeyedEntry, PlannedRecord } from './types.ts';
+
+/**
+ * The states whose entities hold their preferred name: an entity in any
+ * other state stands in no one's way. The database looks holders up among
+ * these states (db/apply/names.ts), served by a partial index that must
+ * cover them (migrations/…Initial.ts, entity_type_name_idx).
+ */
+export const NAME_HOLDER_STATES: readonly EntityState[] = ENTITY_STATES.filter(isActive);
 
 /** Between the entity type and the normalised name in a name key (keyString). */
 export const NAME_KEY_SEPARATOR = '\u0001';
 
-/** The name key of a record with an active, non-empty preferred name. */
-export function nameKeyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
-  if (!isActive(record.state)) return undefined;
+/** The name key of a record that holds a non-empty preferred name. */
+function nameKeyOf(record: EntityRecord): { entityType: string; normalizedName: string } | undefined {
+  if (!NAME_HOLDER_STATES.includes(record.state)) return undefined;
   const normalizedName = normalizeForSearch(preferredName(record));
   return normalizedName === '' ? undefined : { entityType: record.entityType, normalizedName };
 }
 
 /** A name's key: the separator is a character no XML document holds, so the key splits back into its two parts. */
-export const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
+const keyString = (entityType: string, normalizedName: string) => `${entityType}${NAME_KEY_SEPARATOR}${normalizedName}`;
 export const splitKey = (key: string) => key.split(NAME_KEY_SEPARATOR) as [string, string];
 
-/** What a warning names of a record with an active name. */
+/** What a warning names of a record that holds its name. */
 export interface NamedRecord {
   /** keyString(entityType, normalizedName): the entity type is read back from it. */
   key: string;
@@ -36,19 +54,18 @@ export interface NamedRecord {
 }
 
 /**
- * What the name check needs of a final record with an active name, as one
- * flat entry: a large apply stages these in PostgreSQL a group at a time
- * (db/apply/names.ts) instead of keeping one per entity to its end, and
- * reads back only the entries whose key another entry or a stored entity
- * shares (stagedNameWarnings).
+ * What the name check needs of a final record that holds a name, as one flat
+ * entry: a large apply stages these in PostgreSQL a group at a time instead
+ * of keeping one per entity to its end, and reads back only the entries
+ * whose key another entry or a stored entity shares.
  */
-export interface NameEntry extends NamedRecord {
-  /** Its name is checked against the stored holders (new, or its type, name or activity changed). */
+export interface NameEntry extends NamedRecord, KeyedEntry {
+  /** Its name is checked against the stored holders (new, or its type, name or holding changed). */
   checked: boolean;
 }
 
-/** The name entry of a final record, or undefined when it holds no active name. */
-export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
+/** The name entry of a final record, or undefined when it holds no name. */
+function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
   const after = nameKeyOf(record.after);
   if (after === undefined) return undefined;
   const before = record.before === undefined ? undefined : nameKeyOf(record.before);
@@ -77,7 +94,7 @@ export function nameEntryOf(record: PlannedRecord): NameEntry | undefined {
  * key no other entry shares needs only its checked entries); `holders` the
  * stored holders of a checked key.
  */
-export function stagedNameWarnings(
+function stagedNameWarnings(
   entries: readonly NameEntry[],
   holders: (key: string) => readonly number[],
   isPlanned: (entityId: number) => boolean,
@@ -121,3 +138,10 @@ export function nameWarning(record: NamedRecord, stored: number[], inBatch: Name
     newUuid,
   );
 }
+
+export const preferredNameRule: EndRule<NameEntry> = {
+  name: 'PreferredNameExists',
+  holderStates: NAME_HOLDER_STATES,
+  entryOf: nameEntryOf,
+  judge: stagedNameWarnings,
+};

@@ -1,5 +1,5 @@
-// The batch planner: the batch rules (domain/batch/) applied to every
-// command in order, on working copies of the records it touches, giving one
+// The batch planner: the batch rules (domain/batch/pipeline.ts, its phases
+// "commands" and "drained") applied to every command in order, on working copies of the records it touches, giving one
 // new revision per touched entity and every error and warning. Nothing is
 // written here. A large batch is planned a group of commands at a time: a
 // record is handed out (drain) once the last command that may change it is
@@ -23,19 +23,24 @@ import {
   type RecordChange,
   type UpdateEntityCommand,
 } from '../../domain/model.ts';
-import { applyChange } from '../../domain/batch/apply-change.ts';
 import { hasSeverity, IssueLog, toIssue, type Problem } from '../../domain/batch/issues.ts';
-import { checkNewParts, withUuids } from '../../domain/batch/parts.ts';
+import { BATCH_PIPELINE } from '../../domain/batch/pipeline.ts';
+import type { TargetResolution } from '../../domain/batch/references.ts';
 import { EntityIdMap } from './entity-id-map.ts';
-import { refMatches, resolveChangeTargets, resolvePartTargets, type TargetResolution } from '../../domain/batch/references.ts';
-import { createdRecord, createUuidProblem, duplicateLocalId } from '../../domain/batch/create-rules.ts';
-import { forEachAddedReference, inactiveReference, type AddedReference } from '../../domain/batch/inactive-reference-rules.ts';
-import { namePartProblem } from '../../domain/batch/name-part-rules.ts';
-import { dateAddedIssues, nextRevision, staleRevision } from '../../domain/batch/revision-rules.ts';
-import { undeclaredLocalId, unknownLocalSubject, unknownStoredSubject, unknownTarget } from '../../domain/batch/subject-rules.ts';
 import { ByteColumn, NumberColumn, Uint32Column, UuidColumn } from './columns.ts';
 import { refOf, BatchSurvey } from './survey.ts';
-import type { BatchPlan, BatchWorld, PlanEnv, PlannedRecord, ResolvedRef } from '../../domain/batch/types.ts';
+import type {
+  BatchPlan,
+  BatchWorld,
+  DrainedRule,
+  PlanEnv,
+  PlanFacts,
+  PlannedRecord,
+  ResolvedRef,
+  TargetFacts,
+} from '../../domain/batch/types.ts';
+
+const { commands: rules, drained: drainedRules } = BATCH_PIPELINE;
 
 /** Working state of one touched entity; `record` becomes the plan's `after`. */
 interface Slot {
@@ -61,12 +66,14 @@ const FAILED = 2;
 /** A create whose entityUuid is its own (the survey holds it; #createUuids holds only those made here). */
 const OWN_UUID = 4;
 
-/** A reference to an entity the batch still changes later: judged once that entity is final. */
-interface PendingReference extends AddedReference {
+/** A judgement of a drained rule that waits for the end of the batch. */
+interface Pending {
   localId: string;
+  rule: DrainedRule;
+  judge: () => Problem | undefined;
 }
 
-export class BatchPlanner {
+export class BatchPlanner implements PlanFacts {
   readonly #world: BatchWorld;
   readonly #env: PlanEnv;
   readonly #log = new IssueLog();
@@ -99,7 +106,14 @@ export class BatchPlanner {
   readonly #finalStates = new EntityIdMap<EntityState>();
   /** Slots whose last command has been planned, waiting for drain. */
   readonly #complete: Slot[] = [];
-  readonly #pending: PendingReference[] = [];
+  readonly #pending: Pending[] = [];
+  /** The record and rule #judge is running, for #later. */
+  #judging: Slot | undefined;
+  #judgingRule: DrainedRule | undefined;
+  /** What a drained rule defers to the end of the batch. */
+  readonly #later = (judge: () => Problem | undefined): void => {
+    this.#pending.push({ localId: this.#judging!.localId, rule: this.#judgingRule!, judge });
+  };
   #ordinal = 0;
   #slotCount = 0;
 
@@ -158,9 +172,9 @@ export class BatchPlanner {
   }
 
   /**
-   * The records no later command can change, planned to the end: checked
-   * (name part, references to inactive entities) and given their revision.
-   * The planner keeps nothing of them but their state.
+   * The records no later command can change, planned to the end: judged by
+   * the pipeline's drained rules and given their revision. The planner keeps
+   * nothing of them but their state.
    */
   drain(): PlannedRecord[] {
     const slots = this.#complete.splice(0).sort((a, b) => a.order - b.order);
@@ -170,29 +184,29 @@ export class BatchPlanner {
       this.#leave(slot.record.entityId);
       this.#finalStates.set(slot.record.entityId, slot.record.state);
     }
-    for (const slot of slots) this.#checkNamePart(slot);
-    for (const slot of slots) this.#checkInactiveReferences(slot);
+    for (const rule of drainedRules) for (const slot of slots) this.#judge(rule, slot);
+    this.#judging = undefined;
     return slots.map((slot) => this.#planned(slot));
   }
 
   /**
    * Ends the batch: drains every record still live (returned here, in
-   * first-touch order) and judges the references left pending, now that
+   * first-touch order) and runs the judgements left for the end, now that
    * every state is final.
    */
   finish(): BatchPlan {
     this.#complete.splice(0, this.#complete.length, ...this.#slotsById.values());
     const records = this.drain();
-    for (const pending of this.#pending.splice(0)) {
-      const warning = this.#inactiveReference(pending);
-      if (warning !== undefined) this.#log.add(pending.localId, [this.#issue(warning, 'WARNING')]);
+    for (const { localId, rule, judge } of this.#pending.splice(0)) {
+      const problem = judge();
+      if (problem !== undefined) this.#log.add(localId, [this.#issue(problem, rule.severity)]);
     }
     const issues = this.#log.groups();
     return { records, issues, hasErrors: hasSeverity(issues, 'ERROR'), hasWarnings: hasSeverity(issues, 'WARNING') };
   }
 
   #duplicate(localId: string): void {
-    this.#error(localId, duplicateLocalId(localId));
+    this.#error(localId, rules.duplicateLocalId(localId));
   }
 
   #count(entityId: number, touches: number): void {
@@ -245,26 +259,19 @@ export class BatchPlanner {
     const declaration = this.#ownDeclaration(command.localId, ordinal);
     const ids = declaration === undefined ? undefined : this.#createIdsAt(declaration);
     if (declaration === undefined || ids === undefined) return; // its localId repeats an earlier one: reported by declare
-    const problems: Problem[] = [];
-
-    if (command.entityUuid !== undefined) {
-      const first = this.#survey.createIndexOf(command.entityUuid);
-      const earlier = first !== undefined && first !== declaration ? this.#survey.localIdAt(first) : undefined;
-      const problem = createUuidProblem(command.entityUuid, this.#world.uuidExists(command.entityUuid), earlier);
-      if (problem !== undefined) problems.push(problem);
-    }
-
-    const parts = command.parts.map((part) => {
-      const resolved = resolvePartTargets(
-        withUuids(part, () => this.#env.newUuid()),
-        (target) => this.#resolve(target),
-      );
-      problems.push(...resolved.problems);
-      return resolved.value;
-    });
-    problems.push(...checkNewParts(parts, []));
-
-    const record = createdRecord(command, ids, parts, this.#env.now);
+    const { record, parts, problems } = rules.create(
+      command,
+      ids,
+      {
+        uuidStored: (entityUuid) => this.#world.uuidExists(entityUuid),
+        earlierCreate: (entityUuid) => {
+          const first = this.#survey.createIndexOf(entityUuid);
+          return first !== undefined && first !== declaration ? this.#survey.localIdAt(first) : undefined;
+        },
+        resolve: (target) => this.#resolve(target),
+      },
+      this.#env,
+    );
     const slot: Slot = {
       localId: command.localId,
       order: this.#slotCount++,
@@ -295,18 +302,13 @@ export class BatchPlanner {
         slot = this.#slotsById.get(this.#subjects.get(declaration!));
         if (slot === undefined) throw new Error(`internal: the record of localId ${localId} was drained before its last command`);
       } else if ((flags & FAILED) === 0) {
-        this.#error(localId, unknownLocalSubject(localId));
+        this.#error(localId, rules.unknownLocalSubject(localId));
       }
     }
     if (slot === undefined) return;
     for (const change of command.changes) {
-      const resolved = resolveChangeTargets(change, (target) => this.#resolve(target));
-      if (resolved.problems.length > 0) {
-        this.#errors(localId, resolved.problems);
-        continue;
-      }
       this.#detachCreatedParts(slot);
-      const outcome = applyChange(slot.record, resolved.value, this.#env);
+      const outcome = rules.change(slot.record, change, (target) => this.#resolve(target), this.#env);
       if (!outcome.ok) {
         this.#errors(localId, outcome.problems);
         continue;
@@ -324,14 +326,14 @@ export class BatchPlanner {
 
   #storedSubject(entity: UpdateEntityCommand['entity'] & { kind: 'stored' }, declaration: number): Slot | undefined {
     const ref = refOf(entity);
-    const found = this.#world.findRecord(ref);
-    const record = found !== undefined && refMatches(ref, found) ? found : undefined;
-    if (record === undefined) {
+    const record = this.#world.findRecord(ref);
+    const unknown = rules.unknownStoredSubject(ref, record);
+    if (record === undefined || unknown !== undefined) {
       this.#flags.set(declaration, this.#flags.get(declaration) | FAILED);
-      this.#error(entity.localId, unknownStoredSubject(ref));
+      if (unknown !== undefined) this.#error(entity.localId, unknown);
       return undefined;
     }
-    const stale = staleRevision(entity.rev, record);
+    const stale = rules.staleRevision(entity.rev, record);
     if (stale !== undefined) this.#error(entity.localId, stale);
     let slot = this.#slotsById.get(record.entityId);
     if (slot === undefined) {
@@ -361,7 +363,7 @@ export class BatchPlanner {
     if (target.kind === 'local') {
       const declaration = this.#survey.indexOf(target.localId);
       if (declaration === undefined) {
-        return { ok: false, problem: undeclaredLocalId(target.localId) };
+        return { ok: false, problem: rules.undeclaredLocalId(target.localId) };
       }
       const ids = this.#createIdsAt(declaration);
       if (ids !== undefined) return { ok: true, ref: ids };
@@ -373,7 +375,7 @@ export class BatchPlanner {
   #resolveStored(ref: EntityRef): TargetResolution {
     const found = this.#lookup(ref);
     if (found !== undefined) return { ok: true, ref: found };
-    return { ok: false, problem: unknownTarget(ref) };
+    return { ok: false, problem: rules.unknownTarget(ref) };
   }
 
   /** Entities of this batch first (they may be referenced by a UUID the client chose), then the stored ones. */
@@ -386,9 +388,9 @@ export class BatchPlanner {
       ref.entityUuid === undefined ? undefined : this.#slotsByUuid.get(ref.entityUuid)?.record,
       ref.entityUuid === undefined ? undefined : createIds(this.#survey.createIndexOf(ref.entityUuid)),
     ];
-    for (const candidate of candidates) if (candidate !== undefined && refMatches(ref, candidate)) return idsOf(candidate);
+    for (const candidate of candidates) if (candidate !== undefined && rules.refMatches(ref, candidate)) return idsOf(candidate);
     for (const candidate of [this.#world.findRecord(ref), this.#world.findEntity(ref)]) {
-      if (candidate !== undefined && refMatches(ref, candidate)) return idsOf(candidate);
+      if (candidate !== undefined && rules.refMatches(ref, candidate)) return idsOf(candidate);
     }
     return undefined;
   }
@@ -403,42 +405,32 @@ export class BatchPlanner {
     return this.#world.findRecord(ref)?.state ?? this.#world.findEntity(ref)?.state;
   }
 
-  #checkNamePart(slot: Slot): void {
-    const problem = namePartProblem(slot.record, slot.before, slot.isNew);
-    if (problem !== undefined) this.#error(slot.localId, problem);
+  /** A drained rule over a final record; what must wait for the end of the batch is kept until finish. */
+  #judge(rule: DrainedRule, slot: Slot): void {
+    this.#judging = slot;
+    this.#judgingRule = rule;
+    // A Slot is a FinalRecord, and #later is made once: nothing allocated per record unless a rule raises or defers.
+    const problems = rule.check(slot, this, this.#later);
+    if (problems.length > 0)
+      this.#log.add(
+        slot.localId,
+        problems.map((problem) => this.#issue(problem, rule.severity)),
+      );
   }
 
-  /**
-   * The references a record adds (forEachAddedReference); one to an entity
-   * that a later command of the batch may still change is judged at the end
-   * (finish), on its final state.
-   */
-  #checkInactiveReferences(slot: Slot): void {
-    const warnings: Problem[] = [];
-    forEachAddedReference(slot.record, slot.before, (reference) => {
-      const target = this.#lookup(reference.ref);
-      if (target !== undefined && this.#remaining(target.entityId) !== undefined) {
-        this.#pending.push({ localId: slot.localId, ...reference });
-        return;
-      }
-      const warning = this.#inactiveReference(reference);
-      if (warning !== undefined) warnings.push(warning);
-    });
-    this.#log.add(
-      slot.localId,
-      warnings.map((problem) => this.#issue(problem, 'WARNING')),
-    );
-  }
-
-  /** The rule with what it needs: the target's state at the end of the batch, and the localId of a target the batch creates. */
-  #inactiveReference(reference: AddedReference): Problem | undefined {
-    const ids = this.#lookup(reference.ref);
+  /** PlanFacts: the entity a reference names, with the state it ends the batch in and whether that is final yet. */
+  target(ref: EntityRef): TargetFacts | undefined {
+    const ids = this.#lookup(ref);
     const state = ids === undefined ? undefined : this.#stateOf(ids);
     if (ids === undefined || state === undefined) return undefined;
-    return inactiveReference(reference, state, () => {
-      const create = this.#createsById.get(ids.entityId);
-      return create === undefined ? undefined : this.#survey.localIdAt(create);
-    });
+    return {
+      state,
+      final: this.#remaining(ids.entityId) === undefined,
+      createdAs: () => {
+        const create = this.#createsById.get(ids.entityId);
+        return create === undefined ? undefined : this.#survey.localIdAt(create);
+      },
+    };
   }
 
   /**
@@ -452,8 +444,7 @@ export class BatchPlanner {
 
   #planned(slot: Slot): PlannedRecord {
     const after = slot.record;
-    after.revision = nextRevision(slot.before?.revision, slot.contentChanged, after.revision.participants, this.#env);
-    dateAddedIssues(after, slot.changes);
+    rules.revise(after, slot.before, slot.changes, slot.contentChanged, this.#env);
 
     const planned: PlannedRecord = {
       localId: slot.localId,

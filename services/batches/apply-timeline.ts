@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadMeasuringAids } from '../../config.ts';
+import type { ApplyTransaction } from '../../db/apply/index.ts';
 
 /**
  * A measuring aid, off unless APPLY_TIMELINE names a file: each step of an
@@ -55,6 +56,40 @@ export class ApplyTimeline {
     this.#last = { wall, cpu, pg };
     appendFileSync(this.#file, `${JSON.stringify(line)}\n`);
   }
+}
+
+/**
+ * The apply's transaction with every call of it, and of its plan writer,
+ * on the timeline: a step `X` is the database call X, the step `before X`
+ * the worker's own work since the previous mark. Without a timeline the
+ * transaction itself, so the apply's path carries no marks.
+ */
+export function timedTransaction(transaction: ApplyTransaction, timeline: ApplyTimeline | undefined): ApplyTransaction {
+  return timeline === undefined ? transaction : timed(transaction, timeline, '');
+}
+
+function timed<T extends object>(target: T, timeline: ApplyTimeline, prefix: string): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value: unknown = Reflect.get(object, property, object);
+      if (typeof value !== 'function') return value;
+      const step = `${prefix}${String(property)}`;
+      return (...args: unknown[]) => {
+        timeline.mark(`before ${step}`);
+        // Called on the object itself: its private fields are not the proxy's.
+        const result: unknown = value.apply(object, args);
+        if (property === 'planWriter') return timed(result as object, timeline, 'writer.');
+        if (!(result instanceof Promise)) {
+          timeline.mark(step);
+          return result;
+        }
+        return result.then((resolved: unknown) => {
+          timeline.mark(step);
+          return resolved;
+        });
+      };
+    },
+  });
 }
 
 /** CPU milliseconds (user + system) a process has used; 0 when it cannot be read. */

@@ -1,12 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  computeForceKey,
-  forceKeyMatches,
-  nameEntryOf,
-  stagedNameWarnings,
-  type NameEntry,
-  type PlannedRecord,
-} from '../../domain/batch/index.ts';
+import { BATCH_PIPELINE, computeForceKey, forceKeyMatches, type PlannedRecord } from '../../domain/batch/index.ts';
 import { IssueLog, hasSeverity } from '../../domain/batch/issues.ts';
 import {
   BatchPlanner,
@@ -17,7 +10,7 @@ import {
   type SurveyScanSummary,
   type SurveySink,
 } from '../../engine/batch/index.ts';
-import { encodeNameEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
+import { encodeStagedEntries, encodeResultLines, type ApplyTransaction, type StepLoad } from '../../db/apply/index.ts';
 import type { CopyLoad } from '../../db/copy.ts';
 import {
   BATCH_ISSUE_CODES,
@@ -29,7 +22,7 @@ import {
   type EntityRef,
 } from '../../domain/model.ts';
 import { readBatchInGroups, type BatchReadSummary } from '../../domain/xml/batch-reader.ts';
-import type { ApplyTimeline } from './apply-timeline.ts';
+import { timedTransaction, type ApplyTimeline } from './apply-timeline.ts';
 import { newUuid } from './uuids.ts';
 
 /** What the apply is doing when it reports progress: reading the batch through once, or planning (and writing) it. */
@@ -55,7 +48,7 @@ export interface ApplyRequest {
   signal?: AbortSignal;
   /** Commands planned and written at a time (default GROUP_SIZE). */
   groupSize?: number;
-  /** Measuring aid (APPLY_TIMELINE): each step's wall and CPU time. */
+  /** Measuring aid (APPLY_TIMELINE): each database call's wall and CPU time, and the worker's between them. */
   timeline?: ApplyTimeline;
 }
 
@@ -97,6 +90,10 @@ export type AppliedResult = AppliedBatch & ({ resultJson(): Iterable<string> } |
  */
 const GROUP_SIZE = 1000;
 
+/** The rule judged at the end of the batch, with the holders the database supplies. */
+const { end } = BATCH_PIPELINE;
+type StagedEntry = NonNullable<ReturnType<typeof end.entryOf>>;
+
 /** A stored XML body, read from its start for each pass. */
 export function xmlCommandSource(body: () => AsyncIterable<Uint8Array | string>): CommandSource {
   return {
@@ -131,9 +128,10 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  *    records no later command can change are drained from the planner,
  *    encoded, and sent by COPY while the next group is read and planned.
  *
- * 4. Once every group is written, the preferred names the batch writes are
- *    claimed and their holders read: a concurrent batch writing the same name
- *    has committed by then, and is seen, as one-at-a-time would see it.
+ * 4. Once every group is written, the end-of-batch rule (BATCH_PIPELINE.end:
+ *    preferred names) has its staged keys claimed and their holders read: a
+ *    concurrent batch writing the same name has committed by then, and is
+ *    seen, as one-at-a-time would see it.
  *
  * Locks and claims are taken in that order (records, UUIDs, names, and at
  * COMMIT the commit order's lock), each kind sorted, so overlapping batches
@@ -144,12 +142,12 @@ export function arrayCommandSource(commands: readonly ChangeCommand[], header: B
  * an error anywhere (or a warning without force) rolls the savepoint back,
  * and the outcome lists every issue of the batch, as a whole-batch plan would.
  */
-export async function applyBatch(transaction: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedResult> {
+export async function applyBatch(untimed: ApplyTransaction, source: CommandSource, request: ApplyRequest): Promise<AppliedResult> {
+  const transaction = timedTransaction(untimed, request.timeline);
   const planned = await planAndWrite(transaction, source, request);
   // What planning kept per entity (survey, final states) is garbage by now; the success's lines are in PostgreSQL.
   const refused = judge(planned.issues, request);
   if (planned.wrote) await transaction.endWrites(refused === undefined);
-  request.timeline?.mark('judge+endWrites');
   const { changes, lines, transactionUuid } = planned;
   if (refused !== undefined)
     return { outcome: 'failure', result: async () => refused, resultJson: () => [JSON.stringify(refused)], revisions: 0, changes };
@@ -180,13 +178,11 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await request.onProgress?.(done, phase);
   };
 
-  const timeline = request.timeline;
   const { survey, header, secondPass } = await surveyBatch(source, groupSize, () => progress(0, 'read'));
   const total = survey.commands;
-  timeline?.mark('survey');
 
   const { world, planner } = await preparePlanner(transaction, survey, header, request);
-  // The name check's entries and the result's lines go to PostgreSQL a group at a time (db/apply/names.ts,
+  // The end-of-batch rule's entries and the result's lines go to PostgreSQL a group at a time (db/apply/names.ts,
   // result-lines.ts): nothing of them stays here per entity.
   await transaction.createStages();
   let staged = 0;
@@ -196,22 +192,21 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     await transaction.beginWrites();
     await writer.start();
   }
-  timeline?.mark('savepoint+transactionRow');
   // Nothing more is written once the batch has an error: the rest is only planned, for its issues.
   let writing = writer !== undefined;
   let planned = 0;
   let inFlight: Promise<void> = Promise.resolve();
 
-  /** A group's work for PostgreSQL: its rows (while writing), and its staged name entries and result lines. */
+  /** A group's work for PostgreSQL: its rows (while writing), and its staged entries and result lines. */
   type Outgoing = { load: StepLoad | undefined; staging: CopyLoad[] };
-  /** Takes drained records over: their name entries, their revision for the result, their rows. */
+  /** Takes drained records over: their end-of-batch entries, their revision for the result, their rows. */
   const settle = async (records: PlannedRecord[]): Promise<Outgoing> => {
-    const entries: NameEntry[] = [];
+    const entries: StagedEntry[] = [];
     for (const record of records) {
-      const entry = nameEntryOf(record);
+      const entry = end.entryOf(record);
       if (entry !== undefined) entries.push(entry);
     }
-    const staging = [encodeNameEntries(entries, staged), encodeResultLines(records, lines)];
+    const staging = [encodeStagedEntries(entries, staged), encodeResultLines(records, lines)];
     staged += entries.length;
     lines += records.length;
     if (writing && planner.hasErrors) writing = false;
@@ -219,9 +214,7 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
   };
   /** Sends a group once the previous one is in; returns at once, the next group is planned meanwhile. */
   const send = async ({ load, staging }: Outgoing, phase: ApplyPhase): Promise<void> => {
-    timeline?.mark('group:plan');
     await inFlight;
-    timeline?.mark('group:wait');
     const done = total === 0 ? 1 : planned / total;
     inFlight = (async () => {
       if (load !== undefined) await writer!.send(load, staging);
@@ -251,21 +244,17 @@ async function planAndWrite(transaction: ApplyTransaction, source: CommandSource
     outcome.records.length = 0;
     await send(last, writing ? 'write' : 'plan');
     await inFlight;
-    timeline?.mark('lastWrite');
 
-    if (writing) await transaction.claimStagedPreferredNames();
-    timeline?.mark('claimPreferredNames');
-    const conflicts = await transaction.findNameConflicts(writer?.seq);
-    timeline?.mark('findNameHolders');
+    if (writing) await transaction.claimStagedKeys();
+    const facts = await transaction.findKeyHolders(writer?.seq);
     const log = new IssueLog(outcome.issues);
-    const warnings = stagedNameWarnings(
-      conflicts.entries,
-      (key) => conflicts.holders.get(key) ?? [],
+    const judged = end.judge(
+      facts.entries,
+      (key) => facts.holders.get(key) ?? [],
       (entityId) => planner.isPlanned(entityId),
       newUuid,
     );
-    for (const group of warnings) log.add(group.localId, group.issues);
-    timeline?.mark('warnings');
+    for (const group of judged) log.add(group.localId, group.issues);
     return {
       issues: log.groups(),
       lines,
@@ -293,20 +282,13 @@ async function preparePlanner(
   header: BatchHeader,
   request: ApplyRequest,
 ): Promise<{ world: ReturnType<typeof createGroupedWorld>; planner: BatchPlanner }> {
-  const timeline = request.timeline;
   const lookups = survey.lookups();
   survey.releaseLookups();
-  timeline?.mark('lookups()');
   const locked = await transaction.lockEntities(lookups.records);
-  timeline?.mark('lockEntities');
   if (request.commit) await transaction.claimEntityUuids(lookups.createUuids);
-  timeline?.mark('claimEntityUuids');
   const targets = await transaction.loadSummaries(lookups.targets);
-  timeline?.mark('loadSummaries');
   const takenUuids = await transaction.takenEntityUuids(lookups.createUuids);
-  timeline?.mark('takenEntityUuids');
   const entityIds = await transaction.allocateEntityIds(lookups.createCount, request.commit);
-  timeline?.mark('allocateEntityIds');
   const world = createGroupedWorld({ entities: [...locked, ...targets], takenUuids });
   let nextId = 0;
   const planner = new BatchPlanner(world, {
@@ -322,7 +304,6 @@ async function preparePlanner(
   });
   planner.declare(survey);
   entityIds.length = 0;
-  timeline?.mark('world+declare');
   return { world, planner };
 }
 
@@ -353,8 +334,7 @@ async function surveyBatch(
   return { survey, header, secondPass: groups <= 1 ? arrayCommandSource(onlyGroup ?? [], header) : source };
 }
 
-/** The outcome of a planned batch: failure on any error, and on warnings unless forced or the force key matches. */
-/** The batch's failure, or undefined when it succeeds. */
+/** The batch's failure (on any error, and on warnings unless forced or the force key matches), or undefined when it succeeds. */
 function judge(issues: EntityIssues[], request: ApplyRequest): BatchFailure | undefined {
   if (hasSeverity(issues, 'ERROR')) return failure(issues);
   if (hasSeverity(issues, 'WARNING') && !request.force) {

@@ -18,36 +18,14 @@ export interface ServedDocument {
   immutable: boolean;
 }
 
-interface Counted {
-  upToCommitSeq: string;
-  total: number;
-}
-
-// The running count of activities, per API process: the first entry point counts once (one pass of the
-// revision index); later ones add what committed since. Commits are never undone, so a count stays true.
-const counts = new WeakMap<ActivityStreamRepository, Promise<Counted>>();
-
-async function activitiesUpTo(feed: ActivityStreamRepository, upToCommitSeq: string): Promise<number> {
-  const previous = counts.get(feed) ?? Promise.resolve({ upToCommitSeq: '0', total: 0 });
-  const next = previous
-    .catch(() => ({ upToCommitSeq: '0', total: 0 }))
-    .then(async (known) => {
-      if (BigInt(known.upToCommitSeq) <= BigInt(upToCommitSeq))
-        return { upToCommitSeq, total: known.total + (await feed.countActivities(known.upToCommitSeq, upToCommitSeq)) };
-      return { upToCommitSeq, total: known.total - (await feed.countActivities(upToCommitSeq, known.upToCommitSeq)) };
-    });
-  counts.set(feed, next);
-  return (await next).total;
-}
-
 /** GET /activity-stream: the count of every activity and the page holding the newest. */
 export async function activityStreamEntryPoint(
   feed: ActivityStreamRepository,
   urls: StreamUrls,
   pageSize: number,
 ): Promise<ServedDocument> {
-  const upTo = await feed.latestCommitSeq();
-  const total = await activitiesUpTo(feed, upTo);
+  // totalItems is the database's running count (transaction.revisions_through): every API process answers the same.
+  const { upToCommitSeq: upTo, total } = await feed.committedTotal();
   const lastStarts = total === 0 ? 0 : Math.floor((total - 1) / pageSize) * pageSize;
   // The newest activity is the first counting back; the one the last page starts after is total - lastStarts + 1 back.
   const lastPageAfter =

@@ -10,9 +10,9 @@ import { uploadActivity } from '../../api/upload-slots.ts';
 import { writeGeneratedBatch } from '../../bench/lib/generate.ts';
 import { batchEnded } from '../support/batch-ended.ts';
 import { batchXml, create } from '../support/batches.ts';
-import { trickledPost } from '../support/chunked-post.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { eventually } from '../support/poll.ts';
+import { trickledBatches } from '../support/trickled-batches.ts';
 
 // One writer stalls or trickles uploads: it gets at most UPLOADS_PER_PRINCIPAL
 // of them in progress (the rest 429 with Retry-After, readable by a client
@@ -108,17 +108,7 @@ describe('trickled uploads and refusals a client can read', () => {
   it('cuts uploads trickled below the minimum rate, answering 400 and storing nothing, while another principal saves', async () => {
     const before = await harness.sql(`select 1 from batch where submitted_by = 'test-writer'`);
     const cutBefore = uploadActivity(harness.db).cut.slow;
-    const xml = batchXml([create('a', `Trickled ${randomUUID()}`)]);
-    const half = Math.floor(xml.length / 2);
-    const trickles = Array.from({ length: 4 }, () =>
-      trickledPost(
-        new URL('/api/v2/batches', harness.baseUrl),
-        { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.write}` },
-        xml.slice(0, half),
-        xml.slice(half),
-        200,
-      ),
-    );
+    const trickles = trickledBatches(harness.baseUrl, TEST_TOKENS.write, 4, 200);
     try {
       for (let n = 0; n < 3; n += 1) {
         const save = await harness.api('/api/v2/batches', {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NAME_KEY_SEPARATOR, nameEntryOf, stagedNameWarnings } from '../../domain/batch/index.ts';
+import { NAME_HOLDER_STATES, NAME_KEY_SEPARATOR, preferredNameRule } from '../../domain/batch/preferred-names.ts';
 import { planBatch } from '../support/batch-planning.ts';
-import { addPreferredNameWarnings, PreferredNameCheck, preferredNameKeys, type NameHolders } from '../support/preferred-name-check.ts';
+import { addPreferredNameWarnings, preferredNameKeys, preferredNameWarnings, type NameHolders } from '../support/preferred-name-check.ts';
 import { allIssues, create, expectOnlyWarning, namePart, storedRecord, testEnv, updateStored, world } from './batch-fixtures.ts';
 
 const noHolders: NameHolders = () => [];
@@ -9,6 +9,22 @@ const holdersOf =
   (table: Record<string, number[]>): NameHolders =>
   (entityType, normalizedName) =>
     table[`${entityType}:${normalizedName}`] ?? [];
+
+describe('who holds a name', () => {
+  it("an entity in ERS_NEW or ERS_APPROVED; one in ERS_INVALID or ERS_REPLACED stands in no one's way", () => {
+    expect(NAME_HOLDER_STATES).toEqual(['ERS_NEW', 'ERS_APPROVED']);
+    const states = ['ERS_NEW', 'ERS_APPROVED', 'ERS_INVALID'] as const;
+    const records = states.map((state, index) =>
+      storedRecord({ entityId: index + 1, entityUuid: `aaaaaaaa-0000-4000-8000-00000000000${index + 1}`, state }),
+    );
+    const plan = planBatch(
+      records.map((record) => updateStored(`s${record.entityId}`, record, [{ op: 'setEntityType', entityType: 'FAMILY' }])),
+      world({ records }),
+      testEnv(),
+    );
+    expect(preferredNameKeys(plan).map((key) => key.localId)).toEqual(['s1', 's2']);
+  });
+});
 
 describe('preferredNameKeys', () => {
   it('lists new records and records whose name, type or activity changed', () => {
@@ -46,8 +62,8 @@ describe('preferredNameKeys', () => {
   });
 });
 
-describe('PreferredNameCheck.nameKeys', () => {
-  it('lists each checked key once, in the order of its first checked record, not the keys of unchanged names', () => {
+describe('preferredNameWarnings', () => {
+  it('warns each checked record whose key another record of the batch holds, an unchanged one included', () => {
     const same = storedRecord();
     const plan = planBatch(
       [
@@ -63,19 +79,8 @@ describe('PreferredNameCheck.nameKeys', () => {
       testEnv(),
     );
     expect(plan.hasErrors).toBe(false);
-    const check = new PreferredNameCheck();
-    for (const record of plan.records) check.addRecord(record);
-    expect(check.nameKeys()).toEqual([
-      `PERSON${NAME_KEY_SEPARATOR}dvorak, antonin`,
-      `PERSON${NAME_KEY_SEPARATOR}novak, jan`,
-      `GEO${NAME_KEY_SEPARATOR}praha`,
-    ]);
-    // The unchanged holder of novak, jan is in the batch too: c is warned about it, with its part.
-    const warnings = check.warnings(
-      () => [],
-      () => true,
-      testEnv().newUuid,
-    );
+    expect(preferredNameKeys(plan).map((key) => key.localId)).toEqual(['b', 'c', 'd', 'e']);
+    const warnings = preferredNameWarnings(plan, noHolders, testEnv().newUuid);
     expect(warnings.map((group) => [group.localId, group.issues.map((issue) => [issue.issueCode, issue.partRef])])).toEqual([
       ['b', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pb' }]]],
       ['c', [['PreferredNameExists', { type: 'PT_NAME', partUuid: 'pc' }]]],
@@ -154,8 +159,8 @@ describe('addPreferredNameWarnings', () => {
   });
 });
 
-describe('stagedNameWarnings', () => {
-  it('gives the warnings PreferredNameCheck.warnings gives, in its order, from the staged entries the apply reads back', () => {
+describe("the pipeline's end rule", () => {
+  it('judges the staged entries the apply reads back as the whole-batch reference does, in its order', () => {
     const same = storedRecord();
     const renamed = storedRecord({ entityId: 2, entityUuid: 'aaaaaaaa-0000-4000-8000-000000000002' });
     const plan = planBatch(
@@ -179,15 +184,13 @@ describe('stagedNameWarnings', () => {
     const table: Record<string, number[]> = { 'GEO:praha': [7, 3, 7], 'PERSON:svoboda, jan': [2, 11], 'PERSON:alone': [2] };
     const holders = holdersOf(table);
     const planned = new Set(plan.records.map((record) => record.after.entityId));
-    const check = new PreferredNameCheck();
-    for (const record of plan.records) check.addRecord(record);
-    const entries = plan.records.flatMap((record) => nameEntryOf(record) ?? []);
+    const entries = plan.records.flatMap((record) => preferredNameRule.entryOf(record) ?? []);
     const fixedUuids = () => {
       let next = 0;
       return () => `00000000-0000-4000-8000-${String(next++).padStart(12, '0')}`;
     };
-    const expected = check.warnings(holders, (entityId) => planned.has(entityId), fixedUuids());
-    const staged = stagedNameWarnings(
+    const expected = preferredNameWarnings(plan, holders, fixedUuids());
+    const staged = preferredNameRule.judge(
       entries,
       (key) => holders(...(key.split(NAME_KEY_SEPARATOR) as [string, string])),
       (entityId) => planned.has(entityId),

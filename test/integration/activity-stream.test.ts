@@ -4,13 +4,18 @@
 // every revision of its records in commit order; full pages never change
 // (ETag, immutable); prev, next and last chain the same pages; every change
 // type; the documents have the shape of the spec's own examples; access
-// follows OAI_PMH.
+// follows OAI_PMH; a second API process answers the same totalItems.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { eventually } from '../support/poll.ts';
 import { migratedScratchDatabase } from '../support/scratch-database.ts';
 
 const PAGE_SIZE = 3;
@@ -219,6 +224,76 @@ describe('the activity stream', () => {
     const asActivityJson = await harness.api('/activity-stream', { as: null, headers: { accept: 'application/activity+json' } });
     expect(asActivityJson.headers.get('content-type')).toMatch(/^application\/activity\+json/);
     expect(await harness.api('/activity-stream/page/first', { as: null }).then((answer) => answer.status)).toBe(400);
+  });
+});
+
+describe('two API processes', () => {
+  let other: ChildProcess | undefined;
+  let otherUrl = '';
+  const output: string[] = [];
+
+  // The other process: `api/main.ts` as production runs it, on this file's database.
+  beforeAll(async () => {
+    const port = await freePort();
+    other = spawn(process.execPath, [fileURLToPath(new URL('../../api/main.ts', import.meta.url))], {
+      env: {
+        ...process.env,
+        DATABASE_URL: database!.url,
+        OAI_PMH: 'public',
+        ACTIVITY_STREAM_PAGE_SIZE: String(PAGE_SIZE),
+        ANONYMOUS_READ_RATE_LIMIT: '0',
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: harness.config.TEMPORAL_TASK_QUEUE,
+        DATA_DIR: inject('scratchDir'),
+        LOG_LEVEL: 'info',
+        PORT: String(port),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    other.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    other.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    otherUrl = `http://127.0.0.1:${port}`;
+    await eventually(async () => {
+      if (other!.exitCode !== null) throw new Error(`the other API exited:\n${output.join('')}`);
+      return (await fetch(`${otherUrl}/health`).catch(() => undefined)) ? true : undefined;
+    }, 90_000);
+  });
+
+  afterAll(async () => {
+    if (other && other.exitCode === null) {
+      const exited = once(other, 'exit');
+      other.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  const entryPoint = async (base: string) => {
+    const response = await fetch(`${base}/activity-stream`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { totalItems: number; last: Link };
+    return { totalItems: body.totalItems, last: new URL(body.last.id).pathname, etag: response.headers.get('etag') };
+  };
+
+  it('answers the same totalItems from either process, the count of every committed activity', async () => {
+    // The other process's first answer, before and after commits, some of them at once.
+    const before = await entryPoint(otherUrl);
+    expect(before).toEqual(await entryPoint(harness.baseUrl));
+    await Promise.all(
+      [1, 2, 3].map((batch) =>
+        apply(Array.from({ length: batch * 2 }, (_, index) => create(`p${batch}-${index}`, `Two ${randomUUID()}`, { entityType: TYPE }))),
+      ),
+    );
+    const [here, there] = await Promise.all([entryPoint(harness.baseUrl), entryPoint(otherUrl)]);
+    expect(there).toEqual(here);
+    expect(here.totalItems).toBe(before.totalItems + 12);
+    expect(here.totalItems).toBe(await countActivities());
+    // The running total each commit records is its predecessor's plus its own revisions.
+    const wrong = await harness.sql<{ uuid: string }>(
+      `select t.uuid from transaction t
+        where t.commit_seq is not null
+          and t.revisions_through is distinct from (select count(*) from revision r join transaction x on x.seq = r.seq where x.commit_seq <= t.commit_seq)`,
+    );
+    expect(wrong).toEqual([]);
   });
 });
 

@@ -5,10 +5,12 @@
 // the reconnections STREAM_MAX_SECONDS forces (the client resumes with
 // Last-Event-ID), also from an API cluster of two processes whose streams
 // stay open (so the commits reach them through each process's listener); a
-// connection cut inside an event resumes with that event whole.
+// connection cut inside an event resumes with that event whole; a consumer
+// that stops reading is cut by the server and resumes likewise.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
@@ -19,6 +21,8 @@ import { eventually } from '../support/poll.ts';
 
 const TYPE = `ST_${randomUUID().slice(0, 8)}`;
 const BIG = 1500;
+/** Creates per commit while a consumer does not read: about 1 MB of events, a share of what the kernel buffers on loopback. */
+const SLOW_BATCH = 5000;
 const STREAM_ENV = {
   AUTH_DISABLED: 'true',
   STREAM_MAX_SECONDS: '2',
@@ -168,9 +172,91 @@ describe('the push stream', () => {
     expect((await committedAfter(from))[0]!.entities).toEqual(small);
 
     const resumed = await harness.api('/api/v2/stream', { headers: { 'last-event-id': lastId } });
-    const events = await readEvents(resumed, 1);
+    const events = await readEvents(resumed, (read) => read.length >= 1);
     expect(events[0]).toEqual({ id: bigTransaction!.id, entities: big });
   });
+
+  it(
+    'cuts a consumer that stops reading, while events flow and at the end of its stream; it resumes and gets each change once',
+    { timeout: 300_000 },
+    async () => {
+      // One stream per address: the slot the slow consumer holds is free again once the server has cut it.
+      const slow = await startHarness({
+        worker: false,
+        env: { ...STREAM_ENV, STREAM_CONNECTIONS_PER_ADDRESS: '1', STREAM_MAX_SECONDS: '600' },
+      });
+      const from = await latestTransaction();
+      const entities = new Set<number>();
+      try {
+        const consumer = await pausedConsumer(`${slow.baseUrl}/api/v2/stream?from=${from}`);
+        // Commits land while it does not read, until the server cuts it (its unsent bytes above STREAM_BUFFER_BYTES for a second).
+        await eventually(
+          async () => {
+            const probe = await slow.api('/api/v2/stream');
+            await probe.body?.cancel();
+            if (probe.status === 200) return true;
+            expect(probe.status).toBe(429);
+            for (const id of await applyCreates(SLOW_BATCH)) entities.add(id);
+            return undefined;
+          },
+          180_000,
+          'the slow consumer cut',
+        );
+        // What reached it before the cut; the event the cut broke has no id line and is not an event.
+        const before = eventsOf(await readToEnd(consumer));
+        expect(consumer.complete).toBe(false);
+        const receivedBefore = mine(entities, before).reduce((sum, event) => sum + event.entities.length, 0);
+        expect(receivedBefore).toBeLessThan(entities.size);
+
+        const lastId = before.at(-1)?.id ?? from;
+        // The probe's slot is released as its socket closes: a 429 meanwhile is retried.
+        const resumed = await eventually(async () => {
+          const response = await slow.api('/api/v2/stream', { headers: { 'last-event-id': lastId } });
+          if (response.status !== 429) return response;
+          await response.body?.cancel();
+          return undefined;
+        });
+        expect(resumed.status).toBe(200);
+        const after = await readEvents(
+          resumed,
+          (events) => mine(entities, events).reduce((sum, event) => sum + event.entities.length, 0) >= entities.size - receivedBefore,
+        );
+        expect(mine(entities, [...before, ...after])).toEqual(await committedAfter(from));
+      } finally {
+        await slow.close();
+      }
+
+      // The same backlog (more than the kernel took above) to a consumer that reads nothing, on a stream that
+      // ends after two seconds and never counts its buffer as too full: its end cannot be sent, and it is cut.
+      const ending = await startHarness({
+        worker: false,
+        env: {
+          ...STREAM_ENV,
+          STREAM_CONNECTIONS_PER_ADDRESS: '1',
+          STREAM_MAX_SECONDS: '2',
+          STREAM_BUFFER_BYTES: String(1024 * 1024 * 1024),
+        },
+      });
+      try {
+        const consumer = await pausedConsumer(`${ending.baseUrl}/api/v2/stream?from=${from}`);
+        await eventually(
+          async () => {
+            const probe = await ending.api('/api/v2/stream');
+            await probe.body?.cancel();
+            if (probe.status === 200) return true;
+            expect(probe.status).toBe(429);
+            return undefined;
+          },
+          60_000,
+          'the stream cut at its end',
+        );
+        await readToEnd(consumer);
+        expect(consumer.complete).toBe(false);
+      } finally {
+        await ending.close();
+      }
+    },
+  );
 
   it('refuses a Last-Event-ID that names no transaction, and a stream past the per-address cap', async () => {
     const unknown = await harness.api('/api/v2/stream', { headers: { 'last-event-id': randomUUID() } });
@@ -258,27 +344,54 @@ describe('two API processes', () => {
   });
 });
 
-/** The first `count` events of a response, parsed. */
-async function readEvents(response: Response, count: number): Promise<Received[]> {
+/** A stream's response that is not read: once Node's small buffer is full its socket is not read, and the kernel's buffers fill. */
+async function pausedConsumer(url: string): Promise<IncomingMessage> {
+  const consumer = await new Promise<IncomingMessage>((resolve, reject) => httpGet(url, resolve).on('error', reject));
+  expect(consumer.statusCode).toBe(200);
+  consumer.pause();
+  // A cut ends it with 'aborted' (its chunked body never finished), then 'close'.
+  consumer.on('error', () => undefined);
+  return consumer;
+}
+
+/** Everything a paused response still delivers, read until it closes. */
+async function readToEnd(consumer: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  const closed = new Promise((resolve) => consumer.once('close', resolve));
+  consumer.on('data', (chunk: Buffer) => chunks.push(chunk));
+  consumer.resume();
+  await closed;
+  return Buffer.concat(chunks).toString();
+}
+
+/** The events of a response until `enough` says so (or it ends), parsed. */
+async function readEvents(response: Response, enough: (events: Received[]) => boolean): Promise<Received[]> {
   const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
   let text = '';
-  const events: Received[] = [];
-  while (events.length < count) {
+  let events: Received[] = [];
+  while (!enough(events)) {
     const { value, done } = await reader.read();
     if (done) break;
-    text += new TextDecoder().decode(value);
-    let end: number;
-    while ((end = text.indexOf('\n\n')) >= 0 && events.length < count) {
-      const block = text.slice(0, end);
-      text = text.slice(end + 2);
-      const id = /^id: (.+)$/m.exec(block)?.[1];
-      if (!id) continue;
-      const entities = [...block.matchAll(/^data: (.*)$/gm)].map((match) =>
-        Number((JSON.parse(match[1]!) as { object: { id: string } }).object.id.split('/').pop()),
-      );
-      events.push({ id, entities });
-    }
+    text += decoder.decode(value, { stream: true });
+    events = eventsOf(text);
   }
   await reader.cancel();
+  return events;
+}
+
+/** The whole events of a stream's text: blocks that end with their id line (the service writes it last). */
+function eventsOf(text: string): Received[] {
+  const events: Received[] = [];
+  const blocks = text.split('\n\n');
+  // The last block is unfinished (or empty).
+  for (const block of blocks.slice(0, -1)) {
+    const id = /^id: (.+)$/m.exec(block)?.[1];
+    if (!id) continue;
+    const entities = [...block.matchAll(/^data: (.*)$/gm)].map((match) =>
+      Number((JSON.parse(match[1]!) as { object: { id: string } }).object.id.split('/').pop()),
+    );
+    events.push({ id, entities });
+  }
   return events;
 }

@@ -12,8 +12,9 @@ import { generateCreates } from '../../bench/lib/generate.ts';
 import { uploadActivity } from '../../api/upload-slots.ts';
 import { batchXml, create } from '../support/batches.ts';
 import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
-import { chunkedPost, trickledPost } from '../support/chunked-post.ts';
+import { chunkedPost } from '../support/chunked-post.ts';
 import { eventually } from '../support/poll.ts';
+import { trickledBatches } from '../support/trickled-batches.ts';
 
 const MIB = 1024 * 1024;
 /** About 3.3 MB: two validation slices, four stored chunks. */
@@ -185,17 +186,7 @@ describe('streamed uploads', () => {
   });
 
   it("accepts another principal's ordinary large batch while one writer trickles four chunked uploads", { timeout: 120_000 }, async () => {
-    const xml = batchXml([create('a', `Trickled ${randomUUID()}`)]);
-    const half = Math.floor(xml.length / 2);
-    const trickles = Array.from({ length: 4 }, () =>
-      trickledPost(
-        new URL('/api/v2/batches', harness.baseUrl),
-        { 'content-type': 'application/xml', authorization: `Bearer ${TEST_TOKENS.write}` },
-        xml.slice(0, half),
-        xml.slice(half),
-        500,
-      ),
-    );
+    const trickles = trickledBatches(harness.baseUrl, TEST_TOKENS.write, 4, 500);
     try {
       // Every trickle has reached the large slots: holding one or waiting for one.
       await eventually(async () => {

@@ -219,6 +219,19 @@ describe('README walkthrough', () => {
         expect(revisions.toString('utf8')).toContain('Dacier');
       });
 
+      it('shows the first Activity Streams page and the commits since the first batch on the push stream', () => {
+        const page = JSON.parse(outcomeOf(/activity-stream\/page\/0-0/).stdout) as {
+          type: string;
+          orderedItems: { type: string; object: { id: string } }[];
+        };
+        expect(page.type).toBe('OrderedCollectionPage');
+        expect(page.orderedItems.some((activity) => activity.type === 'Create' && activity.object.id.endsWith('/global/1'))).toBe(true);
+        const stream = outcomeOf(/api\/v2\/stream/).stdout;
+        expect(stream).toMatch(/^event: commit$/m);
+        // The update of Karel Čapek (record 1) came after the first batch.
+        expect(stream).toMatch(/^data: \{"summary":"Update [^"]* 1"/m);
+      });
+
       it('runs the v1 series as the README gives it: create, update and approve on the current rid, a namesake and an invalid batch refused', async () => {
         const answers = outcomes
           .filter((outcome) => /^post_v1 /.test(outcome.line))

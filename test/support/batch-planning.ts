@@ -15,6 +15,18 @@ export function planBatch(commands: readonly ChangeCommand[], world: BatchWorld,
   return planner.finish();
 }
 
+/** The batch planned a command at a time, drained after each, as the apply plans a large batch group by group. */
+export function planCommandByCommand(commands: readonly ChangeCommand[], world: BatchWorld, env: PlanEnv): BatchPlan {
+  const planner = new BatchPlanner(world, env);
+  planner.declare(surveyBatch(commands));
+  const drained = commands.flatMap((command) => {
+    planner.plan([command]);
+    return planner.drain();
+  });
+  const plan = planner.finish();
+  return { ...plan, records: [...drained, ...plan.records] };
+}
+
 /** What the caller must load before planning these commands. */
 export function batchLookups(commands: readonly ChangeCommand[]): BatchLookups {
   return surveyBatch(commands).lookups();

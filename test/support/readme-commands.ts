@@ -9,12 +9,19 @@ export interface ReadmeCommand {
 }
 
 /**
- * The sections whose commands are meant to be pasted, in the README's order:
+ * The sections whose commands are meant to be pasted, in the README's order
+ * (the later ones use the walkthrough's records and its `$t1`):
  * test/integration/walkthrough.test.ts runs them all. The only other ```sh
  * blocks are Setup's (npm ci, npm start, npm test), which that test runs as
  * its own `npm start`.
  */
-export const PASTED_SECTIONS = ['Walkthrough', 'The API', 'Search'] as const;
+export const PASTED_SECTIONS = [
+  'Walkthrough',
+  'The API',
+  'Search',
+  'Following changes as Activity Streams (LD4 EMM 1.0)',
+  'Push stream (Server-Sent Events)',
+] as const;
 
 export function readmeSection(readme: string, heading: string): string {
   const start = readme.indexOf(`\n## ${heading}\n`);

@@ -76,7 +76,13 @@ function responseSink(res: ServerResponse, boundBytes: number, slowMs: number, l
       logCut(why);
       res.destroy();
     },
-    end: () => res.end(),
+    end() {
+      res.end();
+      // A consumer that stopped reading while the stream was quiet never takes the last bytes: cut it, as a slow one.
+      const unread = setTimeout(() => this.cut('slow consumer at the end'), slowMs);
+      res.once('finish', () => clearTimeout(unread));
+      res.once('close', () => clearTimeout(unread));
+    },
     get closed() {
       return closed;
     },
