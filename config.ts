@@ -321,6 +321,26 @@ const api = {
   DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
   /** How long a request waits for a pooled connection before it is answered 503 with Retry-After. */
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * PostgreSQL hot standbys (streaming replicas of DATABASE_URL, comma-separated URLs) that serve the API's reads: feed
+   * and OAI pages, activity-stream pages, synchronous v1 exports, record pages, GETs and searches. Writes, job rows and
+   * locks stay on the primary. Empty: every read on the primary (docs/decisions/0192).
+   */
+  DATABASE_READ_URLS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((url) => url.trim())
+        .filter((url) => url !== ''),
+    )
+    .pipe(z.array(z.url())),
+  /**
+   * Seconds a standby may be behind the primary and still serve reads that name no transaction (GETs, searches, the
+   * newest feed and activity-stream pages). One further behind, or not answering, leaves the rotation until it catches up.
+   */
+  REPLICA_MAX_LAG: z.coerce.number().positive().default(5),
   /** Connections of each API process's pool for long reads (feed pages, synchronous v1 exports), apart from the main pool. */
   LONG_READ_CONNECTIONS: z.coerce.number().int().positive().default(4),
   /** Each statement of a long read (a feed query, a cursor's read) is cancelled after this long; 0: no limit. */
@@ -501,6 +521,7 @@ const measuringAids = {
 /** The settings every deployment sets (addresses, credentials, the public name, retention): README lists these. */
 export const DEPLOYMENT_SETTINGS: readonly string[] = [
   'DATABASE_URL',
+  'DATABASE_READ_URLS',
   'TEMPORAL_ADDRESS',
   'TEMPORAL_NAMESPACE',
   'HOST',

@@ -13,6 +13,7 @@ import type { PoolOptions } from './mikro-orm.config.ts';
 import { oaiRepository, type OaiRepository } from './oai.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { recordRepository, type RecordRepository } from './records.ts';
+import { readRouting, type ReadRouting } from './read-routing/index.ts';
 import { ReplayGuard } from './replay-guard.ts';
 import { searchRepository, type SearchRepository } from './search/repository.ts';
 import { SubmissionRate } from './submission-rate.ts';
@@ -55,6 +56,8 @@ export interface Db {
   readonly exportRecords: ExportRecords;
   /** Applying batches: the apply's statements on a transaction (db/apply/). */
   readonly revisions: RevisionStore;
+  /** Where a read runs: the primary, or a hot standby that has what it needs (DATABASE_READ_URLS). */
+  readonly reads: ReadRouting;
   /** Planner statistics refreshed after large writes. */
   readonly analyzer: Analyzer;
   /** One round trip to the database; throws when it does not answer. */
@@ -79,6 +82,8 @@ export interface DbOptions {
   log?: { warn(object: object, message: string): void };
   /** Records between two anchors of a feed range's page layout (FEED_RANGE_ANCHOR_EVERY). */
   feedRangeAnchorEvery?: number;
+  /** Hot standbys for reads (DATABASE_READ_URLS) and how far one may lag (REPLICA_MAX_LAG); none: every read on the primary. */
+  standbys?: { urls: readonly string[]; maxLagSeconds: number };
 }
 
 export async function openDb(databaseUrl: string, options: DbOptions = {}): Promise<Db> {
@@ -89,25 +94,46 @@ export async function openDb(databaseUrl: string, options: DbOptions = {}): Prom
 async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
   const longReadPool = options.longReads ? longReadPoolBeside(pool, options.longReads, options.pool?.acquireTimeoutMs) : pool;
-  const commits = commitNotifications(pool, options.log ?? { warn: () => undefined });
+  const log = options.log ?? { warn: () => undefined };
+  const commits = commitNotifications(pool, log);
+  const layout = { retentionDays: options.feedRangeRetentionDays ?? 7, anchorEvery: options.feedRangeAnchorEvery ?? 1000 };
+  const onPrimary = {
+    records: recordRepository(pool),
+    feed: feedRepository(longReadPool, layout),
+    oai: oaiRepository(longReadPool),
+    activityStream: activityStreamRepository(longReadPool),
+    search: searchRepository(pool),
+    exportRecords: exportRecordsOver(longReadPool),
+    on: 'primary',
+  };
+  const reads = await readRouting(
+    { pool, side: onPrimary, feedOver: (over) => feedRepository(over, layout) },
+    options.standbys && {
+      ...options.standbys,
+      connections: options.pool?.size ?? 10,
+      longReadConnections: options.longReads?.connections ?? options.pool?.size ?? 10,
+      statementTimeoutMs: options.longReads?.statementTimeoutMs ?? 0,
+      idleInTransactionTimeoutMs: options.longReads?.idleInTransactionTimeoutMs ?? 0,
+      acquireTimeoutMs: options.pool?.acquireTimeoutMs,
+      log,
+    },
+  );
   return {
     orm,
     pool,
-    records: recordRepository(pool),
-    feed: feedRepository(longReadPool, {
-      retentionDays: options.feedRangeRetentionDays ?? 7,
-      anchorEvery: options.feedRangeAnchorEvery ?? 1000,
-    }),
-    oai: oaiRepository(longReadPool),
-    activityStream: activityStreamRepository(longReadPool),
+    records: onPrimary.records,
+    feed: onPrimary.feed,
+    oai: onPrimary.oai,
+    activityStream: onPrimary.activityStream,
     commits,
-    search: searchRepository(pool),
+    search: onPrimary.search,
     batches: new BatchRepository(orm, pool),
     exports: new ExportRepository(orm, pool),
     jobOutcomes: new JobOutcomes(pool),
     replayGuard: new ReplayGuard(pool),
     submissionRate: new SubmissionRate(pool),
-    exportRecords: exportRecordsOver(longReadPool),
+    exportRecords: onPrimary.exportRecords,
+    reads,
     longReadLeases: new LongReadLeases(pool),
     revisions: revisionStore(pool),
     analyzer: analyzer(pool),
@@ -115,6 +141,7 @@ async function dbOver(orm: Orm, options: DbOptions = {}): Promise<Db> {
       await pool.query('select 1');
     },
     async close() {
+      await reads.close();
       await commits.close();
       if (longReadPool !== pool) await longReadPool.end();
       await orm.close();

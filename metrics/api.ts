@@ -120,6 +120,36 @@ export function createApiMetrics(deps: {
     },
   });
 
+  // The standbys as this process's read routing sees them (DATABASE_READ_URLS; none: no series).
+  new Gauge({
+    name: 'read_standby_in_rotation',
+    help: 'Whether a standby serves the reads of this process (1) or is out of the rotation: lagging past REPLICA_MAX_LAG, not answering, or promoted (0)',
+    labelNames: ['standby'] as const,
+    registers: [registry],
+    collect() {
+      for (const view of deps.db.reads.standbys()) this.set({ standby: view.name }, view.inRotation ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'read_standby_lag_seconds',
+    help: 'How far a standby was behind the primary at its last check (+Inf: further back than REPLICA_MAX_LAG, or never reached)',
+    labelNames: ['standby'] as const,
+    registers: [registry],
+    collect() {
+      for (const view of deps.db.reads.standbys()) this.set({ standby: view.name }, view.lagSeconds);
+    },
+  });
+  new Counter({
+    name: 'read_standby_reads_total',
+    help: 'Reads this process sent to a standby',
+    labelNames: ['standby'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const view of deps.db.reads.standbys()) this.inc({ standby: view.name }, view.served);
+    },
+  });
+
   const proxyProtocolRefused = deps.config.PROXY_PROTOCOL
     ? new Counter({
         name: 'proxy_protocol_refused_total',

@@ -20,6 +20,7 @@ function apiDbOptions(config: Config, log: Logger | undefined): DbOptions {
     },
     feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS,
     feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY,
+    standbys: { urls: config.DATABASE_READ_URLS, maxLagSeconds: config.REPLICA_MAX_LAG },
   };
 }
 

@@ -26,12 +26,30 @@ export function activityStreamRouter(deps: AppDeps): Router {
   };
 
   router.get('/', access, async (ctx) => {
-    send(ctx, deps, await activityStreamEntryPoint(deps.db.activityStream, urls(ctx), deps.config.ACTIVITY_STREAM_PAGE_SIZE));
+    send(
+      ctx,
+      deps,
+      await activityStreamEntryPoint(
+        (await deps.db.reads.side({ fresh: true })).activityStream,
+        urls(ctx),
+        deps.config.ACTIVITY_STREAM_PAGE_SIZE,
+      ),
+    );
   });
 
   router.get('/page/:after', access, async (ctx) => {
     const { after } = parseParams(ctx, pagePathSchema);
-    send(ctx, deps, await activityStreamPage(deps.db.activityStream, urls(ctx), deps.config.ACTIVITY_STREAM_PAGE_SIZE, after));
+    send(
+      ctx,
+      deps,
+      await activityStreamPage(
+        // A page after a position the client was given: on a standby that has reached it.
+        (await deps.db.reads.side({ commitSeq: after.commitSeq })).activityStream,
+        urls(ctx),
+        deps.config.ACTIVITY_STREAM_PAGE_SIZE,
+        after,
+      ),
+    );
   });
 
   return router;

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { EntityRecord } from '../../domain/model.ts';
 import { findCurrentRecord, findRecordAtRevision, listRevisions } from '../../services/reads/entities.ts';
+import { readSideFor } from '../../services/reads/read-side.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { entityTypesInUse, searchByName, type SearchLimits } from '../../services/search/index.ts';
 import { readFormBody } from '../body.ts';
@@ -115,7 +116,10 @@ export function recordPagesRouter(deps: AppDeps): Router {
   router.get('/global', frame, reader, async (ctx) => {
     const form = searchFormParams(ctx);
     const page = pageParam(ctx);
-    const [outcome, typesInUse] = await Promise.all([search(deps, form, page, limits), entityTypesInUse(deps.db.search)]);
+    const [outcome, typesInUse] = await Promise.all([
+      search(deps, form, page, limits),
+      entityTypesInUse((await readSideFor(deps.db.reads, undefined)).search),
+    ]);
     const types = [...new Set([...typesInUse, ...form.types])].sort();
     sendPage(ctx, {
       title: 'Search',
@@ -126,10 +130,9 @@ export function recordPagesRouter(deps: AppDeps): Router {
 
   router.get('/global/:id', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
-    const [record, history] = await Promise.all([
-      findCurrentRecord(deps.db.records, ref),
-      listRevisions(deps.db.records, ref, 1, HISTORY_ON_RECORD_PAGE),
-    ]);
+    // Pages for people, who write nothing: the freshest standby within REPLICA_MAX_LAG, one for the whole page.
+    const { records } = await readSideFor(deps.db.reads, undefined);
+    const [record, history] = await Promise.all([findCurrentRecord(records, ref), listRevisions(records, ref, 1, HISTORY_ON_RECORD_PAGE)]);
     if (record === undefined) throw recordNotFound(ctx.params.id!);
     const refs = await resolveReferences(deps, record);
     sendPage(ctx, {
@@ -142,7 +145,8 @@ export function recordPagesRouter(deps: AppDeps): Router {
 
   // The record in EAC-CPF 2.0, as the API answers it to an Accept that asks for it: the link on the record's page.
   router.get('/global/:id/eac-cpf', frame, reader, async (ctx) => {
-    const record = await findCurrentRecord(deps.db.records, recordRefParam(ctx.params.id));
+    const { records } = await readSideFor(deps.db.reads, undefined);
+    const record = await findCurrentRecord(records, recordRefParam(ctx.params.id));
     if (record === undefined) throw recordNotFound(ctx.params.id!);
     answerEacCpf(ctx, deps, record);
   });
@@ -150,10 +154,8 @@ export function recordPagesRouter(deps: AppDeps): Router {
   router.get('/global/:id/revisions', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
     const page = pageParam(ctx);
-    const [record, history] = await Promise.all([
-      findCurrentRecord(deps.db.records, ref),
-      listRevisions(deps.db.records, ref, page, HISTORY_PAGE_SIZE),
-    ]);
+    const { records } = await readSideFor(deps.db.reads, undefined);
+    const [record, history] = await Promise.all([findCurrentRecord(records, ref), listRevisions(records, ref, page, HISTORY_PAGE_SIZE)]);
     if (record === undefined || history === undefined) throw recordNotFound(ctx.params.id!);
     const title = recordTitle(record);
     sendPage(ctx, { title: `History of ${title}`, main: historyMain(title, history, page, HISTORY_PAGE_SIZE), viewer: ctx.state.viewer });
@@ -162,10 +164,8 @@ export function recordPagesRouter(deps: AppDeps): Router {
   router.get('/global/:id/revision/:rev', frame, reader, async (ctx) => {
     const ref = recordRefParam(ctx.params.id);
     const revisionId = revisionParam(ctx.params.rev);
-    const [record, current] = await Promise.all([
-      findRecordAtRevision(deps.db.records, ref, revisionId),
-      findCurrentRecord(deps.db.records, ref),
-    ]);
+    const { records } = await readSideFor(deps.db.reads, undefined);
+    const [record, current] = await Promise.all([findRecordAtRevision(records, ref, revisionId), findCurrentRecord(records, ref)]);
     if (current === undefined) throw recordNotFound(ctx.params.id!);
     if (record === undefined)
       throw new PageError(404, 'No such revision', `Record ${ctx.params.id} has no revision ${revisionId}.`, {
@@ -198,7 +198,9 @@ async function search(
   limits: SearchLimits,
 ): Promise<SearchOutcome> {
   try {
-    return { result: await searchByName(deps.db.search, form, { page, pageSize: SEARCH_PAGE_SIZE }, limits) };
+    return {
+      result: await searchByName((await readSideFor(deps.db.reads, undefined)).search, form, { page, pageSize: SEARCH_PAGE_SIZE }, limits),
+    };
   } catch (error) {
     // The search's own refusals (too broad, too slow) are answers for the person, not failures of the page.
     if (error instanceof ServiceError && (error.code === 'BadRequest' || error.code === 'ServiceUnavailable'))
@@ -223,7 +225,8 @@ function readableRefusal(error: ServiceError): string {
 async function resolveReferences(deps: AppDeps, record: EntityRecord): Promise<ResolvedRefs> {
   const unique = new Map(referencesOf(record).map((ref) => [refKey(ref), ref]));
   const refs = [...unique.entries()].slice(0, NAMED_REFERENCES);
-  const found = await Promise.all(refs.map(([, ref]) => findCurrentRecord(deps.db.records, ref)));
+  const { records } = await readSideFor(deps.db.reads, undefined);
+  const found = await Promise.all(refs.map(([, ref]) => findCurrentRecord(records, ref)));
   const resolved = new Map<string, { entityId: number; name: string }>();
   refs.forEach(([key], index) => {
     const target = found[index];

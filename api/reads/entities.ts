@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { XmlVersion } from '../../domain/model.ts';
 import { serializeEntity } from '../../domain/xml/index.ts';
 import { findCurrentRecord, findRecordAtRevision } from '../../services/reads/entities.ts';
+import { readSideFor } from '../../services/reads/read-side.ts';
 import { etagMatches, recordEtag } from '../conditional.ts';
 import type { AppDeps } from '../deps.ts';
 import { requirePermission } from '../middleware/auth.ts';
@@ -23,7 +24,8 @@ export function entitiesRouter(deps: AppDeps, version: XmlVersion): Router {
     // The hottest read: logged at debug when it succeeds (api/middleware/request-context.ts).
     // Most of these GETs are answered before Koa, by entity-get.ts, exactly as here.
     ctx.state.routineRead = true;
-    const record = await findCurrentRecord(deps.db.records, entityRefParam(ctx, id));
+    const { records } = await readSideFor(deps.db.reads, ctx.state.principal.name);
+    const record = await findCurrentRecord(records, entityRefParam(ctx, id));
     if (!record) throw problem(404, 'EntityNotFound', `no entity ${ctx.params[id]}`);
     ctx.set('Cache-Control', 'no-cache');
     if (version === 'v2') {
@@ -43,7 +45,8 @@ export function entitiesRouter(deps: AppDeps, version: XmlVersion): Router {
     router.get(`/:${id}/revision/:revisionId`, requirePermission('read'), async (ctx) => {
       const entityId = entityRefParam(ctx, id);
       const { revisionId } = parseParams(ctx, revisionPathSchema);
-      const record = await findRecordAtRevision(deps.db.records, entityId, revisionId);
+      const { records } = await readSideFor(deps.db.reads, ctx.state.principal.name);
+      const record = await findRecordAtRevision(records, entityId, revisionId);
       if (!record) throw problem(404, 'RevisionNotFound', `entity ${ctx.params[id]} has no revision ${revisionId}`);
       ctx.vary('Accept');
       if (prefersEacCpf(ctx)) return answerEacCpf(ctx, deps, record);

@@ -6,6 +6,7 @@ import { v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity } from '../../domain/xml/index.ts';
 import type { HttpLabel } from '../../metrics/api.ts';
 import { findCurrentDocument, findCurrentRecord, type CurrentForm } from '../../services/reads/entities.ts';
+import { readSideFor } from '../../services/reads/read-side.ts';
 import { NDA_DATE_HEADER } from '../auth/nda-hmac.ts';
 import { resolveClientAddress, trustedProxyList } from '../client-address.ts';
 import { forwardedHeader, forwardedTrust } from '../forwarded.ts';
@@ -93,8 +94,9 @@ export function withDirectEntityGet(deps: AppDeps, histogram: Histogram<HttpLabe
     });
     if (!credentials.ok || !hasPermission(credentials.principal, 'read')) return koa(req, res);
     // v2 takes the document stored beside the record where there is one (the bytes the writer would write).
-    const found: Promise<CurrentForm | undefined> =
-      version === 'v2' ? findCurrentDocument(deps.db.records, ref) : findCurrentRecord(deps.db.records, ref).then(asForm);
+    const found: Promise<CurrentForm | undefined> = readSideFor(deps.db.reads, credentials.principal.name).then(({ records }) =>
+      version === 'v2' ? findCurrentDocument(records, ref) : findCurrentRecord(records, ref).then(asForm),
+    );
     return found.then(
       (form) => {
         if (form === undefined) return koa(req, res);

@@ -1,3 +1,4 @@
+import { readSideFor } from '../../services/reads/read-side.ts';
 import Router from '@koa/router';
 import type { XmlVersion } from '../../domain/model.ts';
 import { serializeQueryResult } from '../../domain/xml/index.ts';
@@ -46,7 +47,13 @@ export function searchRouter(deps: AppDeps, version: XmlVersion): Router {
     const { page, pageSize, searchType } = parseQuery(ctx, searchQuerySchema);
     checkPageSize(pageSize, deps.config.SEARCH_MAX_PAGE_SIZE);
     const body = parseWith(BODY_SCHEMAS[version], await readJsonBody(ctx, SEARCH_BODY_MAX_BYTES), 'body');
-    const { unknownTypes, ...result } = await searchEntities(deps.db.search, body, { page, pageSize }, searchType, limits);
+    const { unknownTypes, ...result } = await searchEntities(
+      (await readSideFor(deps.db.reads, ctx.state.principal.name)).search,
+      body,
+      { page, pageSize },
+      searchType,
+      limits,
+    );
     const unknown = unknownTypesHeader(unknownTypes);
     if (unknown !== '') ctx.set(UNKNOWN_TYPES_HEADER, unknown);
     setXmlType(ctx, version);

@@ -19,14 +19,14 @@ export function updatesRouter(deps: AppDeps, version: XmlVersion): Router {
   router.get('/', requirePermission('read'), longReads, async (ctx) => {
     const query = parseQuery(ctx, updatesQuerySchema);
     checkPageSize(query.pageSize, deps.config.UPDATES_MAX_PAGE_SIZE);
-    const records = await updatesPage(deps.db.feed, query.fromTransId, query.toTransId, query.page, query.pageSize);
+    const records = await updatesPage(deps.db.reads, query.fromTransId, query.toTransId, query.page, query.pageSize);
     setXmlType(ctx, version);
     ctx.body = Readable.from(writeUpdates(records, version));
   });
 
   router.get('/from/:fromTransId', requirePermission('read'), longReads, async (ctx) => {
     const { fromTransId } = parseParams(ctx, updatesFromPathSchema);
-    const feed = await updatesFrom(deps.db.feed, fromTransId, deps.config.UPDATES_FROM_MAX);
+    const feed = await updatesFrom(deps.db.reads, fromTransId, deps.config.UPDATES_FROM_MAX);
     setXmlType(ctx, version);
     ctx.body = Readable.from(writeUpdatesFrom(feed.info, feed.records, version));
   });

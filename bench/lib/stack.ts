@@ -69,15 +69,17 @@ export interface StackOptions {
    * benchmarks run on a database loaded beforehand. Default false.
    */
   reuseDatabase?: boolean;
+  /** The PostgreSQL server of the database (a URL of its `postgres` database); default BENCH_DATABASE_URL's. */
+  databaseServer?: string;
 }
 
 /** The URL of database `name` on the bench server, dropped with its rows and created afresh. */
-export async function recreateDatabase(name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: benchServerUrl().toString() });
+export async function recreateDatabase(name: string, server?: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: benchServerUrl(server).toString() });
   await admin.connect();
   await admin.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
   await admin.end();
-  return openDatabase(name);
+  return openDatabase(name, server);
 }
 
 /** The bench server's maintenance database (postgres), for questions about its databases. */
@@ -85,13 +87,13 @@ export function benchAdminUrl(): string {
   return benchServerUrl().toString();
 }
 
-function benchServerUrl(): URL {
-  return new URL(withDatabaseUser(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
+function benchServerUrl(server?: string): URL {
+  return new URL(withDatabaseUser(server ?? process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres'));
 }
 
 /** The URL of database `name` on the bench server, created when missing and migrated; existing rows are kept. */
-export async function openDatabase(name: string): Promise<string> {
-  const base = benchServerUrl();
+export async function openDatabase(name: string, server?: string): Promise<string> {
+  const base = benchServerUrl(server);
   base.pathname = `/${name}`;
   const url = base.toString();
   await ensureDatabase(url);
@@ -178,7 +180,7 @@ export async function startStack(databaseName: string, extraEnv: Record<string, 
 
   try {
     const [url, temporal] = await Promise.all([
-      options.reuseDatabase ? openDatabase(databaseName) : recreateDatabase(databaseName),
+      options.reuseDatabase ? openDatabase(databaseName, options.databaseServer) : recreateDatabase(databaseName, options.databaseServer),
       startDevServer(temporalOptions),
     ]);
     databaseUrl = url;

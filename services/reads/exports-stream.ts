@@ -1,4 +1,4 @@
-import type { Db } from '../../db/index.ts';
+import type { ReadRouting, ReadSide } from '../../db/read-routing/index.ts';
 import type { ExportRecords } from '../../db/export-records.ts';
 import type { EntityRecord, EntityRef, RevisionChanges } from '../../domain/model.ts';
 import { writeEntities, writeRevisions } from '../../domain/xml/index.ts';
@@ -24,8 +24,8 @@ export async function* streamRevisionChanges(
 }
 
 /** The v1 snapshot document of the named records; an empty list names none (v2's asynchronous export takes it as "all"). */
-export function v1SnapshotDocument(db: Db, refs: readonly EntityRef[]): AsyncIterable<string> {
-  return writeEntities(refs.length === 0 ? noRecords() : streamCurrentRecords(db.exportRecords, refs), 'v1');
+export function v1SnapshotDocument(side: Pick<ReadSide, 'exportRecords'>, refs: readonly EntityRef[]): AsyncIterable<string> {
+  return writeEntities(refs.length === 0 ? noRecords() : streamCurrentRecords(side.exportRecords, refs), 'v1');
 }
 
 /**
@@ -33,9 +33,16 @@ export function v1SnapshotDocument(db: Db, refs: readonly EntityRef[]): AsyncIte
  * is looked up before anything is written, so an unknown one is an error
  * response instead of a broken document.
  */
-export async function v1RevisionsDocument(db: Db, fromTransId: string, refs: readonly EntityRef[]): Promise<AsyncIterable<string>> {
-  const from = await requireTransaction(db.feed, fromTransId);
-  return writeRevisions(streamRevisionChanges(db.exportRecords, from.commitSeq, refs), 'v1');
+export async function v1RevisionsDocument(
+  reads: Pick<ReadRouting, 'side'>,
+  principal: string,
+  fromTransId: string,
+  refs: readonly EntityRef[],
+): Promise<AsyncIterable<string>> {
+  // On a standby that has the transaction and the client's own writes.
+  const side = await reads.side({ transactions: [fromTransId], principal });
+  const from = await requireTransaction(side.feed, fromTransId);
+  return writeRevisions(streamRevisionChanges(side.exportRecords, from.commitSeq, refs), 'v1');
 }
 
 async function* noRecords(): AsyncGenerator<EntityRecord> {}

@@ -164,10 +164,12 @@ async function* listResponse(
   const headersOnly = request.verb === 'ListIdentifiers';
   const content: HarvestContent = headersOnly ? 'none' : contentOf(query.metadataPrefix);
   // One more than a page: whether a next page exists is known without counting.
+  // Pinned to a commit point: any standby that has replayed it serves the page.
+  const oai = (await deps.db.reads.side({ commitSeq })).oai;
   const pages =
     position.kind === 'entity'
-      ? deps.db.oai.records(filterOf(query), commitSeq, position.after, pageSize + 1, content)
-      : deps.db.oai.windowRecords(
+      ? oai.records(filterOf(query), commitSeq, position.after, pageSize + 1, content)
+      : oai.windowRecords(
           filterOf(query),
           commitSeq,
           { window: position, afterSeq: position.afterSeq, afterEntity: position.afterEntity },
@@ -233,7 +235,7 @@ async function firstPage(
     return start;
   }
   // A window's size would be a count of its revisions: left out (the protocol makes it optional).
-  const window = await deps.db.oai.commitWindow(filterOf(query), commitSeq);
+  const window = await (await deps.db.reads.side({ commitSeq })).oai.commitWindow(filterOf(query), commitSeq);
   if (window === undefined) return undefined;
   const { firstCommit, lastCommit, firstSeq, lastSeq } = window;
   return {
@@ -271,7 +273,7 @@ async function recordNamed(
   content: HarvestContent,
 ): Promise<HarvestedRecord | undefined> {
   const uuid = entityUuidOf(deps.config.oaiRepositoryId, identifier);
-  return uuid === undefined ? undefined : deps.db.oai.currentRecord(uuid, content);
+  return uuid === undefined ? undefined : deps.db.reads.side({ fresh: true }).then((side) => side.oai.currentRecord(uuid, content));
 }
 
 function noSuchRecord(identifier: string): OaiError {

@@ -1,4 +1,4 @@
-import type { FeedRepository } from '../../db/feed.ts';
+import type { ReadRouting } from '../../db/read-routing/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { RevisionPointer, UpdatesFromInfo } from '../../domain/model.ts';
 import { pageOffset } from '../../domain/paging.ts';
@@ -6,12 +6,14 @@ import { requireTransaction } from './updates.ts';
 
 /** GET /updates: one page (from 1) of the records changed after `from` up to and including `to`. */
 export async function updatesPage(
-  feed: FeedRepository,
+  reads: Pick<ReadRouting, 'side'>,
   fromUuid: string,
   toUuid: string,
   page: number,
   pageSize: number,
 ): Promise<AsyncGenerator<RevisionPointer[]>> {
+  // The page is fixed by its two transactions: any standby that has replayed both serves it.
+  const { feed } = await reads.side({ transactions: [fromUuid, toUuid] });
   const from = await requireTransaction(feed, fromUuid);
   const to = await requireTransaction(feed, toUuid);
   if (BigInt(to.commitSeq) < BigInt(from.commitSeq)) throw new ServiceError('BadRequest', 'toTransId was committed before fromTransId');
@@ -27,7 +29,9 @@ export interface UpdatesFrom {
 }
 
 /** GET /updates/from/{id}: everything after a transaction, or only the summary when it is too much (spec §4.1 rule 5). */
-export async function updatesFrom(feed: FeedRepository, fromUuid: string, max: number): Promise<UpdatesFrom> {
+export async function updatesFrom(reads: Pick<ReadRouting, 'side'>, fromUuid: string, max: number): Promise<UpdatesFrom> {
+  // Up to the newest transaction the serving side has: the answer names it, and the client resumes from it.
+  const { feed } = await reads.side({ transactions: [fromUuid] });
   const from = await requireTransaction(feed, fromUuid);
   const to = (await feed.latestTransaction()) ?? from;
   // Kept when too large to answer here: the client pages through exactly this range next.

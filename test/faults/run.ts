@@ -14,6 +14,7 @@ import { deploy } from './scenarios/deploy.ts';
 import { exportWorkerKill } from './scenarios/export-worker-kill.ts';
 import { load } from './scenarios/load.ts';
 import { operatorTerminate } from './scenarios/operator-terminate.ts';
+import { standbyKill } from './scenarios/standby-kill.ts';
 import { temporalRestart } from './scenarios/temporal-restart.ts';
 import { temporalStateLoss } from './scenarios/temporal-state-loss.ts';
 import { workerKill } from './scenarios/worker-kill.ts';
@@ -28,6 +29,7 @@ const SCENARIOS: Scenario[] = [
   exportWorkerKill,
   operatorTerminate,
   apiFailover,
+  standbyKill,
   load,
 ];
 

@@ -152,6 +152,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const db = await openDb(config.DATABASE_URL, {
     feedRangeRetentionDays: config.FEED_RANGE_RETENTION_DAYS,
     feedRangeAnchorEvery: config.FEED_RANGE_ANCHOR_EVERY,
+    standbys: { urls: config.DATABASE_READ_URLS, maxLagSeconds: config.REPLICA_MAX_LAG },
   });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

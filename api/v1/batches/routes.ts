@@ -1,3 +1,4 @@
+import { sawOwnWrite } from '../../../services/reads/read-side.ts';
 import Router from '@koa/router';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
 import { batchOutcome, readBatchOutcome } from '../../../services/batches/status.ts';
@@ -40,6 +41,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
       ctx.body = serializeBatchResult(unfinishedOutcome(batchId, deps.config.V1_BATCH_WAIT_SECONDS), 'v1');
       return;
     }
+    await sawOwnWrite(deps.db.reads, ctx.state.principal.name, batch);
     ctx.body = serializeBatchResult(batchOutcome(batch), 'v1');
   });
 
@@ -53,6 +55,7 @@ export function v1BatchesRouter(deps: AppDeps): Router {
       respondProcessing(ctx);
       return;
     }
+    await sawOwnWrite(deps.db.reads, ctx.state.principal.name, batch);
     const outcome = await readBatchOutcome(deps, batch);
     setV1XmlType(ctx);
     ctx.body = serializeBatchResult(outcome, 'v1');

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { readSideFor } from '../../../services/reads/read-side.ts';
 import { v1RevisionsDocument, v1SnapshotDocument } from '../../../services/reads/exports-stream.ts';
 import type { AppDeps } from '../../deps.ts';
 import { requirePermission } from '../../middleware/auth.ts';
@@ -25,13 +26,13 @@ export function v1ExportRouter(deps: AppDeps): Router {
   router.post('/snapshots', requirePermission('export'), limitExportRequests(deps), longReads, async (ctx) => {
     const refs = await readIds(ctx);
     setV1XmlType(ctx);
-    ctx.body = Readable.from(v1SnapshotDocument(deps.db, refs));
+    ctx.body = Readable.from(v1SnapshotDocument(await readSideFor(deps.db.reads, ctx.state.principal.name), refs));
   });
 
   router.post('/revisions', requirePermission('export'), limitExportRequests(deps), longReads, async (ctx) => {
     const { fromTransId } = parseQuery(ctx, revisionsQuerySchema);
     const refs = await readIds(ctx);
-    const document = await v1RevisionsDocument(deps.db, fromTransId, refs);
+    const document = await v1RevisionsDocument(deps.db.reads, ctx.state.principal.name, fromTransId, refs);
     setV1XmlType(ctx);
     ctx.body = Readable.from(document);
   });

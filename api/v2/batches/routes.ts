@@ -1,3 +1,4 @@
+import { sawOwnWrite } from '../../../services/reads/read-side.ts';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { serializeBatchResult } from '../../../domain/xml/index.ts';
@@ -56,7 +57,9 @@ export function batchesRouter(deps: AppDeps): Router {
   };
 
   router.get('/:updateRequestId/status', requirePermission('read'), async (ctx) => {
-    ctx.body = batchJobStatus(await requireBatchJob(ctx));
+    const view = await requireBatchJob(ctx);
+    await sawOwnWrite(deps.db.reads, ctx.state.principal.name, view.row);
+    ctx.body = batchJobStatus(view);
   });
 
   // Our extension (not in the real interface): the counts, times and attempt behind the status, and the workflow.
@@ -71,6 +74,7 @@ export function batchesRouter(deps: AppDeps): Router {
     if (batch.status !== 'COMPLETED' && batch.status !== 'FAILED') {
       throw problem(409, 'BatchNotFinished', `batch ${updateRequestId} is ${batch.status}; poll its status`);
     }
+    await sawOwnWrite(deps.db.reads, ctx.state.principal.name, batch);
     const outcome = await readBatchOutcome(deps, batch);
     ctx.type = 'application/xml';
     ctx.body = serializeBatchResult(outcome, 'v2');

@@ -34,7 +34,17 @@ export interface Scenario {
   timeoutMs: number;
   /** Extra environment of the worker and the API. */
   env?: Record<string, string>;
+  /** Made before the stack (a PostgreSQL server of the scenario's own): the stack's database server and environment. */
+  prepare?(databaseName: string): Promise<Prepared>;
   run(context: ScenarioContext): Promise<void>;
+}
+
+interface Prepared {
+  /** A URL of the server's `postgres` database: the stack's database is made there. */
+  databaseServer?: string;
+  env: Record<string, string>;
+  /** After the stack has stopped. */
+  cleanup(): Promise<void>;
 }
 
 export interface ScenarioOutcome {
@@ -150,6 +160,7 @@ export async function runScenario(scenario: Scenario, index: number): Promise<Sc
   let stack: Stack | undefined;
   let db: Inspector | undefined;
   let workflows: WorkflowInspector | undefined;
+  let prepared: Prepared | undefined;
   let cleaned = false;
   const cleanup = async () => {
     if (cleaned) return;
@@ -169,6 +180,7 @@ export async function runScenario(scenario: Scenario, index: number): Promise<Sc
     }
     await stack?.stop().catch((error: unknown) => log(`stopping the stack failed: ${String(error)}`));
     if (stack) await dropDatabase(stack.databaseUrl).catch((error: unknown) => log(`dropping ${databaseName} failed: ${String(error)}`));
+    await prepared?.cleanup().catch((error: unknown) => log(`cleaning up what the scenario prepared failed: ${String(error)}`));
     rmSync(work, { recursive: true, force: true });
   };
   activeCleanups.add(cleanup);
@@ -177,7 +189,12 @@ export async function runScenario(scenario: Scenario, index: number): Promise<Sc
   try {
     const body = async () => {
       const logLevel: Record<string, string> = process.env.FAULTS_LOG_LEVEL ? { LOG_LEVEL: process.env.FAULTS_LOG_LEVEL } : {};
-      stack = await startStack(databaseName, { ...logLevel, ...scenario.env }, { childOutput: 'file' });
+      prepared = await scenario.prepare?.(databaseName);
+      stack = await startStack(
+        databaseName,
+        { ...logLevel, ...scenario.env, ...prepared?.env },
+        { childOutput: 'file', ...(prepared?.databaseServer ? { databaseServer: prepared.databaseServer } : {}) },
+      );
       log(`stack up: API ${stack.apiUrl}, Temporal ${stack.temporalAddress}, database ${databaseName}`);
       db = await Inspector.connect(stack.databaseUrl);
       workflows = new WorkflowInspector(stack.temporalAddress);
