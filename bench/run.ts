@@ -3,7 +3,7 @@
 //   npm run bench                 full sizes (about 25 min on 2 cores with the read database kept, 40 without)
 //   npm run bench -- --quick      small sizes, within about 5 minutes (3-4 min measured)
 //   npm run bench -- --json FILE  also writes the table (and the machine's load) as JSON
-//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency, scale, stream)
+//   npm run bench -- --only ingest,reads   a subset (ingest, validate, reads, export, status, interactive, uploads, feed, sync, oai, refusals, abuse-latency, scale, stream, standby)
 //   npm run bench:smoke           every benchmark on tiny sizes: does each still run? (75 s measured on 2 cores at load average 3-5, 213 s at 14)
 //
 // Each timed figure is measured 3 times (median; the note gives the spread
@@ -13,8 +13,8 @@
 // `bench: 9/11 targets met; ingest 100k in 71 s (2.4× COPY)`. Exits 1 when a
 // target is missed or a benchmark failed.
 //
-// --smoke (what CI runs, before the tests) runs all thirteen benchmarks, uploads,
-// feed, sync, oai, refusals, abuse-latency, scale and stream included, on sizes a few seconds long, judges no target (figures
+// --smoke (what CI runs, before the tests) runs all fifteen benchmarks, uploads,
+// feed, sync, oai, refusals, abuse-latency, scale, stream and standby included, on sizes a few seconds long, judges no target (figures
 // of tiny sizes say nothing), and prints one line per benchmark, ok or FAILED
 // with the error, and last `bench smoke: 10/10 ran in 75 s`. Exits 1 when any
 // benchmark threw: a benchmark that no longer runs fails CI. Much of its
@@ -33,6 +33,7 @@ import { oaiFigures } from './oai.ts';
 import { readsFigures } from './reads.ts';
 import { refusalFigures } from './refusals.ts';
 import { scaleFigures } from './scale.ts';
+import { standbyFigures } from './standby.ts';
 import { streamFigures } from './stream.ts';
 import { syncFigures } from './sync.ts';
 import { statusPollingFigures, type StatusPollingOptions } from './status-polling.ts';
@@ -67,6 +68,8 @@ interface Plan {
   scale: number[];
   /** Activity Streams pages and push latency with `consumers` connected, over `entities` loaded and `commits` new batches. */
   stream: { entities: number; consumers: number; commits: number };
+  /** Reads on a hot standby against the primary, after `entities` imported; `smoke`: one run each, no target judged. */
+  standby: { entities: number; smoke: boolean };
 }
 
 const RUNS = 3;
@@ -85,9 +88,10 @@ const SECTIONS = [
   'abuse-latency',
   'scale',
   'stream',
+  'standby',
 ] as const;
 type Section = (typeof SECTIONS)[number];
-/** The full and quick runs: uploads, feed, sync, oai, refusals, abuse-latency, scale and stream have their own commands (bench:uploads, bench:feed, bench:sync, bench:oai, bench:refusals, bench:abuse-latency, bench:scale, bench:stream) and run there with --only. */
+/** The full and quick runs: uploads, feed, sync, oai, refusals, abuse-latency, scale, stream and standby have their own commands (bench:uploads, …, bench:stream, bench:standby) and run there with --only. */
 const MEASURED: readonly Section[] = ['ingest', 'validate', 'reads', 'export', 'status', 'interactive'];
 
 const FULL: Plan = {
@@ -114,6 +118,7 @@ const FULL: Plan = {
   abuseLatency: { records: 5000, seconds: 20, largeMb: 50, v1Mb: 16 },
   scale: [300_000, 1_000_000, 3_000_000],
   stream: { entities: 1_000_000, consumers: 100, commits: 50 },
+  standby: { entities: 100_000, smoke: false },
 };
 
 const QUICK: Plan = {
@@ -139,6 +144,7 @@ const QUICK: Plan = {
   abuseLatency: { records: 5000, seconds: 5, largeMb: 10, v1Mb: 16 },
   scale: [20_000, 60_000],
   stream: { entities: 20_000, consumers: 20, commits: 10 },
+  standby: { entities: 20_000, smoke: false },
 };
 
 /** Every benchmark once, each a few seconds beside its stack's start-up: whether it runs, not what it measures. */
@@ -160,6 +166,7 @@ const SMOKE: Plan = {
   abuseLatency: { records: 300, seconds: 1, largeMb: 1, v1Mb: 1 },
   scale: [2_000, 6_000],
   stream: { entities: 2_000, consumers: 5, commits: 5 },
+  standby: { entities: 300, smoke: true },
 };
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -306,6 +313,10 @@ async function main(): Promise<void> {
   if (only.has('stream'))
     await section(`following ${compact(plan.stream.entities)} records with ${plan.stream.consumers} consumers`, figures, ran, () =>
       streamFigures(plan.stream.entities, plan.stream.consumers, plan.stream.commits),
+    );
+  if (only.has('standby'))
+    await section(`reads on a hot standby after ${compact(plan.standby.entities)} imported`, figures, ran, () =>
+      standbyFigures(plan.standby.entities, plan.standby.smoke),
     );
 
   const elapsed = (performance.now() - started) / 1000;
