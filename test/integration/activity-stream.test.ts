@@ -5,17 +5,14 @@
 // (ETag, immutable); prev, next and last chain the same pages; every change
 // type; the documents have the shape of the spec's own examples; access
 // follows OAI_PMH; a second API process answers the same totalItems.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/ports.ts';
 import { applyBatch, type AppliedRevision } from '../support/apply.ts';
 import { batchXml, create, update } from '../support/batches.ts';
+import { EntryProcesses } from '../support/entry-points.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
-import { eventually } from '../support/poll.ts';
 import { migratedScratchDatabase } from '../support/scratch-database.ts';
 
 const PAGE_SIZE = 3;
@@ -228,44 +225,28 @@ describe('the activity stream', () => {
 });
 
 describe('two API processes', () => {
-  let other: ChildProcess | undefined;
+  const processes = new EntryProcesses();
   let otherUrl = '';
-  const output: string[] = [];
 
   // The other process: `api/main.ts` as production runs it, on this file's database.
   beforeAll(async () => {
-    const port = await freePort();
-    other = spawn(process.execPath, [fileURLToPath(new URL('../../api/main.ts', import.meta.url))], {
-      env: {
-        ...process.env,
-        DATABASE_URL: database!.url,
-        OAI_PMH: 'public',
-        ACTIVITY_STREAM_PAGE_SIZE: String(PAGE_SIZE),
-        ANONYMOUS_READ_RATE_LIMIT: '0',
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        TEMPORAL_TASK_QUEUE: harness.config.TEMPORAL_TASK_QUEUE,
-        DATA_DIR: inject('scratchDir'),
-        LOG_LEVEL: 'info',
-        PORT: String(port),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    other.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    other.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    otherUrl = `http://127.0.0.1:${port}`;
-    await eventually(async () => {
-      if (other!.exitCode !== null) throw new Error(`the other API exited:\n${output.join('')}`);
-      return (await fetch(`${otherUrl}/health`).catch(() => undefined)) ? true : undefined;
-    }, 90_000);
+    const env = {
+      ...process.env,
+      DATABASE_URL: database!.url,
+      OAI_PMH: 'public',
+      ACTIVITY_STREAM_PAGE_SIZE: String(PAGE_SIZE),
+      ANONYMOUS_READ_RATE_LIMIT: '0',
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: harness.config.TEMPORAL_TASK_QUEUE,
+      DATA_DIR: inject('scratchDir'),
+      LOG_LEVEL: 'info',
+      PORT: String(await freePort()),
+    };
+    await processes.healthyApi(env, [processes.start('api/main.ts', env)], harness.db);
+    otherUrl = `http://127.0.0.1:${env.PORT}`;
   });
 
-  afterAll(async () => {
-    if (other && other.exitCode === null) {
-      const exited = once(other, 'exit');
-      other.kill('SIGTERM');
-      await exited;
-    }
-  });
+  afterAll(() => processes.killAll());
 
   const entryPoint = async (base: string) => {
     const response = await fetch(`${base}/activity-stream`);
