@@ -197,6 +197,17 @@ describe('hot reads on a database never analyzed', () => {
     expect(found).toEqual([]);
   });
 
+  it('the activity stream: its entry point, its first and last pages, and the page after the first', async () => {
+    const found = await wholeReads(async () => {
+      const entry = JSON.parse(await ok('/activity-stream', { as: 'read' })) as { first: { id: string }; last: { id: string } };
+      const first = JSON.parse(await ok(new URL(entry.first.id).pathname, { as: 'read' })) as { next?: { id: string } };
+      expect(first.next, 'the first page has a next').toBeDefined();
+      await ok(new URL(first.next!.id).pathname, { as: 'read' });
+      await ok(new URL(entry.last.id).pathname, { as: 'read' });
+    });
+    expect(found).toEqual([]);
+  });
+
   it('exports of every snapshot and of every revision since genesis, and of a few records', async () => {
     const few = JSON.stringify([entityIds[1], entityIds[entityIds.length - 2]]);
     const found = await wholeReads(async () => {
