@@ -2,6 +2,7 @@ import { normalizeForSearch } from '../../domain/text.ts';
 import { pageOffset } from '../../domain/paging.ts';
 import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord, needleWords, type NeedleWord } from './name-words.ts';
+import { PAGE_WINDOW, windowedPageSql, type IdWindow } from './windowed-page.ts';
 import {
   ENTITY_ID_PATTERN,
   SEARCH_USER_ROLES,
@@ -175,16 +176,22 @@ function rowPredicates(alias: string, test: RowTest, partTypes: readonly SearchP
   return predicates;
 }
 
+/** A match set asked for within an id window that its index does not read in id order (the page then reads the sets whole). */
+export class NotWindowed extends Error {}
+
 class ConditionCompiler {
   readonly params: Params;
   readonly matchers: LookupMatcher[] = [];
   /** Rows a match set reads at most (cap + 1: more is refused, search_capped()); 0: no cap. */
   readonly maxMatches: number;
+  /** The page's window: each set is read within it, uncapped (the window bounds its reads). */
+  readonly window: IdWindow | undefined;
   private aliases = 0;
 
-  constructor(params: Params, maxMatches: number) {
+  constructor(params: Params, maxMatches: number, window?: IdWindow) {
     this.params = params;
     this.maxMatches = maxMatches;
+    this.window = window;
   }
 
   private alias(prefix: string): string {
@@ -218,14 +225,22 @@ class ConditionCompiler {
       default: {
         const test = rowTest(cond)!;
         this.addMatcher(test, scope, positive);
-        return this.capped(matchSet(test, scope, this.params)!);
+        return this.leafSet(test, scope);
       }
     }
   }
 
+  /** The set of one row test: capped, or read within the page's window (NotWindowed when its index cannot). */
+  leafSet(test: RowTest, scope: Scope): string {
+    if (this.window === undefined) return this.capped(matchSet(test, scope, this.params)!);
+    const set = matchSet(test, scope, this.params, this.window);
+    if (set === undefined) throw new NotWindowed();
+    return set;
+  }
+
   /** A set's select read at most maxMatches + 1 rows deep; search_capped() raises past maxMatches. */
   capped(set: string): string {
-    if (this.maxMatches <= 0) return set;
+    if (this.maxMatches <= 0 || this.window !== undefined) return set;
     const cap = this.params.add(this.maxMatches, 'integer');
     return `select unnest(search_capped(array(${set} limit ${cap} + 1), ${cap})) as entity_id`;
   }
@@ -307,8 +322,8 @@ class ConditionCompiler {
     const rest = conjuncts.filter((_, index) => index !== anchorIndex);
     // The entities holding the anchor's rows, a superset of the matches read from the anchor's index, narrow a
     // part the query must meet: each is then tested whole, and the search costs the anchor's matches.
-    const anchorSet = conjunct && anchor && !inner.partAlias ? matchSet(anchor, inner, this.params) : undefined;
-    if (anchorSet !== undefined) sets.push(this.capped(anchorSet));
+    if (conjunct && anchor && !inner.partAlias && matchSet(anchor, inner, new Params()) !== undefined)
+      sets.push(this.leafSet(anchor, inner));
     return this.existsPart(inner, anchor, positive, (bound) => rest.map((conjunct) => this.compile(conjunct, bound, positive)));
   }
 
@@ -374,9 +389,10 @@ type EntityIndexCondition = Extract<Condition, { condType: 'index' }> & { name: 
 function nameWordPredicates(alias: string, test: RowTest, scope: Scope, params: Params): string[] | undefined {
   if (test.comparator !== 'CT_CONTAINS' || test.needle === undefined || !isInsideOneWord(test.needle) || !isPlainNameTest(test, scope))
     return undefined;
-  const predicates = [
-    `${alias}.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(`%${escapeLike(test.needle)}%`, 'text')}))`,
-  ];
+  // Compared on the entity's own words (name_word_entity_idx holds them): a test of the word list itself
+  // (word = any(…)) let a plan without statistics read every entry of those words for each entity (27 s for
+  // `"novák" and not "jan"` on 3,000,000 records).
+  const predicates = [`strpos(${alias}.word, ${params.add(test.needle, 'text')}) > 0`];
   if (test.preferred || scope.partTypes.includes('PT_PREF_NAME')) predicates.push(`${alias}.preferred`);
   return predicates;
 }
@@ -411,16 +427,28 @@ function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
 const MAX_NARROWING_WORDS = 2;
 
 /** The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key. */
-function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params): string {
+function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params, window?: IdWindow): string {
   const escaped = escapeLike(word);
+  const onlyPreferred = preferred ? ' and nw.preferred' : '';
+  // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
   const words =
     match === 'whole'
-      ? `nw.word = ${params.add(word, 'text')}`
+      ? `array[${params.add(word, 'text')}]`
       : match === 'prefix'
-        ? // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
-          `nw.word = any(array(select v.word from name_vocabulary v where ${beginsWith('v.word', word, params)}))`
-        : `nw.word = any(array(select v.word from name_vocabulary v where v.word like ${params.add(match === 'suffix' ? `%${escaped}` : `%${escaped}%`, 'text')}))`;
-  return `select nw.entity_id from name_word nw where ${words}${preferred ? ' and nw.preferred' : ''}`;
+        ? `array(select v.word from name_vocabulary v where ${beginsWith('v.word', word, params)})`
+        : `array(select v.word from name_vocabulary v where v.word like ${params.add(match === 'suffix' ? `%${escaped}` : `%${escaped}%`, 'text')})`;
+  if (window === undefined) return `select nw.entity_id from name_word nw where nw.word = any(${words})${onlyPreferred}`;
+  // Within a window, each word's entries are one range of the key (word, entity_id), bounded as rows of that key so
+  // that no other index can take the bounds (name_word_entity_idx would walk every word of the window's entities).
+  return `select nw.entity_id from unnest(${words}) as v(word), lateral (
+      select nw.entity_id from name_word nw
+       where nw.word = v.word and (nw.word, nw.entity_id) >= (v.word, ${window.lo}) and (nw.word, nw.entity_id) < (v.word, ${window.hi})${onlyPreferred}
+    ) nw`;
+}
+
+/** The bounds of a window on the entity_id of `alias`, when there is one. */
+function withinWindow(alias: string, window: IdWindow | undefined): string {
+  return window ? ` and ${alias}.entity_id >= ${window.lo} and ${alias}.entity_id < ${window.hi}` : '';
 }
 
 /**
@@ -438,7 +466,7 @@ function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, param
  *    by the text_pattern_ops btrees (with the item type first when given),
  *    CT_CONTAINS and CT_ENDS_WITH of three characters or more by trigrams.
  */
-function matchSet(test: RowTest, scope: Scope, params: Params): string | undefined {
+function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow): string | undefined {
   const { comparator, needle } = test;
   if (needle === undefined || needle === '' || test.dates || scope.partAlias) return undefined;
   if (comparator !== 'CT_EQ' && comparator !== 'CT_STARTS_WITH' && comparator !== 'CT_ENDS_WITH' && comparator !== 'CT_CONTAINS')
@@ -450,22 +478,34 @@ function matchSet(test: RowTest, scope: Scope, params: Params): string | undefin
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
     switch (comparator) {
       case 'CT_CONTAINS': {
-        if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params);
-        const words = needleWords(needle).sort(narrowingOrder).slice(0, MAX_NARROWING_WORDS);
+        if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window);
+        // Within a window its first word alone: each further word costs a range per vocabulary word per window.
+        const words = needleWords(needle)
+          .sort(narrowingOrder)
+          .slice(0, window ? 1 : MAX_NARROWING_WORDS);
         if (words.length === 0) break;
-        const candidates = words.map((word) => nameWordEntities(word, preferred, params)).join(' intersect ');
+        const candidates = words.map((word) => nameWordEntities(word, preferred, params, window)).join(' intersect ');
         // strpos is what LIKE '%needle%' means, on the candidates' names alone.
         return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`;
       }
+      // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
       case 'CT_EQ':
-        return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
+        return window
+          ? undefined
+          : `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
       case 'CT_STARTS_WITH':
-        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
+        return window
+          ? undefined
+          : `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
       case 'CT_ENDS_WITH':
-        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
+        return window
+          ? undefined
+          : `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
     }
   }
-  return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}`;
+  // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
+  if (window && (comparator !== 'CT_EQ' || test.itemTypes === undefined)) return undefined;
+  return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}${withinWindow('sv', window)}`;
 }
 
 /** Characters a needle matched inside values needs for the trigram index (pg_trgm's trigrams). */
@@ -473,15 +513,24 @@ const MIN_TRIGRAM_NEEDLE = 3;
 
 /**
  * FULLTEXT matches a record when each word of the text begins a word of
- * one of its names (`jan nov` finds `Novák, Jan`): the entities holding,
- * for every word, a name word beginning with it, from name_word.
+ * one of its names (`jan nov` finds `Novák, Jan`): the entities holding a
+ * name word beginning with the text's longest word (from name_word, the
+ * set), each then tested for the other words among its own name words
+ * (name_word_entity_idx, one probe each). Intersecting every word's set read
+ * them all: `jan` begins 180 words held by one record in seven, read whole
+ * to find the 903 Nováks among them.
  */
-function fulltextSet(text: string, compiler: ConditionCompiler): string {
-  const words = [...new Set(needleWords(text).map((word) => word.word))];
-  if (words.length === 0) return 'select null::bigint as entity_id where false';
-  return words
-    .map((word) => `(${compiler.capped(nameWordEntities({ word, match: 'prefix' }, false, compiler.params))})`)
-    .join(' intersect ');
+function fulltextMatch(text: string, compiler: ConditionCompiler): { set: string; tests: string[] } {
+  const words = [...new Set(needleWords(text).map((word) => word.word))].sort((a, b) => [...b].length - [...a].length);
+  const [longest, ...others] = words;
+  if (longest === undefined) return { set: 'select null::bigint as entity_id where false', tests: [] };
+  const set = compiler.capped(nameWordEntities({ word: longest, match: 'prefix' }, false, compiler.params));
+  // starts_with() and no range: only the index of an entity's words can serve the test.
+  const tests = others.map(
+    (word) =>
+      `exists (select 1 from name_word nw where nw.entity_id = e.id and starts_with(nw.word, ${compiler.params.add(word, 'text')}))`,
+  );
+  return { set, tests };
 }
 
 /**
@@ -662,27 +711,29 @@ const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.descrip
 /**
  * EXACT: every entity meeting all filters, by entityId. FULLTEXT: entities
  * each word of whose `query.text` begins a word of one of their names
- * (fulltextSet), that also meet all filters, the most similar first (pg_trgm
+ * (fulltextMatch), that also meet all filters, the most similar first (pg_trgm
  * word similarity, then similarity, of their best name); each row carries
  * that name as lookup. The count of a search that is not a sole index sum
- * reads at most maxMatches + 1 entities (`countCapped`); 0: no cap.
+ * reads at most maxMatches + 1 entities (`countCapped`); 0: no cap. An EXACT
+ * page of match sets that are all read in id order is read in windows
+ * (windowed-page.ts), so that it costs the matches up to its end.
  */
 export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches = 0): CompiledSearch {
   const params = new Params();
   const compiler = new ConditionCompiler(params, maxMatches);
   const fulltext = searchType === 'FULLTEXT' ? normalizeForSearch(query.text ?? '') : undefined;
   const sets: string[] = [];
-  if (fulltext !== undefined) sets.push(fulltextSet(fulltext, compiler));
-  const filters = entityFilters(query, compiler, sets);
+  const words = fulltext === undefined ? undefined : fulltextMatch(fulltext, compiler);
+  if (words !== undefined) sets.push(words.set);
+  const filters = [...(words?.tests ?? []), ...entityFilters(query, compiler, sets)];
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
-  const also = filters.map((filter) => ` and ${filter}`).join('');
   // The matches, distinct and in id order; each is then one probe of entity's primary key (a subquery per id: the
   // planner cannot turn it into a walk of entity, or test an unsorted array against every entity, whatever the statistics).
   const ids =
     sets.length > 0
       ? `(select distinct m.id from unnest(array(${sets.map((set) => `(${set})`).join(' intersect ')})) m(id) order by m.id) ids`
       : '';
-  const matched = (columns: string) => `${ids}, lateral (select ${columns} from entity e where e.id = ids.id${also} offset 0) e`;
+  const matched = (columns: string) => `${ids}, ${entityProbe('ids.id', columns, filters)} e`;
   const from = sets.length > 0 ? matched(RESULT_COLUMNS) : `entity e${where}`;
   const countValues = [...params.values];
   const soleUser = searchType === 'EXACT' && sets.length === 0 ? soleUserCount(query, filters) : undefined;
@@ -699,18 +750,27 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
     const text = params.add(fulltext, 'text');
     const offset = params.add(pageOffset(paging), 'bigint');
     const limit = params.add(paging.pageSize, 'bigint');
-    // Every match's names are ranked: the page costs what the matches' names cost, and the cap bounds them.
+    // Every match's names are ranked (the page costs what the matches' names cost, and the cap bounds them), from
+    // search_value_name_entity_idx alone: the best name's normalised form, and its shown form for the page's rows only.
+    const filtered = filters.length > 0 ? `, ${entityProbe('ids.id', '1', filters)} f` : '';
     page = {
       text: `with hits as (
-        select e.id, e.uuid, e.entity_type, e.preferred_name, e.description, best.*
-          from ${matched(RESULT_COLUMNS)}, lateral (
-            select sv.value as lookup_value, sv.part_type as lookup_part_type,
+        select ids.id, best.*
+          from ${ids}${filtered}, lateral (
+            select sv.value_norm as best_norm, sv.preferred as best_preferred,
                    word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
-              from search_value sv where sv.entity_id = e.id and sv.kind = 'name'
-             order by word_rank desc, rank desc, sv.preferred desc, sv.value limit 1
+              from search_value sv where sv.entity_id = ids.id and sv.kind = 'name'
+             order by word_rank desc, rank desc, sv.preferred desc, sv.value_norm limit 1
           ) best
-      ) select id, uuid, entity_type, preferred_name, description, lookup_value, lookup_part_type
-          from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}`,
+      ), ranked as (
+        select * from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}
+      ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
+          from ranked, ${entityProbe('ranked.id', RESULT_COLUMNS, [])} e, lateral (
+            select sv.value as lookup_value, sv.part_type as lookup_part_type from search_value sv
+             where sv.entity_id = ranked.id and sv.kind = 'name' and sv.value_norm = ranked.best_norm and sv.preferred = ranked.best_preferred
+             order by sv.value limit 1
+          ) shown
+         order by ranked.word_rank desc, ranked.rank desc, ranked.id`,
       values: params.values,
     };
   } else if (soleUser) {
@@ -720,13 +780,56 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       values: [...soleUser.values, pageOffset(paging), paging.pageSize],
     };
   } else {
-    const offset = params.add(pageOffset(paging), 'bigint');
-    const limit = params.add(paging.pageSize, 'bigint');
-    // In the ids' own order, so that the page stops after its rows.
-    const order = sets.length > 0 ? 'ids.id' : 'e.id';
-    page = { text: `select ${RESULT_COLUMNS} from ${from} order by ${order} offset ${offset} limit ${limit}`, values: params.values };
+    page = (sets.length > 0 ? windowedSearchPage(query, paging, maxMatches) : undefined) ?? {
+      text: `select ${RESULT_COLUMNS} from ${from} order by ${sets.length > 0 ? 'ids.id' : 'e.id'} offset ${params.add(pageOffset(paging), 'bigint')} limit ${params.add(paging.pageSize, 'bigint')}`,
+      values: params.values,
+    };
   }
   return { page, count, countCapped: soleCount === undefined && maxMatches > 0, matchers: fulltext !== undefined ? [] : compiler.matchers };
+}
+
+/**
+ * The page of an EXACT search whose match sets are all read in id order
+ * within a window (name words, one value of given item types), read window
+ * by window; undefined when a set is of another form.
+ */
+function windowedSearchPage(query: SearchQuery, paging: Paging, maxMatches: number): SqlQuery | undefined {
+  const params = new Params();
+  const compiler = new ConditionCompiler(params, 0, PAGE_WINDOW);
+  const sets: string[] = [];
+  let filters: string[];
+  try {
+    filters = entityFilters(query, compiler, sets);
+  } catch (error) {
+    if (error instanceof NotWindowed) return undefined;
+    throw error;
+  }
+  const offset = params.add(pageOffset(paging), 'bigint');
+  const limit = params.add(paging.pageSize, 'bigint');
+  return {
+    text: windowedPageSql({
+      window: PAGE_WINDOW,
+      matches: sets.map((set) => `(${set})`).join(' intersect '),
+      filter: filters.length > 0 ? entityProbe('m.id', 'true as passed', filters) : undefined,
+      offset,
+      limit,
+      cap: maxMatches > 0 ? params.add(maxMatches, 'bigint') : undefined,
+      page: (id) => `${entityProbe(id, RESULT_COLUMNS, [])} e`,
+      columns: RESULT_COLUMNS,
+    }),
+    values: params.values,
+  };
+}
+
+/**
+ * entity's row of the id `id` as a LATERAL subquery of `columns`, when it
+ * meets `filters`. OFFSET 0 keeps it a probe of one id (no planner can turn it
+ * into a walk of entity); the types and states alone are read from
+ * entity_filters_idx.
+ */
+function entityProbe(id: string, columns: string, filters: readonly string[]): string {
+  const also = filters.map((filter) => ` and ${filter}`).join('');
+  return `lateral (select ${columns} from entity e where e.id = ${id}${also} offset 0)`;
 }
 
 /**

@@ -135,9 +135,13 @@ describe('compileSearch', () => {
     const paging = { page: 1, pageSize: 20 };
     const name = { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: 'Novák' } as const;
     const sole = compileSearch({ cond: name }, paging, 'EXACT', 1000);
-    expect(sole.page.text).toContain('from unnest(array(');
-    expect(sole.page.text).toContain('search_capped(');
+    expect(sole.count.text).toContain('search_capped(');
     expect(sole.count.text).toContain('count(distinct m.entity_id)');
+    // The page of name words is read in windows of ids, each a range of name_word's key, uncapped (the window bounds it).
+    expect(sole.page.text).toContain('with recursive w(lo, hi, scanned, ids)');
+    expect(sole.page.text).toContain('(nw.word, nw.entity_id) >= (v.word, w.lo)');
+    expect(sole.page.text).toContain('search_reads_capped(found.scanned, $');
+    expect(sole.page.text).not.toContain('search_capped(');
     expect(sole.countCapped).toBe(false);
     // Beside types, the entities are counted, at most the cap + 1.
     const typed = compileSearch({ cond: name, types: ['PERSON'] }, paging, 'EXACT', 1000);
@@ -147,6 +151,17 @@ describe('compileSearch', () => {
     expect(by('CT_STARTS_WITH')).toContain('sv.value_norm ~>=~');
     expect(by('CT_ENDS_WITH')).toContain('reverse(sv.value_norm) ~>=~');
     expect(by('CT_EQ')).toContain('sv.value_norm ~<=~');
+    // Their ranges hold many names, none in id order: their pages read the capped set whole.
+    expect(by('CT_STARTS_WITH')).toContain('from unnest(array(');
+    expect(by('CT_STARTS_WITH')).not.toContain('with recursive');
+    // One value of an item type is read in windows; beside a set that is not, the page reads every set whole.
+    const value = { condType: 'value' as const, itemTypes: ['NM_MINOR'], comparator: 'CT_EQ' as const, value: 'Jan' };
+    expect(compileSearch({ cond: value, state: ['ERS_NEW'] }, paging, 'EXACT', 1000).page.text).toContain(
+      'sv.entity_id >= w.lo and sv.entity_id < w.hi',
+    );
+    const mixed = compileSearch({ cond: { condType: 'and', conds: [value, { ...name, comparator: 'CT_STARTS_WITH' }] } }, paging, 'EXACT', 1000);
+    expect(mixed.page.text).not.toContain('with recursive');
+    expect(mixed.page.text).toContain('search_capped(');
     // Under `not`, per entity.
     expect(compileSearch({ cond: { condType: 'not', cond: name } }, paging, 'EXACT', 1000).page.text).not.toContain('search_capped(');
   });

@@ -218,15 +218,19 @@ const SEARCHES: NameSearch[] = [
 describe('name searches answered by their matches, on a database without statistics', () => {
   let harness: Harness;
 
-  /** The ids SQL a search's reference selects, narrowed to the run's records and the filters the body gives. */
-  function referenceCount(search: NameSearch): string {
+  /** The entities a search's reference selects, narrowed to the run's records and the filters the body gives. */
+  function referenceWhere(search: NameSearch): string {
     const { types, state, userName } = search.body as { types?: string[]; state?: string[]; userName?: string };
     const filters = [`e.id in (${search.reference})`];
     // The run's sender sent the run's records, and only those.
     const ofTypes = types ?? (userName === undefined ? undefined : TYPES);
     if (ofTypes) filters.push(`e.entity_type = any(array[${ofTypes.map((type) => `'${type}'`).join(', ')}])`);
     if (state) filters.push(`e.state = any(array[${state.map((value) => `'${value}'`).join(', ')}])`);
-    return `select count(*)::int as total from entity e where ${filters.join(' and ')}`;
+    return filters.join(' and ');
+  }
+
+  function referenceCount(search: NameSearch): string {
+    return `select count(*)::int as total from entity e where ${referenceWhere(search)}`;
   }
 
   beforeAll(async () => {
@@ -299,6 +303,32 @@ describe('name searches answered by their matches, on a database without statist
     }
   });
 
+  it('answers each EXACT page with the first matches in id order, the first page and deeper ones', async () => {
+    let windowed = 0;
+    for (const search of SEARCHES.filter((each) => each.searchType === undefined)) {
+      const total = (await harness.sql<{ total: number }>(referenceCount(search)))[0]!.total;
+      // The first page, one in the middle of the matches, and the last one.
+      const pages = [...new Set([1, Math.max(1, Math.ceil(total / 20)), Math.max(1, Math.ceil(total / 10))])];
+      for (const page of pages) {
+        const compiled = compileSearch(toSearchQuery(search), { page, pageSize: 10 }, 'EXACT', 1_000_000);
+        if (compiled.page.text.includes('with recursive')) windowed += 1;
+        // One snapshot for the page and its reference: other files' batches may commit meanwhile.
+        const { got, expected } = await inTransaction(harness.db.pool, async (client) => {
+          await client.query('set transaction isolation level repeatable read');
+          const answered = await client.query<{ id: string }>(compiled.page);
+          const reference = await client.query<{ id: string }>(
+            `select e.id from entity e where ${referenceWhere(search)} order by e.id offset ${(page - 1) * 10} limit 10`,
+          );
+          return { got: answered.rows.map((row) => row.id), expected: reference.rows.map((row) => row.id) };
+        });
+        expect(expected.length, `${search.label}, page ${page}: the reference has rows`).toBeGreaterThan(0);
+        expect(got, `${search.label}, page ${page}`).toEqual(expected);
+      }
+    }
+    // Name words, one value of an item type and a needle spanning words are read in windows of ids.
+    expect(windowed).toBeGreaterThanOrEqual(12);
+  });
+
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
     const { rows: stats } = await harness.db.pool.query<{ n: string }>(
       `select count(*) as n from pg_stats where tablename = any($1::text[])`,
@@ -313,9 +343,35 @@ describe('name searches answered by their matches, on a database without statist
           text: `explain (format json) ${statement.text}`,
           values: statement.values,
         });
-        const scans = sequentialScans(rows[0]!['QUERY PLAN'][0].Plan).filter((relation) => WALKED_NEVER.includes(relation));
+        const plan = rows[0]!['QUERY PLAN'][0].Plan;
+        const scans = sequentialScans(plan).filter((relation) => WALKED_NEVER.includes(relation));
         expect(scans, `${search.label}: ${statement.text}`).toEqual([]);
+        // A range of an index keyed by entity id walks every row of those entities (a window read through
+        // name_word_entity_idx reads all their words), where the match sets read their own keys.
+        expect(entityRangeScans(plan), `${search.label}: ${statement.text}`).toEqual([]);
       }
+    }
+  });
+
+  it('reads no range of an entity-keyed index with statistics either', async () => {
+    // ANALYZE inside a transaction that is rolled back: the other tests keep a database without statistics.
+    const client = await harness.db.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(`analyze ${LARGE_TABLES.join(', ')}`);
+      for (const search of SEARCHES) {
+        const compiled = compileSearch(toSearchQuery(search), { page: 1, pageSize: 10 }, search.searchType ?? 'EXACT', 1_000_000);
+        for (const statement of [compiled.page, compiled.count]) {
+          const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+            text: `explain (format json) ${statement.text}`,
+            values: statement.values,
+          });
+          expect(entityRangeScans(rows[0]!['QUERY PLAN'][0].Plan), `${search.label}: ${statement.text}`).toEqual([]);
+        }
+      }
+    } finally {
+      await client.query('rollback');
+      client.release();
     }
   });
 });
@@ -323,7 +379,19 @@ describe('name searches answered by their matches, on a database without statist
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
+}
+
+/** Indexes whose first key is the entity id, beside the tables' own primary keys. */
+const ENTITY_KEYED_INDEXES = ['name_word_entity_idx', 'search_value_entity_idx', 'search_value_name_entity_idx', 'entity_filters_idx'];
+
+/** The scans of an entity-keyed index by a range of ids, not one id. */
+function entityRangeScans(node: PlanNode): string[] {
+  const index = node['Index Name'];
+  const range = index !== undefined && ENTITY_KEYED_INDEXES.includes(index) && /[<>]/.test(node['Index Cond'] ?? '');
+  return [...(range ? [`${index}: ${node['Index Cond']}`] : []), ...(node.Plans ?? []).flatMap(entityRangeScans)];
 }
 
 function sequentialScans(node: PlanNode): string[] {

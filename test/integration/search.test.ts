@@ -617,9 +617,11 @@ describe('POST /api/v2/search', () => {
       } as SearchQuery['cond'];
       expect(await searchValueAccess({ cond: either }, 'EXACT')).toEqual(['value index', 'value index']);
       const nameWithSeparator = index('name', 'CT_CONTAINS', 'novak, j') as SearchQuery['cond'];
-      // Its words narrow the candidates through name_word (one read each), whose names are then compared by entity.
-      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index', 'value index', 'value index']);
-      // Under `or`, the union of both sets: the needle's words, its candidates' names, the description's trigrams.
+      // Its page is read in windows of ids: its first word narrows the candidates through name_word, whose names are
+      // then compared by entity.
+      expect(await searchValueAccess({ cond: nameWithSeparator }, 'EXACT')).toEqual(['value index', 'value index']);
+      // Under `or` beside a description (no index reads it in id order), the union of both sets, read whole: the
+      // needle's two words, its candidates' names, the description's trigrams.
       const nameOrDescription = {
         condType: 'or',
         conds: [nameWithSeparator, index('description', 'CT_CONTAINS', 'graf')],
@@ -630,8 +632,8 @@ describe('POST /api/v2/search', () => {
         'value index',
         'value index',
       ]);
-      // FULLTEXT: the word's entities (name_word), then their names to rank.
-      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index', 'value index']);
+      // FULLTEXT: the word's entities (name_word), their names to rank, then the best name's shown form for the page.
+      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index', 'value index', 'value index']);
     } finally {
       await client.query('rollback');
       client.release();
