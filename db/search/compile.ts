@@ -729,6 +729,8 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   const where = filters.length > 0 ? ` where ${filters.join(' and ')}` : '';
   // The matches, distinct and in id order; each is then one probe of entity's primary key (a subquery per id: the
   // planner cannot turn it into a walk of entity, or test an unsorted array against every entity, whatever the statistics).
+  // In id order for the count too: probes in order read entity_filters_idx leaf by leaf (hashed, in no order, a count
+  // of 140,722 matches took 1.5 s instead of 0.9).
   const ids =
     sets.length > 0
       ? `(select distinct m.id from unnest(array(${sets.map((set) => `(${set})`).join(' intersect ')})) m(id) order by m.id) ids`
@@ -751,7 +753,8 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
     const offset = params.add(pageOffset(paging), 'bigint');
     const limit = params.add(paging.pageSize, 'bigint');
     // Every match's names are ranked (the page costs what the matches' names cost, and the cap bounds them), from
-    // search_value_name_entity_idx alone: the best name's normalised form, and its shown form for the page's rows only.
+    // search_value_name_entity_idx alone: the best name's normalised form, and its shown form for the page's rows only
+    // (found among the entity's names by ordering, not by `value_norm =`, which the trigram index would serve).
     const filtered = filters.length > 0 ? `, ${entityProbe('ids.id', '1', filters)} f` : '';
     page = {
       text: `with hits as (
@@ -767,8 +770,8 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
           from ranked, ${entityProbe('ranked.id', RESULT_COLUMNS, [])} e, lateral (
             select sv.value as lookup_value, sv.part_type as lookup_part_type from search_value sv
-             where sv.entity_id = ranked.id and sv.kind = 'name' and sv.value_norm = ranked.best_norm and sv.preferred = ranked.best_preferred
-             order by sv.value limit 1
+             where sv.entity_id = ranked.id and sv.kind = 'name'
+             order by sv.value_norm = ranked.best_norm and sv.preferred = ranked.best_preferred desc, sv.value limit 1
           ) shown
          order by ranked.word_rank desc, ranked.rank desc, ranked.id`,
       values: params.values,

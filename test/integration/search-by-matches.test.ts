@@ -349,6 +349,8 @@ describe('name searches answered by their matches, on a database without statist
         // A range of an index keyed by entity id walks every row of those entities (a window read through
         // name_word_entity_idx reads all their words), where the match sets read their own keys.
         expect(entityRangeScans(plan), `${search.label}: ${statement.text}`).toEqual([]);
+        // A trigram index read for an equality reads the postings of every trigram of the value.
+        expect(trigramReadsOtherThanLike(plan), `${search.label}: ${statement.text}`).toEqual([]);
       }
     }
   });
@@ -367,6 +369,7 @@ describe('name searches answered by their matches, on a database without statist
             values: statement.values,
           });
           expect(entityRangeScans(rows[0]!['QUERY PLAN'][0].Plan), `${search.label}: ${statement.text}`).toEqual([]);
+          expect(trigramReadsOtherThanLike(rows[0]!['QUERY PLAN'][0].Plan), `${search.label}: ${statement.text}`).toEqual([]);
         }
       }
     } finally {
@@ -386,6 +389,13 @@ interface PlanNode {
 
 /** Indexes whose first key is the entity id, beside the tables' own primary keys. */
 const ENTITY_KEYED_INDEXES = ['name_word_entity_idx', 'search_value_entity_idx', 'search_value_name_entity_idx', 'entity_filters_idx'];
+
+/** The reads of a trigram index for anything but a LIKE pattern (`~~`). */
+function trigramReadsOtherThanLike(node: PlanNode): string[] {
+  const index = node['Index Name'];
+  const other = index !== undefined && index.endsWith('_trgm_idx') && !/~~/.test(node['Index Cond'] ?? '');
+  return [...(other ? [`${index}: ${node['Index Cond']}`] : []), ...(node.Plans ?? []).flatMap(trigramReadsOtherThanLike)];
+}
 
 /** The scans of an entity-keyed index by a range of ids, not one id. */
 function entityRangeScans(node: PlanNode): string[] {
