@@ -177,7 +177,7 @@ function rowPredicates(alias: string, test: RowTest, partTypes: readonly SearchP
 }
 
 /** A match set asked for within an id window that its index does not read in id order (the page then reads the sets whole). */
-export class NotWindowed extends Error {}
+class NotWindowed extends Error {}
 
 class ConditionCompiler {
   readonly params: Params;

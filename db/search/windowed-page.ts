@@ -24,7 +24,7 @@ export interface IdWindow {
 export const PAGE_WINDOW: IdWindow = { lo: 'w.lo', hi: 'w.hi' };
 
 /** Ids in the first window; each next window is twice as wide as the one before. */
-export const FIRST_WINDOW_IDS = 4096;
+const FIRST_WINDOW_IDS = 4096;
 
 export interface WindowedPage {
   window: IdWindow;
@@ -66,7 +66,11 @@ export function windowedPageSql({ window, matches, filter, offset, limit, cap, p
     )
     select ${columns}
       from (select w.scanned, w.ids from w order by w.lo desc limit 1) found,
-           unnest(found.ids[${offset} + 1 : ${need}]) with ordinality p(id, n), ${page('p.id')}${cap === undefined ? '' : `
-     where search_reads_capped(found.scanned, ${cap})`}
+           unnest(found.ids[${offset} + 1 : ${need}]) with ordinality p(id, n), ${page('p.id')}${
+             cap === undefined
+               ? ''
+               : `
+     where search_reads_capped(found.scanned, ${cap})`
+           }
      order by p.n`;
 }

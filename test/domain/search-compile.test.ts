@@ -159,7 +159,12 @@ describe('compileSearch', () => {
     expect(compileSearch({ cond: value, state: ['ERS_NEW'] }, paging, 'EXACT', 1000).page.text).toContain(
       'sv.entity_id >= w.lo and sv.entity_id < w.hi',
     );
-    const mixed = compileSearch({ cond: { condType: 'and', conds: [value, { ...name, comparator: 'CT_STARTS_WITH' }] } }, paging, 'EXACT', 1000);
+    const mixed = compileSearch(
+      { cond: { condType: 'and', conds: [value, { ...name, comparator: 'CT_STARTS_WITH' }] } },
+      paging,
+      'EXACT',
+      1000,
+    );
     expect(mixed.page.text).not.toContain('with recursive');
     expect(mixed.page.text).toContain('search_capped(');
     // Under `not`, per entity.
