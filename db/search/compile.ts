@@ -476,6 +476,8 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
   if (isPlainNameTest(test, scope)) {
     const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
+    // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
+    if (window && comparator !== 'CT_CONTAINS') return undefined;
     switch (comparator) {
       case 'CT_CONTAINS': {
         if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window);
@@ -488,19 +490,12 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
         // strpos is what LIKE '%needle%' means, on the candidates' names alone.
         return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`;
       }
-      // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
       case 'CT_EQ':
-        return window
-          ? undefined
-          : `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
       case 'CT_STARTS_WITH':
-        return window
-          ? undefined
-          : `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
       case 'CT_ENDS_WITH':
-        return window
-          ? undefined
-          : `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
+        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
     }
   }
   // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
