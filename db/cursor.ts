@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import Cursor from 'pg-cursor';
+import { watchConnection } from './connection-watch.ts';
 
 const ROWS_PER_READ = 500;
 
@@ -21,6 +22,7 @@ export async function* streamPages<T>(
   inSnapshot?: (client: pg.PoolClient) => Promise<void>,
 ): AsyncGenerator<T[]> {
   const client = await pool.connect();
+  const connection = watchConnection(client);
   let cursor: Cursor<T> | undefined;
   let pending: Promise<T[]> | undefined;
   let broken = false;
@@ -32,7 +34,7 @@ export async function* streamPages<T>(
     cursor = client.query(new Cursor<T>(sql, params));
     // One read ahead: PostgreSQL makes the next page while the caller writes this one.
     const readAhead = (open: Cursor<T>) => {
-      const read = open.read(rowsPerRead);
+      const read = connection.settles(open.read(rowsPerRead));
       // Handled now (it is awaited later): a failure while the caller holds a page is not an unhandled rejection.
       read.catch(() => undefined);
       return read;
@@ -50,11 +52,19 @@ export async function* streamPages<T>(
     throw error;
   } finally {
     // A read still under way (the caller stopped early) ends before the cursor closes.
-    await pending?.catch(() => undefined);
-    await cursor?.close().catch(() => undefined);
-    await client.query('rollback').catch(() => {
+    if (
+      pending &&
+      !(await pending.then(
+        () => true,
+        () => false,
+      ))
+    )
       broken = true;
-    });
+    // A cursor closes by a round trip that a dead connection never answers (pg-cursor waits for it forever):
+    // after a failure the connection is dropped instead, and PostgreSQL ends its transaction with it.
+    if (!broken && cursor) broken = !(await connection.succeeds(() => cursor!.close()));
+    if (!broken) broken = !(await connection.succeeds(() => client.query('rollback')));
+    connection.stop();
     client.release(broken);
   }
 }
