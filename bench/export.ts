@@ -38,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { encodeCopyLoad, sendCopyLoad } from '../db/copy.ts';
-import { storedDocument } from '../db/document-bytes.ts';
+import { storedDocument, storedEacCpf } from '../db/document-bytes.ts';
 import { withDatabaseUser } from '../db/mikro-orm.config.ts';
 import { ensureDatabase, migrate, openOrm } from '../db/orm.ts';
 import type { EntityRecord } from '../domain/model.ts';
@@ -153,8 +153,8 @@ const STAGE_SQL = `
 /**
  * Loads the records as the write path leaves them: PostgreSQL generates each
  * chunk's rows into a staging table, and they go on into `entity` by COPY
- * with the stored v2 document that the write path computes beside each
- * record (storedDocument), so the export reads what it reads in
+ * with the stored v2 document and EAC-CPF element that the write path
+ * computes beside each record (storedDocument, storedEacCpf), so the export reads what it reads in
  * service. A row is written once: no UPDATE leaves dead rows for the export
  * and COPY TO to scan.
  */
@@ -172,11 +172,11 @@ async function loadEntities(url: string, count: number): Promise<void> {
       const { rows } = await client.query<Record<string, string | null>>(
         `select ${STAGED_COLUMNS.map((column) => `${column}::text`).join(', ')} from bench_stage order by id`,
       );
-      const withDocuments = rows.map((row) => [
-        ...STAGED_COLUMNS.map((column) => row[column]),
-        storedDocument(JSON.parse(row.record!) as EntityRecord),
-      ]);
-      await sendCopyLoad(client, encodeCopyLoad('entity', [...STAGED_COLUMNS, 'document_bytes'], withDocuments));
+      const withDocuments = rows.map((row) => {
+        const record = JSON.parse(row.record!) as EntityRecord;
+        return [...STAGED_COLUMNS.map((column) => row[column]), storedDocument(record), storedEacCpf(record, row.record!)];
+      });
+      await sendCopyLoad(client, encodeCopyLoad('entity', [...STAGED_COLUMNS, 'document_bytes', 'eac_cpf'], withDocuments));
     }
     await client.query('vacuum analyze entity');
   } finally {

@@ -1,6 +1,7 @@
 // How entity.document_bytes holds a stored document: its UTF-8 bytes, one
 // character a byte (Migration20261127000100EntityDocumentBytes says why).
 
+import { storedEacCpfElement } from '../domain/eac-cpf/stored.ts';
 import type { EntityRecord } from '../domain/model.ts';
 import { serializeEntity } from '../domain/xml/index.ts';
 
@@ -18,6 +19,22 @@ function documentBytes(text: string): string {
 export function storedDocument(record: EntityRecord): string | null {
   try {
     return documentBytes(serializeEntity(record, 'v2'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The record's EAC-CPF element with the marks of its context
+ * (domain/eac-cpf/stored.ts), stored beside it for exports
+ * (Migration20261129000200EntityEacCpf) in the same form; NULL where it is
+ * written at export time (a record whose JSON text `json` holds a mark, or one
+ * the writer refuses).
+ */
+export function storedEacCpf(record: EntityRecord, json: string): string | null {
+  try {
+    const element = storedEacCpfElement(record, json);
+    return element === undefined ? null : documentBytes(element);
   } catch {
     return null;
   }

@@ -29,6 +29,13 @@ export interface ExportRecords {
    */
   currentSnapshotBytes(refs: readonly EntityRef[], onSnapshot: SnapshotListener): AsyncGenerator<RecordTexts>;
   /**
+   * The same records for an EAC-CPF export, in the same form: each record's
+   * stored EAC-CPF element with its context's marks (entity.eac_cpf,
+   * domain/eac-cpf/stored.ts), or, where none is stored, its JSON text (`<`
+   * or `{` first).
+   */
+  currentEacCpfBytes(refs: readonly EntityRef[], onSnapshot: SnapshotListener): AsyncGenerator<RecordTexts>;
+  /**
    * The change set of every revision of the transactions committed after the
    * one whose commit_seq is `fromCommitSeq`, in commit order (entityId order
    * inside one transaction). An empty `refs` means every entity.
@@ -92,26 +99,34 @@ export function exportRecordsOver(pool: pg.Pool): ExportRecords {
     for await (const rows of pages) yield rows.map((row) => row.record);
   }
 
+  /** One bytea `element` of each record named (every record when `refs` is empty), in id order, through binary COPY. */
+  function snapshotBytes(refs: readonly EntityRef[], element: string, onSnapshot: SnapshotListener): AsyncGenerator<RecordTexts> {
+    const { ids, uuids } = splitRefs(refs);
+    // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
+    const filter = refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
+    const queries =
+      refs.length === 0
+        ? (client: pg.PoolClient) => wholeSnapshotQueries(client, element)
+        : async () => [`select ${element} from entity ${filter} order by id`];
+    return copyOutTexts(pool, queries, (client) => readLastCommitted(client, onSnapshot));
+  }
+
   return {
     async *currentRecordPages(refs, rowsPerRead, onSnapshot) {
       for await (const texts of currentRecords(refs, rowsPerRead, onSnapshot)) yield texts.map((text) => JSON.parse(text) as EntityRecord);
     },
 
     currentSnapshotBytes(refs, onSnapshot) {
-      const { ids, uuids } = splitRefs(refs);
-      // COPY takes no parameters: the references go in as literals (ids are digits, UUIDs checked by the API; quoted anyway).
-      const filter =
-        refs.length === 0 ? '' : `where id = any(${arrayLiteral(ids)}::bigint[]) or uuid = any(${arrayLiteral(uuids)}::uuid[])`;
       // The stored document (its bytes one character a byte, db/document-bytes.ts) back to bytes, its opening the element's.
       const opening = entityOpenings('v2');
       const element = `case when starts_with(document_bytes, ${pg.escapeLiteral(opening.document)})
         then convert_to(${pg.escapeLiteral(opening.element)} || substr(document_bytes, ${opening.document.length + 1}), 'LATIN1')
         else convert_to(record::text, 'UTF8') end`;
-      const queries =
-        refs.length === 0
-          ? (client: pg.PoolClient) => wholeSnapshotQueries(client, element)
-          : async () => [`select ${element} from entity ${filter} order by id`];
-      return copyOutTexts(pool, queries, (client) => readLastCommitted(client, onSnapshot));
+      return snapshotBytes(refs, element, onSnapshot);
+    },
+
+    currentEacCpfBytes(refs, onSnapshot) {
+      return snapshotBytes(refs, `coalesce(convert_to(eac_cpf, 'LATIN1'), convert_to(record::text, 'UTF8'))`, onSnapshot);
     },
 
     async *revisionChangePages(fromCommitSeq, refs, rowsPerRead, onSnapshot) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { setImmediate } from 'node:timers/promises';
-import { storedDocument } from '../document-bytes.ts';
+import { storedDocument, storedEacCpf } from '../document-bytes.ts';
 import { encodeCopyLoad, sendCopyLoad, sendCopyLoads, type CopyLoad } from '../copy.ts';
 import { addNameWords } from '../name-vocabulary.ts';
 import { toStoredChanges } from '../revision-changes.ts';
@@ -28,6 +28,7 @@ const ENTITY_COLUMNS = [
   'description',
   'record',
   'document_bytes',
+  'eac_cpf',
 ];
 
 const REVISION_COLUMNS = [
@@ -180,6 +181,7 @@ async function writeStep(client: pg.PoolClient, load: StepLoad, extra: readonly 
 
 function entityRow(record: EntityRecord, seq: string): unknown[] {
   const name = preferredName(record);
+  const json = JSON.stringify(record);
   return [
     record.entityId,
     record.entityUuid,
@@ -191,8 +193,9 @@ function entityRow(record: EntityRecord, seq: string): unknown[] {
     name || null,
     name ? normalizeForSearch(name) : null,
     briefDescription(record) ?? null,
-    JSON.stringify(record),
+    json,
     storedDocument(record),
+    storedEacCpf(record, json),
   ];
 }
 
@@ -221,6 +224,7 @@ const ENTITY_COLUMN_TYPES: Record<string, string> = {
   description: 'text',
   record: 'jsonb',
   document_bytes: 'text',
+  eac_cpf: 'text',
 };
 
 /**

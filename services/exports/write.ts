@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExportRecords, RecordTexts } from '../../db/export-records.ts';
+import { storedEacCpfFiller } from '../../domain/eac-cpf/stored.ts';
 import { eacCpfCollection } from '../../domain/eac-cpf/writer.ts';
 import type { EntityRecord, EntityRef, RevisionChanges } from '../../domain/model.ts';
 import { byteStringElementWriter } from '../../domain/xml/compiled-entity-writer.ts';
@@ -73,10 +74,9 @@ export async function writeExportFile(
       job,
       options,
     );
-  else if (job.format === 'eac-cpf') {
-    const pages = records.currentRecordPages(refs, rowsPerRead, onSnapshot);
-    written = await writeDocument(eacCpfSnapshotDocument(job), pages, store, job, options);
-  } else written = await writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs, onSnapshot), store, job, options);
+  else if (job.format === 'eac-cpf')
+    written = await writeDocument(eacCpfSnapshotDocument(job), records.currentEacCpfBytes(refs, onSnapshot), store, job, options);
+  else written = await writeDocument(snapshotDocument(), records.currentSnapshotBytes(refs, onSnapshot), store, job, options);
   // Both reads name their snapshot before their first row, so the file's end implies it.
   if (upToTransId === undefined) throw new Error(`export ${job.id} was read without a snapshot point`);
   return { ...written, upToTransId };
@@ -121,11 +121,29 @@ function snapshotDocument(): DocumentParts<RecordTexts> {
   };
 }
 
-/** The snapshot in EAC-CPF 2.0 (domain/eac-cpf): each record parsed from its JSON and written as an `eac` element. */
-function eacCpfSnapshotDocument(job: ExportJob): DocumentParts<EntityRecord[]> {
-  const context = job.formatContext;
-  const { opening, element, closing } = eacCpfCollection({ origin: context?.origin, agencyName: context?.agencyName ?? DEFAULT_AGENCY });
-  return { opening, elementEncoding: 'utf8', count: (page) => page.length, element: (page, index) => element(page[index]!), closing };
+/**
+ * The snapshot in EAC-CPF 2.0 (domain/eac-cpf) over records read as bytes
+ * (ExportRecords.currentEacCpfBytes), written as byte strings like the
+ * native snapshot: a stored element gets the export's origin and agency put
+ * in (domain/eac-cpf/stored.ts); a record stored without one is parsed from
+ * its JSON and written.
+ */
+function eacCpfSnapshotDocument(job: ExportJob): DocumentParts<RecordTexts> {
+  const formatContext = job.formatContext;
+  const context = { origin: formatContext?.origin, agencyName: formatContext?.agencyName ?? DEFAULT_AGENCY };
+  const { opening, element, closing } = eacCpfCollection(context);
+  const fill = storedEacCpfFiller(context);
+  return {
+    opening,
+    elementEncoding: 'latin1',
+    count: (page) => page.starts.length,
+    element: (page, index) => {
+      if (page.bytes[page.starts[index]!] === LESS_THAN) return fill(page.bytes.toString('latin1', page.starts[index], page.ends[index]));
+      const record = JSON.parse(page.bytes.toString('utf8', page.starts[index], page.ends[index])) as EntityRecord;
+      return Buffer.from(element(record), 'utf8').toString('latin1');
+    },
+    closing,
+  };
 }
 
 /** The agency of an EAC-CPF export stored without its context. */

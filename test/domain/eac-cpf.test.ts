@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EAC_CPF, eacCpfCollection, eacCpfDocumentWriter, eacCpfWriter } from '../../domain/eac-cpf/writer.ts';
 import { eacEntityType } from '../../domain/eac-cpf/entity-type.ts';
+import { storedEacCpfElement, storedEacCpfFiller } from '../../domain/eac-cpf/stored.ts';
 import type { EntityRecord, EntityState, Part } from '../../domain/model.ts';
 import { BATCH_V2_COMMANDS } from '../fixtures/xml/batch-commands.ts';
 import { oneChunk, readAll, sampleRecord, uuid } from '../fixtures/xml/support.ts';
@@ -214,5 +215,34 @@ describe('the EAC-CPF mapping', () => {
   it('names a record without a name by its number', () => {
     const xml = document({ ...sampleRecord(12), parts: [] });
     expect(xml).toContain('<nameEntry status="authorized"><part localType="entityId">12</part></nameEntry>');
+  });
+});
+
+describe('the stored EAC-CPF element', () => {
+  const bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+  const contexts = [
+    { origin: 'https://registry.example.org:8443', agencyName: 'Archiv & Registr Čech' },
+    { origin: undefined, agencyName: 'Entity Records Service' },
+    { origin: 'http://h/?a="b"&c', agencyName: '<odd> "agency"' },
+  ];
+
+  it("is, with an export's context put in, the element the writer writes for that context", async () => {
+    for (const [name, record] of await everyRecord()) {
+      const stored = storedEacCpfElement(record, JSON.stringify(record));
+      expect(stored, name).toBeDefined();
+      for (const context of contexts)
+        expect(storedEacCpfFiller(context)(bytes(stored!)), `${name} in ${JSON.stringify(context)}`).toBe(
+          bytes(eacCpfWriter(context)(record)),
+        );
+    }
+  });
+
+  it('is not stored for a record whose own text holds one of its marks', () => {
+    const record = {
+      ...sampleRecord(7),
+      parts: [{ partUuid: uuid(7, 1), type: 'PT_NAME', items: [{ kind: 'string', type: 'NM_MAIN', value: 'mark \uE000 here' }] }],
+    } as EntityRecord;
+    expect(storedEacCpfElement(record, JSON.stringify(record))).toBeUndefined();
+    expect(storedEacCpfElement(sampleRecord(7), JSON.stringify(sampleRecord(7)))).toBeDefined();
   });
 });
