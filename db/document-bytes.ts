@@ -1,5 +1,6 @@
-// How entity.document_bytes holds a stored document: its UTF-8 bytes, one
-// character a byte (Migration20261127000100EntityDocumentBytes says why).
+// How entity.document_bytes and entity.eac_cpf hold what is stored beside a
+// record: its UTF-8 bytes, one character a byte
+// (Migration20261127000100EntityDocumentBytes says why).
 
 import { storedEacCpfElement } from '../domain/eac-cpf/stored.ts';
 import type { EntityRecord } from '../domain/model.ts';

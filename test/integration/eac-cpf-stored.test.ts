@@ -13,7 +13,7 @@ import { applyBatch } from '../support/apply.ts';
 import { batchXml, create, namePart } from '../support/batches.ts';
 import { eacRecordsOf } from '../support/eac-cpf-schema.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
-import { eventually } from '../support/poll.ts';
+import { snapshotExportFile } from '../support/snapshot-export.ts';
 
 interface Row {
   record: EntityRecord;
@@ -86,21 +86,7 @@ describe('the stored EAC-CPF element of a record', () => {
   });
 
   it('is what an EAC-CPF export writes, beside records written from their JSON, each equal to the writer’s element', async () => {
-    const started = await harness.api('/api/v2/export/snapshots?format=eac-cpf', {
-      method: 'POST',
-      as: 'export',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify([ids.plain, ids.marked, ids.stale]),
-    });
-    expect(started.status, await started.clone().text()).toBe(200);
-    const exportId = await started.text();
-    const status = await eventually(async () => {
-      const detail = (await (await harness.api(`/api/v2/export/${exportId}/detail`, { as: 'read' })).json()) as { status: string };
-      return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail.status : undefined;
-    }, 60_000);
-    expect(status).toBe('COMPLETED');
-    const download = await harness.api(`/api/v2/export/download/${exportId}`, { as: 'export', headers: { 'accept-encoding': 'identity' } });
-    const file = await download.text();
+    const { file } = await snapshotExportFile(harness, [ids.plain, ids.marked, ids.stale], 'eac-cpf');
     const write = eacCpfWriter({ origin: harness.baseUrl, agencyName: harness.config.OAI_REPOSITORY_NAME });
     const expected = [];
     for (const entityId of [ids.plain, ids.marked, ids.stale].sort((x, y) => x - y)) expected.push(write((await row(entityId)).record));

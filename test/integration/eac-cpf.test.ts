@@ -12,7 +12,7 @@ import { EAC_CPF_SCHEMA_PRESENT, eacCpfSchemaErrors, eacRecordsOf } from '../sup
 import { startHarness, type Harness } from '../support/harness.ts';
 import { harvest, oaiGet } from '../support/oai.ts';
 import { oaiSchemaErrors } from '../support/oai-schema.ts';
-import { eventually } from '../support/poll.ts';
+import { snapshotExportFile } from '../support/snapshot-export.ts';
 
 const EAC = 'application/eac-cpf+xml';
 
@@ -190,23 +190,7 @@ describe('EAC-CPF 2.0 served', () => {
 
   it('exports a snapshot in EAC-CPF, each record valid', async () => {
     const ids = [...data.ids.values()];
-    const started = await harness.api('/api/v2/export/snapshots?format=eac-cpf', {
-      method: 'POST',
-      as: 'export',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ids),
-    });
-    expect(started.status, await started.clone().text()).toBe(200);
-    const exportId = await started.text();
-    const status = await eventually(async () => {
-      const detail = (await (await harness.api(`/api/v2/export/${exportId}/detail`, { as: 'read' })).json()) as { status: string };
-      return detail.status === 'COMPLETED' || detail.status === 'FAILED' ? detail.status : undefined;
-    }, 60_000);
-    expect(status).toBe('COMPLETED');
-    const download = await harness.api(`/api/v2/export/download/${exportId}`, { as: 'export', headers: { 'accept-encoding': 'identity' } });
-    expect(download.status).toBe(200);
-    expect(download.headers.get('content-disposition')).toContain(`snapshot-eac-cpf-${exportId}.xml`);
-    const file = await download.text();
+    const { file } = await snapshotExportFile(harness, ids, 'eac-cpf');
     expect(file.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<eacRecords>')).toBe(true);
     const records = eacRecordsOf(file);
     expect(records).toHaveLength(ids.length);

@@ -208,16 +208,18 @@ describe('hot reads on a database never analyzed', () => {
     expect(found).toEqual([]);
   });
 
-  it('exports of every snapshot and of every revision since genesis, and of a few records', async () => {
+  it('exports of every snapshot (native and EAC-CPF) and of every revision since genesis, and of a few records', async () => {
     const few = JSON.stringify([entityIds[1], entityIds[entityIds.length - 2]]);
     const found = await wholeReads(async () => {
-      for (const [kind, body] of [
-        ['snapshots', '[]'],
-        ['revisions', '[]'],
-        ['snapshots', few],
-        ['revisions', few],
+      for (const [kind, body, format] of [
+        ['snapshots', '[]', undefined],
+        ['snapshots', '[]', 'eac-cpf'],
+        ['revisions', '[]', undefined],
+        ['snapshots', few, undefined],
+        ['snapshots', few, 'eac-cpf'],
+        ['revisions', few, undefined],
       ] as const) {
-        const query = kind === 'revisions' ? `?fromTransId=${GENESIS_TRANSACTION_ID}` : '';
+        const query = kind === 'revisions' ? `?fromTransId=${GENESIS_TRANSACTION_ID}` : format ? `?format=${format}` : '';
         const id = await ok(`/api/v2/export/${kind}${query}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
