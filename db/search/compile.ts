@@ -186,12 +186,19 @@ class ConditionCompiler {
   readonly maxMatches: number;
   /** The page's window: each set is read within it, uncapped (the window bounds its reads). */
   readonly window: IdWindow | undefined;
+  /** SQL of the query's entity types (a text[] parameter): name word sets read only entries of those types. */
+  readonly types: string | undefined;
+  /** How many of the sets the whole query must meet hold only entities of `types` (then entity is not probed for them). */
+  typedSets = 0;
+  /** SQL of a page's end (offset + limit): each set is read for its first ids up to it alone (firstIdsPage). */
+  firstIds: string | undefined;
   private aliases = 0;
 
-  constructor(params: Params, maxMatches: number, window?: IdWindow) {
+  constructor(params: Params, maxMatches: number, window?: IdWindow, types?: readonly string[]) {
     this.params = params;
     this.maxMatches = maxMatches;
     this.window = window;
+    this.types = types === undefined ? undefined : params.add(types, 'text[]');
   }
 
   private alias(prefix: string): string {
@@ -232,8 +239,12 @@ class ConditionCompiler {
 
   /** The set of one row test: capped, or read within the page's window (NotWindowed when its index cannot). */
   leafSet(test: RowTest, scope: Scope): string {
-    if (this.window === undefined) return this.capped(matchSet(test, scope, this.params)!);
-    const set = matchSet(test, scope, this.params, this.window);
+    // Sorted by an expression, not the column: an index keyed by entity id would give that order and be walked from the
+    // lowest id until the test had met enough rows (all of name_word_entity_idx for a rare word).
+    if (this.firstIds !== undefined)
+      return `select s.entity_id from (${matchSet(test, scope, this.params, undefined, this.types)!}) s order by s.entity_id + 0 limit ${this.firstIds}`;
+    if (this.window === undefined) return this.capped(matchSet(test, scope, this.params, undefined, this.types)!);
+    const set = matchSet(test, scope, this.params, this.window, this.types);
     if (set === undefined) throw new NotWindowed();
     return set;
   }
@@ -284,6 +295,7 @@ class ConditionCompiler {
       const set = this.matchSet(cond, scope, positive);
       if (set !== undefined) {
         sets.push(set);
+        if (this.types !== undefined && isTypedSet(cond, scope)) this.typedSets += 1;
         return 'true';
       }
     }
@@ -378,6 +390,35 @@ function isMatchSet(cond: Condition, scope: Scope): boolean {
   }
 }
 
+/**
+ * Whether every entity of the match set of `cond` (one isMatchSet answers) is read from name_word, where the
+ * query's types narrow each read (nameWordEntities): an intersection holding one such set, a union of such sets.
+ */
+function isTypedSet(cond: Condition, scope: Scope): boolean {
+  switch (cond.condType) {
+    case 'and':
+      return cond.conds.some((child) => isTypedSet(child, scope));
+    case 'or':
+      return cond.conds.every((child) => isTypedSet(child, scope));
+    case 'part':
+      return !cond.onePart && cond.cond !== undefined && isTypedSet(cond.cond, partScope(cond, scope));
+    case 'value':
+    case 'index': {
+      const test = rowTest(cond);
+      // matchSet reads a name's CT_CONTAINS from name_word: inside one word, or the candidates holding its words.
+      return (
+        test !== undefined &&
+        test.comparator === 'CT_CONTAINS' &&
+        test.needle !== undefined &&
+        isPlainNameTest(test, scope) &&
+        (isInsideOneWord(test.needle) || needleWords(test.needle).length > 0)
+      );
+    }
+    default:
+      return false;
+  }
+}
+
 /** The scope of the conditions inside a plain (not onePart) `part` condition. */
 function partScope(cond: Extract<Condition, { condType: 'part' }>, scope: Scope): Scope {
   return { partTypes: cond.partType ? [...scope.partTypes, cond.partType] : scope.partTypes, partAlias: scope.partAlias };
@@ -426,10 +467,13 @@ function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
 /** At most this many words of a needle narrow its candidates: each adds a read of its name_word entries. */
 const MAX_NARROWING_WORDS = 2;
 
-/** The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key. */
-function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params, window?: IdWindow): string {
+/**
+ * The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key;
+ * of the entity types `types` (SQL of a text[] parameter) when given, which the key holds beside each entry.
+ */
+function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params, window?: IdWindow, types?: string): string {
   const escaped = escapeLike(word);
-  const onlyPreferred = preferred ? ' and nw.preferred' : '';
+  const onlyPreferred = `${preferred ? ' and nw.preferred' : ''}${types === undefined ? '' : ` and nw.entity_type = any(${types})`}`;
   // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
   const words =
     match === 'whole'
@@ -466,7 +510,7 @@ function withinWindow(alias: string, window: IdWindow | undefined): string {
  *    by the text_pattern_ops btrees (with the item type first when given),
  *    CT_CONTAINS and CT_ENDS_WITH of three characters or more by trigrams.
  */
-function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow): string | undefined {
+function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow, types?: string): string | undefined {
   const { comparator, needle } = test;
   if (needle === undefined || needle === '' || test.dates || scope.partAlias) return undefined;
   if (comparator !== 'CT_EQ' && comparator !== 'CT_STARTS_WITH' && comparator !== 'CT_ENDS_WITH' && comparator !== 'CT_CONTAINS')
@@ -480,13 +524,13 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
     if (window && comparator !== 'CT_CONTAINS') return undefined;
     switch (comparator) {
       case 'CT_CONTAINS': {
-        if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window);
+        if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window, types);
         // Within a window its first word alone: each further word costs a range per vocabulary word per window.
         const words = needleWords(needle)
           .sort(narrowingOrder)
           .slice(0, window ? 1 : MAX_NARROWING_WORDS);
         if (words.length === 0) break;
-        const candidates = words.map((word) => nameWordEntities(word, preferred, params, window)).join(' intersect ');
+        const candidates = words.map((word) => nameWordEntities(word, preferred, params, window, types)).join(' intersect ');
         // strpos is what LIKE '%needle%' means, on the candidates' names alone.
         return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`;
       }
@@ -517,8 +561,9 @@ const MIN_TRIGRAM_NEEDLE = 3;
 function fulltextSet(text: string, compiler: ConditionCompiler): string {
   const words = [...new Set(needleWords(text).map((word) => word.word))];
   if (words.length === 0) return 'select null::bigint as entity_id where false';
+  if (compiler.types !== undefined) compiler.typedSets += 1;
   return words
-    .map((word) => `(${compiler.capped(nameWordEntities({ word, match: 'prefix' }, false, compiler.params))})`)
+    .map((word) => `(${compiler.capped(nameWordEntities({ word, match: 'prefix' }, false, compiler.params, undefined, compiler.types))})`)
     .join(' intersect ');
 }
 
@@ -680,7 +725,9 @@ function typeStateFilters(query: SearchQuery, params: Params, alias: string): st
 function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: string[]): string[] {
   // The match sets go to `sets`, the rest are filters on entity e.
   const params = compiler.params;
-  const filters = typeStateFilters(query, params, 'e');
+  // The types' parameter is the compiler's: name word sets read with it too.
+  const typeFilter = compiler.types === undefined ? undefined : `e.entity_type = any(${compiler.types})`;
+  const filters = query.state ? [`e.state = any(${params.add(query.state, 'text[]')})`] : [];
   const users = userFilter(query, params);
   if (users !== undefined) filters.push(users);
   if (query.codes) {
@@ -692,7 +739,8 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: st
     const tested = compiler.compile(query.cond, { partTypes: [] }, true, true, sets);
     if (tested !== 'true') filters.push(tested);
   }
-  return filters;
+  // A set read from name_word of the types has applied them already.
+  return typeFilter === undefined || compiler.typedSets > 0 ? filters : [typeFilter, ...filters];
 }
 
 const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.description';
@@ -709,7 +757,7 @@ const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.descrip
  */
 export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches = 0): CompiledSearch {
   const params = new Params();
-  const compiler = new ConditionCompiler(params, maxMatches);
+  const compiler = new ConditionCompiler(params, maxMatches, undefined, query.types);
   const fulltext = searchType === 'FULLTEXT' ? normalizeForSearch(query.text ?? '') : undefined;
   const sets: string[] = [];
   if (fulltext !== undefined) sets.push(fulltextSet(fulltext, compiler));
@@ -737,33 +785,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   };
   let page: SqlQuery;
   if (fulltext !== undefined) {
-    const text = params.add(fulltext, 'text');
-    const offset = params.add(pageOffset(paging), 'bigint');
-    const limit = params.add(paging.pageSize, 'bigint');
-    // Every match's names are ranked (the page costs what the matches' names cost, and the cap bounds them), from
-    // search_value_name_entity_idx alone: the best name's normalised form, and its shown form for the page's rows only
-    // (found among the entity's names by ordering, not by `value_norm =`, which the trigram index would serve).
-    const filtered = filters.length > 0 ? `, ${entityProbe('ids.id', '1', filters)} f` : '';
-    page = {
-      text: `with hits as (
-        select ids.id, best.*
-          from ${ids}${filtered}, lateral (
-            select sv.value_norm as best_norm, sv.preferred as best_preferred,
-                   word_similarity(${text}, sv.value_norm) as word_rank, similarity(${text}, sv.value_norm) as rank
-              from search_value sv where sv.entity_id = ids.id and sv.kind = 'name'
-             order by word_rank desc, rank desc, sv.preferred desc, sv.value_norm limit 1
-          ) best
-      ), ranked as (
-        select * from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}
-      ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
-          from ranked, ${entityProbe('ranked.id', RESULT_COLUMNS, [])} e, lateral (
-            select sv.value as lookup_value, sv.part_type as lookup_part_type from search_value sv
-             where sv.entity_id = ranked.id and sv.kind = 'name'
-             order by sv.value_norm = ranked.best_norm and sv.preferred = ranked.best_preferred desc, sv.value limit 1
-          ) shown
-         order by ranked.word_rank desc, ranked.rank desc, ranked.id`,
-      values: params.values,
-    };
+    page = fulltextPage(fulltext, ids, sets.length, filters, compiler, paging);
   } else if (soleUser) {
     // The user's entries are in entity order in the key: the page is read there, then its records.
     page = {
@@ -771,12 +793,118 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       values: [...soleUser.values, pageOffset(paging), paging.pageSize],
     };
   } else {
-    page = (sets.length > 0 ? windowedSearchPage(query, paging, maxMatches) : undefined) ?? {
-      text: `select ${RESULT_COLUMNS} from ${from} order by ${sets.length > 0 ? 'ids.id' : 'e.id'} offset ${params.add(pageOffset(paging), 'bigint')} limit ${params.add(paging.pageSize, 'bigint')}`,
-      values: params.values,
-    };
+    page = (sets.length > 0 ? windowedSearchPage(query, paging, maxMatches) : undefined) ??
+      (sets.length === 1 && filters.length === 0 ? firstIdsPage(query, paging) : undefined) ?? {
+        text: `select ${RESULT_COLUMNS} from ${from} order by ${sets.length > 0 ? 'ids.id' : 'e.id'} offset ${params.add(pageOffset(paging), 'bigint')} limit ${params.add(paging.pageSize, 'bigint')}`,
+        values: params.values,
+      };
   }
   return { page, count, countCapped: soleCount === undefined && maxMatches > 0, matchers: fulltext !== undefined ? [] : compiler.matchers };
+}
+
+/**
+ * A one-word FULLTEXT text whose best matches name_word_rank_idx reads first: ASCII letters and digits, which both
+ * name_words() and pg_trgm (in any locale) take for one word, so that a name holding it whole holds all its trigrams.
+ */
+const RANKED_WORD = /^[a-z0-9]+$/;
+
+/**
+ * The page of a FULLTEXT search: its matches (`ids`, with the other filters), the best first (decision 0156). Each
+ * candidate's names are ranked from search_value_name_entity_idx alone: by how many words of the text are whole
+ * words of the name, then by pg_trgm similarity to the text, then the preferred name first; records by their best
+ * name's two figures, then by id. The best name's shown form is found for the page's rows only (among the entity's
+ * names by ordering, not by `value_norm =`, which the trigram index would serve).
+ *
+ * The candidates are every match, unless the text's whole words find the page first (wholeWordTier). Only when
+ * they do not is every match ranked.
+ */
+function fulltextPage(
+  fulltext: string,
+  ids: string,
+  setCount: number,
+  filters: readonly string[],
+  compiler: ConditionCompiler,
+  paging: Paging,
+): SqlQuery {
+  const params = compiler.params;
+  const text = params.add(fulltext, 'text');
+  const textWords = [...new Set(needleWords(fulltext).map((word) => word.word))];
+  const words = params.add(textWords, 'text[]');
+  const offset = params.add(pageOffset(paging), 'bigint');
+  const limit = params.add(paging.pageSize, 'bigint');
+  const need = `(${offset} + ${limit})`;
+  const ranked = (candidates: string) => `select c.id, best.*
+      from (${candidates}) c, lateral (
+        select sv.value_norm as best_norm, sv.preferred as best_preferred,
+               (select count(*) from name_words(sv.value_norm) w where w = any(${words})) as word_rank,
+               similarity(${text}, sv.value_norm) as rank
+          from search_value sv where sv.entity_id = c.id and sv.kind = 'name'
+         order by word_rank desc, rank desc, sv.preferred desc, sv.value_norm limit 1
+      ) best`;
+  const filtered = filters.length > 0 ? `, ${entityProbe('ids.id', '1', filters)} f` : '';
+  const everyMatch = ranked(`select ids.id from ${ids}${filtered}`);
+  const tier = setCount === 1 ? wholeWordTier(fulltext, textWords, filters, compiler, need, ranked) : undefined;
+  const hits =
+    tier === undefined
+      ? `hits as (${everyMatch})`
+      : `${tier}, hits as (
+          select * from tier_hits where (select yes from enough)
+          union all ${everyMatch} where not (select yes from enough)
+        )`;
+  return {
+    text: `with ${hits}, page as (
+        select * from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}
+      ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
+          from page, ${entityProbe('page.id', RESULT_COLUMNS, [])} e, lateral (
+            select sv.value as lookup_value, sv.part_type as lookup_part_type from search_value sv
+             where sv.entity_id = page.id and sv.kind = 'name'
+             order by sv.value_norm = page.best_norm and sv.preferred = page.best_preferred desc, sv.value limit 1
+          ) shown
+         order by page.word_rank desc, page.rank desc, page.id`,
+    values: params.values,
+  };
+}
+
+/**
+ * The CTEs `tier_hits` (ranked candidates that hold the best matches) and `enough` (whether they hold the page) of a
+ * FULLTEXT text that is all of its search's sets; undefined when no such tier is read.
+ *
+ * A name holding every word of the text whole ranks above every other name, and all the text's trigrams are in it,
+ * so its similarity is the text's trigrams over its own: the fewer it has, the better.
+ *  - One word (RANKED_WORD): the entities holding it whole, read from name_word_rank_idx by (trigrams, entity_id),
+ *    come in the page's order; 2 × (offset + limit) entries (an entity has at most two: its preferred and its other
+ *    names) hold the page when that many entities hold the word whole.
+ *  - Several words: the entities holding each of them whole (in any of their names) are few beside the matches
+ *    (records holding `jan` and `novak` whole, against those with words beginning with `jan`); each is ranked, and
+ *    they hold the page when as many of them have a name holding every word.
+ */
+function wholeWordTier(
+  fulltext: string,
+  textWords: readonly string[],
+  filters: readonly string[],
+  compiler: ConditionCompiler,
+  need: string,
+  ranked: (candidates: string) => string,
+): string | undefined {
+  const params = compiler.params;
+  const probe = filters.length > 0 ? `, ${entityProbe('nw.entity_id', '1', filters)} f` : '';
+  const types = compiler.types === undefined ? '' : ` and nw.entity_type = any(${compiler.types})`;
+  if (RANKED_WORD.test(fulltext)) {
+    return `best_first as (
+        select distinct w.id from (
+          select nw.entity_id as id from name_word nw${probe}
+           where nw.word = ${params.add(fulltext, 'text')}${types}
+           order by nw.trigrams, nw.entity_id limit 2 * ${need}
+        ) w
+      ), tier_hits as materialized (${ranked('select b.id from best_first b')}
+      ), enough as (select count(*) >= ${need} as yes from best_first)`;
+  }
+  if (textWords.length < 2) return undefined;
+  const holding = textWords
+    .map((word) => `select nw.entity_id as id from name_word nw${probe} where nw.word = ${params.add(word, 'text')}${types}`)
+    .join(' intersect ');
+  return `tier_hits as materialized (${ranked(holding)}
+      ), enough as (select count(*) filter (where word_rank = ${textWords.length}) >= ${need} as yes from tier_hits)`;
 }
 
 /**
@@ -786,7 +914,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
  */
 function windowedSearchPage(query: SearchQuery, paging: Paging, maxMatches: number): SqlQuery | undefined {
   const params = new Params();
-  const compiler = new ConditionCompiler(params, 0, PAGE_WINDOW);
+  const compiler = new ConditionCompiler(params, 0, PAGE_WINDOW, query.types);
   const sets: string[] = [];
   let filters: string[];
   try {
@@ -810,6 +938,46 @@ function windowedSearchPage(query: SearchQuery, paging: Paging, maxMatches: numb
     }),
     values: params.values,
   };
+}
+
+/**
+ * The page of an EXACT search that is nothing but one match set made of `or` of row tests (a range of names, say,
+ * which no index reads in id order): the union's first ids up to the page's end are among each test's own first
+ * ids up to it, so each test's matches are read for those alone (a bounded sort, no array of every match).
+ * Undefined for a search of another form. Its total is counted, and capped, apart.
+ */
+function firstIdsPage(query: SearchQuery, paging: Paging): SqlQuery | undefined {
+  if (query.cond === undefined || !isUnionOfRowTests(query.cond)) return undefined;
+  const params = new Params();
+  const compiler = new ConditionCompiler(params, 0);
+  const offset = params.add(pageOffset(paging), 'bigint');
+  const limit = params.add(paging.pageSize, 'bigint');
+  compiler.firstIds = `(${offset} + ${limit})`;
+  const sets: string[] = [];
+  const filters = entityFilters(query, compiler, sets);
+  if (sets.length !== 1 || filters.length > 0) return undefined;
+  return {
+    text: `select ${RESULT_COLUMNS}
+        from (select distinct m.entity_id as id from (${sets[0]}) m order by 1 offset ${offset} limit ${limit}) ids,
+             ${entityProbe('ids.id', RESULT_COLUMNS, [])} e
+       order by ids.id`,
+    values: params.values,
+  };
+}
+
+/** A condition of row tests under `or` and plain `part` alone: its first ids are among its tests' first ids. */
+function isUnionOfRowTests(cond: Condition): boolean {
+  switch (cond.condType) {
+    case 'or':
+      return cond.conds.every(isUnionOfRowTests);
+    case 'part':
+      return !cond.onePart && cond.cond !== undefined && isUnionOfRowTests(cond.cond);
+    case 'value':
+    case 'index':
+      return rowTest(cond) !== undefined;
+    default:
+      return false;
+  }
 }
 
 /**

@@ -128,7 +128,10 @@ describe('compileSearch', () => {
     expect(compileSearch({ types: ['PERSON'], cond: { condType: 'value', value: 'a' } }, paging, 'EXACT').count.text).toContain(
       'from entity e',
     );
-    expect(compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT').count.text).toContain('from entity e');
+    // A FULLTEXT text's words are read from name_word of the types: its total counts them alone.
+    const fulltext = compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT');
+    expect(fulltext.count.text).not.toContain('from entity e');
+    expect(fulltext.count.text).toContain('nw.entity_type = any($1::text[])');
   });
 
   it('reads a text condition the query must meet as a capped set of entity ids, and counts the rest up to the cap', () => {
@@ -143,17 +146,27 @@ describe('compileSearch', () => {
     expect(sole.page.text).toContain('search_reads_capped(found.scanned, $');
     expect(sole.page.text).not.toContain('search_capped(');
     expect(sole.countCapped).toBe(false);
-    // Beside types, the entities are counted, at most the cap + 1.
+    // Types are read beside each name word (name_word's key holds them): the total still counts the set alone.
     const typed = compileSearch({ cond: name, types: ['PERSON'] }, paging, 'EXACT', 1000);
-    expect({ capped: typed.countCapped, limit: typed.count.values.at(-1) }).toEqual({ capped: true, limit: 1001 });
+    expect(typed.count.text).toContain('count(distinct m.entity_id)');
+    expect(typed.count.text).toContain('nw.entity_type = any($1::text[])');
+    expect(typed.count.text).not.toContain('from entity e');
+    // Beside a state, which no index of the words holds, the entities are counted, at most the cap + 1.
+    const withState = compileSearch({ cond: name, state: ['ERS_NEW'] }, paging, 'EXACT', 1000);
+    expect({ capped: withState.countCapped, limit: withState.count.values.at(-1) }).toEqual({ capped: true, limit: 1001 });
     // Each comparator of a name by its own index: a prefix, a reversed prefix, a range.
     const by = (comparator: string) => compileSearch({ cond: { ...name, comparator } as never }, paging, 'EXACT', 1000).page.text;
     expect(by('CT_STARTS_WITH')).toContain('sv.value_norm ~>=~');
     expect(by('CT_ENDS_WITH')).toContain('reverse(sv.value_norm) ~>=~');
     expect(by('CT_EQ')).toContain('sv.value_norm ~<=~');
-    // Their ranges hold many names, none in id order: their pages read the capped set whole.
-    expect(by('CT_STARTS_WITH')).toContain('from unnest(array(');
+    // Their ranges hold many names, none in id order: a page of one (or of `or` of several) reads each range's first
+    // ids up to the page's end, sorted by an expression that no index keyed by entity id gives.
+    expect(by('CT_STARTS_WITH')).toContain('order by s.entity_id + 0 limit ($');
+    expect(by('CT_STARTS_WITH')).not.toContain('from unnest(array(');
     expect(by('CT_STARTS_WITH')).not.toContain('with recursive');
+    // Beside a filter the page cannot read its sets for their first ids alone: it reads the capped set whole.
+    const prefixWithState = compileSearch({ cond: { ...name, comparator: 'CT_STARTS_WITH' }, state: ['ERS_NEW'] }, paging, 'EXACT', 1000);
+    expect(prefixWithState.page.text).toContain('from unnest(array(');
     // One value of an item type is read in windows; beside a set that is not, the page reads every set whole.
     const value = { condType: 'value' as const, itemTypes: ['NM_MINOR'], comparator: 'CT_EQ' as const, value: 'Jan' };
     expect(compileSearch({ cond: value, state: ['ERS_NEW'] }, paging, 'EXACT', 1000).page.text).toContain(

@@ -5,7 +5,7 @@ import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
 import { compileSearch } from '../../db/search/compile.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { SearchQuery, SearchType } from '../../domain/search-query.ts';
-import { displayName } from '../../domain/text.ts';
+import { displayName, normalizeForSearch } from '../../domain/text.ts';
 import { applyBatchCommands } from '../../services/batches/apply.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
@@ -329,6 +329,47 @@ describe('name searches answered by their matches, on a database without statist
     expect(windowed).toBeGreaterThanOrEqual(12);
   });
 
+  it('answers a FULLTEXT page as ranking every match would, from the records holding its words whole when they hold the page', async () => {
+    // `nov` is held whole by no record: its pages rank every match.
+    const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov'];
+    const ways = { bestFirst: new Set<string>(), everyMatch: new Set<string>() };
+    for (const text of texts) {
+      for (const types of [TYPES, [TYPES[1]!]]) {
+        // A small page too: few records of these 3,000 hold two common words whole.
+        for (const [page, pageSize] of [
+          [1, 10],
+          [3, 10],
+          [12, 10],
+          [1, 2],
+        ] as const) {
+          const compiled = compileSearch({ text, types }, { page, pageSize }, 'FULLTEXT', 1_000_000);
+          const { got, expected, plan } = await inTransaction(harness.db.pool, async (client) => {
+            await client.query('set transaction isolation level repeatable read');
+            const answered = await client.query<{ id: string }>(compiled.page);
+            const reference = await client.query<{ id: string }>(rankedReference(normalizeForSearch(text), types, page, pageSize));
+            const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+              text: `explain (analyze, format json) ${compiled.page.text}`,
+              values: compiled.page.values,
+            });
+            return {
+              got: answered.rows.map((row) => row.id),
+              expected: reference.rows.map((row) => row.id),
+              plan: explained.rows[0]!['QUERY PLAN'][0].Plan,
+            };
+          });
+          expect(got, `${text}, ${types.length} types, page ${page} of ${pageSize}`).toEqual(expected);
+          // Every match is read as the entries of the words the text begins (word = any(…)); the best first as one word's.
+          const everyMatchRead = wordListReads(plan).some((loops) => loops > 0);
+          ways[everyMatchRead ? 'everyMatch' : 'bestFirst'].add(text);
+        }
+      }
+    }
+    // One word and several, each answered from its whole words on the first page; words no record holds whole
+    // (and pages past the records holding them) rank every match.
+    expect([...ways.bestFirst].sort()).toEqual(['Novák', 'jan', 'jan novák', 'svoboda'].sort());
+    expect([...ways.everyMatch].sort()).toEqual(expect.arrayContaining(['nov', 'jan nov', 'Svoboda, Petr']));
+  });
+
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
     const { rows: stats } = await harness.db.pool.query<{ n: string }>(
       `select count(*) as n from pg_stats where tablename = any($1::text[])`,
@@ -384,6 +425,7 @@ interface PlanNode {
   'Relation Name'?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 
@@ -395,6 +437,31 @@ function trigramReadsOtherThanLike(node: PlanNode): string[] {
   const index = node['Index Name'];
   const other = index !== undefined && index.endsWith('_trgm_idx') && !/~~/.test(node['Index Cond'] ?? '');
   return [...(other ? [`${index}: ${node['Index Cond']}`] : []), ...(node.Plans ?? []).flatMap(trigramReadsOtherThanLike)];
+}
+
+/**
+ * A page of the FULLTEXT ranking of every match of a text of ASCII words in plain SQL: records of `types` with, for
+ * each word, a name word beginning with it, each by its best name (how many of the words it holds whole, then
+ * pg_trgm similarity), best first, then by id.
+ */
+function rankedReference(text: string, types: readonly string[], page: number, pageSize: number): string {
+  const quoted = (value: string) => `'${value.replace(/'/g, "''")}'`;
+  const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
+  const separator = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]';
+  const whole = words.map((word) => `(sv.value_norm ~ '(^|${separator})${word}($|${separator})')::int`).join(' + ');
+  const beginning = words.map((word) => names(`value_norm ~ '(^|[^a-z0-9\\u0080-\\uffff])${word}'`)).join(' intersect ');
+  return `with best as (
+      select distinct on (sv.entity_id) sv.entity_id, ${whole} as word_rank, similarity(${quoted(text)}, sv.value_norm) as rank
+        from search_value sv join entity e on e.id = sv.entity_id
+       where sv.kind = 'name' and e.entity_type = any(array[${types.map(quoted).join(', ')}]) and sv.entity_id in (${beginning})
+       order by sv.entity_id, word_rank desc, rank desc
+    ) select entity_id as id from best order by word_rank desc, rank desc, entity_id offset ${(page - 1) * pageSize} limit ${pageSize}`;
+}
+
+/** The loops of each read of name_word for a list of words in an EXPLAIN ANALYZE plan (0: a branch never executed). */
+function wordListReads(node: PlanNode): number[] {
+  const own = node['Index Name']?.startsWith('name_word_') && /= ANY/.test(node['Index Cond'] ?? '') ? [node['Actual Loops'] ?? 0] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(wordListReads)];
 }
 
 /** The scans of an entity-keyed index by a range of ids, not one id. */

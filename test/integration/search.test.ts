@@ -580,7 +580,7 @@ describe('POST /api/v2/search', () => {
         if (node['Relation Name'] === 'search_value' && node['Node Type'] === 'Seq Scan') access.push('seq scan');
         else if (indexName?.startsWith('search_value_')) access.push(VALUE_INDEXES.has(indexName) ? 'value index' : indexName);
         // A name needle without separators reads the name word index (db/search/name-words.ts).
-        else if (indexName === 'name_word_pkey') access.push('value index');
+        else if (indexName === 'name_word_pkey' || indexName === 'name_word_rank_idx') access.push('value index');
         else if (node['Relation Name'] === 'name_word' && node['Node Type'] === 'Seq Scan') access.push('seq scan');
         for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) visit(child);
       };
@@ -632,8 +632,9 @@ describe('POST /api/v2/search', () => {
         'value index',
         'value index',
       ]);
-      // FULLTEXT: the word's entities (name_word), their names to rank, then the best name's shown form for the page.
-      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(['value index', 'value index', 'value index']);
+      // FULLTEXT: the entities holding the word whole, best first (name_word_rank_idx), and their names to rank; or
+      // else every entity holding a word it begins (name_word) and theirs; then the best name's shown form for the page.
+      expect(await searchValueAccess({ text: 'novak' }, 'FULLTEXT')).toEqual(Array(5).fill('value index'));
     } finally {
       await client.query('rollback');
       client.release();
