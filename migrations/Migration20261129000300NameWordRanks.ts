@@ -17,6 +17,9 @@ export class Migration20261129000300NameWordRanks extends Migration {
   override name = 'Migration20261129000300NameWordRanks';
 
   override up(): void {
+    // One transaction: the rebuild's sort and the index builds get room for a registry of millions.
+    this.addSql(`set local maintenance_work_mem = '512MB'`);
+    this.addSql(`set local work_mem = '256MB'`);
     this.addSql(`
       create function name_trigrams(value_norm text) returns integer language sql immutable strict parallel safe
       as $$ select coalesce(array_length(show_trgm(value_norm), 1), 0) $$`);

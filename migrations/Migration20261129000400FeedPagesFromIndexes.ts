@@ -12,6 +12,8 @@ export class Migration20261129000400FeedPagesFromIndexes extends Migration {
   override name = 'Migration20261129000400FeedPagesFromIndexes';
 
   override up(): void {
+    // One transaction: the rebuild's sort and the index builds get room for a registry of millions.
+    this.addSql(`set local maintenance_work_mem = '512MB'`);
     this.addSql(`drop index entity_filters_idx`);
     this.addSql(`create index entity_filters_idx on entity (id) include (entity_type, state, uuid)`);
     this.addSql(`drop index revision_entity_idx`);
