@@ -5,7 +5,7 @@
 //   npm run bench:scale -- --entities 2000,6000        any sizes, smallest first (the smoke run's)
 //   (--keep: leave the databases er_bench_scale_N; --json FILE: the table as JSON too;
 //   --load-only: load and keep each size's database, measure nothing;
-//   --loaded: measure a size's kept database when it holds exactly N records, load it otherwise.
+//   --loaded: measure a size's kept database when it holds exactly N records (and keep it), load it otherwise.
 //   Loading needs no quiet machine, measuring does: load first, measure later.)
 //
 // For each size: N generated records with Zipf-like Czech names
@@ -191,7 +191,8 @@ async function measureSize(entities: number, options: ScaleOptions): Promise<Siz
   const kept = options.loaded ? await keptDatabase(entities) : undefined;
   if (kept) process.stderr.write(`scale: measuring the kept ${database}; load average ${loadAverage()}\n`);
   const url = kept ?? (await loadSize(entities));
-  const keep = options.keep ?? false;
+  // A kept database took hours to load: only one this run loaded is dropped (unless --keep).
+  const keep = (options.keep ?? false) || kept !== undefined;
   const figures: ScaleFigure[] = [...(await bytesPerRecord(url, entities))];
   const dir = mkdtempSync(join(tmpdir(), 'scale-export-'));
   let exportSeconds: number;
