@@ -13,6 +13,18 @@ import { Migration } from '@mikro-orm/migrations';
 //    of a word first.
 // The table is rebuilt from the stored names (one pass, faster than updating
 // every row in place) and its triggers now fill both columns.
+/**
+ * The trigger functions' insert of the words of the names in `source` (the statement's new rows, or the stored
+ * ones) with their entity's type and fewest trigrams; sorted, as before, so that two batches adding the same words
+ * take their locks in one order. A word already stored keeps the smaller count.
+ */
+const insertWords = (source: string, where: string) => `insert into name_word (word, entity_id, preferred, entity_type, trigrams)
+          select w, sv.entity_id, sv.preferred, e.entity_type, min(name_trigrams(sv.value_norm))
+            from ${source} sv join entity e on e.id = sv.entity_id, name_words(sv.value_norm) w
+           where ${where}sv.kind = 'name'
+           group by 1, 2, 3, 4 order by 1, 2, 3
+          on conflict (word, entity_id, preferred) do update set trigrams = least(name_word.trigrams, excluded.trigrams);`;
+
 export class Migration20261129000300NameWordRanks extends Migration {
   override name = 'Migration20261129000300NameWordRanks';
 
@@ -42,16 +54,10 @@ export class Migration20261129000300NameWordRanks extends Migration {
     this.addSql(`create index name_word_entity_idx on name_word (entity_id) include (word, preferred)`);
     this.addSql(`create index name_word_rank_idx on name_word (word, trigrams, entity_id) include (entity_type)`);
 
-    // Sorted inserts, as before: two batches adding the same words take their locks in one order.
     this.addSql(`
       create or replace function name_words_added() returns trigger language plpgsql as $$
       begin
-        insert into name_word (word, entity_id, preferred, entity_type, trigrams)
-          select w, a.entity_id, a.preferred, e.entity_type, min(name_trigrams(a.value_norm))
-            from added a join entity e on e.id = a.entity_id, name_words(a.value_norm) w
-           where a.kind = 'name'
-           group by 1, 2, 3, 4 order by 1, 2, 3
-          on conflict (word, entity_id, preferred) do update set trigrams = least(name_word.trigrams, excluded.trigrams);
+        ${insertWords('added', '')}
         return null;
       end $$`);
     this.addSql(`
@@ -62,12 +68,7 @@ export class Migration20261129000300NameWordRanks extends Migration {
         select array_agg(distinct entity_id) into ids from removed where kind = 'name';
         if ids is null then return null; end if;
         delete from name_word where entity_id = any(ids);
-        insert into name_word (word, entity_id, preferred, entity_type, trigrams)
-          select w, sv.entity_id, sv.preferred, e.entity_type, min(name_trigrams(sv.value_norm))
-            from search_value sv join entity e on e.id = sv.entity_id, name_words(sv.value_norm) w
-           where sv.entity_id = any(ids) and sv.kind = 'name'
-           group by 1, 2, 3, 4 order by 1, 2, 3
-          on conflict (word, entity_id, preferred) do update set trigrams = least(name_word.trigrams, excluded.trigrams);
+        ${insertWords('search_value', 'sv.entity_id = any(ids) and ')}
         return null;
       end $$`);
     this.addSql(`

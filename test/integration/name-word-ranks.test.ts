@@ -6,9 +6,10 @@
 // migrated step by step.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
 import { ensureDatabase, openOrm, type Orm } from '../../db/orm.ts';
+import { dropScratchDatabase, scratchDatabaseUrl } from '../support/scratch-database.ts';
 
 const BEFORE = 'Migration20261129000200EntityEacCpf';
 const MIGRATION = 'Migration20261129000300NameWordRanks';
@@ -22,27 +23,21 @@ interface WordRow {
 }
 
 describe('name words with their entity type and trigram count', () => {
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `/er_test_name_word_ranks_${randomBytes(3).toString('hex')}`;
+  const url = scratchDatabaseUrl(`name_word_ranks_${randomBytes(3).toString('hex')}`);
   let orm: Orm;
   let client: pg.Client;
 
   beforeAll(async () => {
-    await ensureDatabase(url.toString());
-    orm = await openOrm(url.toString());
+    await ensureDatabase(url);
+    orm = await openOrm(url);
     await orm.migrator.up({ to: BEFORE });
-    client = new pg.Client({ connectionString: withDatabaseUser(url.toString()) });
+    client = new pg.Client({ connectionString: withDatabaseUser(url) });
     await client.connect();
   });
   afterAll(async () => {
     await client?.end();
     await orm?.close();
-    const admin = new URL(withDatabaseUser(url.toString()));
-    admin.pathname = '/postgres';
-    const dropper = new pg.Client({ connectionString: admin.toString() });
-    await dropper.connect();
-    await dropper.query(`drop database if exists ${pg.escapeIdentifier(url.pathname.slice(1))} with (force)`);
-    await dropper.end();
+    await dropScratchDatabase(url);
   });
 
   const insertEntity = (id: number, entityType: string) =>
