@@ -99,7 +99,8 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
             );
           }
           timeline?.mark('finishBatch');
-          // The last word before the commit: a terminated or superseded attempt must not write.
+          // The last word before the commit: a terminated or superseded attempt must not write. Asked once, not
+          // patiently as an export does: the transaction is open and keeps the rows it wrote locked meanwhile.
           await confirmStillWanted(context, deps.checkAttempt);
           timeline?.mark('confirmStillWanted');
           return outcome;

@@ -22,9 +22,17 @@ export interface ExportActivityDeps {
   checkAttempt: CheckAttempt;
   /** Records between progress reports (heartbeat, database); tests make it small. */
   exportRecordsPerStep?: number;
+  /** How long a written file waits for Temporal to be reachable and confirm the attempt (STANDING_PATIENCE_MS). */
+  standingPatienceMs?: number;
   /** Test seam: called after each progress report with what the file holds so far (a throw there fails the attempt; a promise holds it). */
   afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
 }
+
+/**
+ * A written file outlasts a Temporal outage this long before its attempt gives up: the file is kept aside, so waiting
+ * costs nothing, while giving up costs an attempt (five in all) and the whole file again.
+ */
+const STANDING_PATIENCE_MS = 10 * 60_000;
 
 /** Exports whose files one run of the expiry workflow removes at most (the schedule comes again). */
 const EXPIRED_PER_RUN = 1000;
@@ -87,7 +95,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
         progress.entitiesWritten = summary.entitiesWritten;
         progress.bytes = summary.bytes;
         // The file is in place; it counts only once the row says so, and only for an attempt still wanted.
-        await confirmStillWanted(context, deps.checkAttempt);
+        await confirmStillWanted(context, deps.checkAttempt, deps.standingPatienceMs ?? STANDING_PATIENCE_MS);
         const finishedAt = new Date();
         const expiresAt = new Date(finishedAt.getTime() + retentionMs);
         await exports.complete(exportId, {

@@ -81,11 +81,33 @@ class AttemptNotWanted extends CancelledFailure {
   }
 }
 
-/** Right before a commit: throws AttemptNotWanted unless Temporal still waits for this attempt. */
-export async function confirmStillWanted(context: Context, check: CheckAttempt): Promise<void> {
+/**
+ * Right before a commit: throws AttemptNotWanted unless Temporal still waits for this attempt. While Temporal
+ * cannot be reached, asks again (heartbeats go on meanwhile) for at most `patienceMs`, then rejects: an attempt
+ * whose work is done and kept aside (an export's file) would otherwise spend itself, and its job's retries, on an
+ * outage. A cancel meanwhile (the heartbeat's answer once Temporal is back) ends the wait.
+ */
+export async function confirmStillWanted(context: Context, check: CheckAttempt, patienceMs = 0): Promise<void> {
   throwIfStopped(context);
-  const standing = await check(context.info);
+  const standing = await askPatiently(context, check, patienceMs);
   if (!standing.wanted) throw new AttemptNotWanted(standing);
+}
+
+/** Between two asks of an unreachable Temporal, at most. */
+const ASK_AGAIN_MAX_MS = 15_000;
+
+async function askPatiently(context: Context, check: CheckAttempt, patienceMs: number): Promise<AttemptStanding> {
+  const giveUpAt = Date.now() + patienceMs;
+  for (let pauseMs = 1_000; ; pauseMs = Math.min(2 * pauseMs, ASK_AGAIN_MAX_MS)) {
+    try {
+      return await check(context.info);
+    } catch (error) {
+      if (Date.now() + pauseMs > giveUpAt) throw error;
+      context.log.warn('Temporal could not say whether this attempt may commit; asking again', { error: String(error), pauseMs });
+      await context.sleep(pauseMs);
+      throwIfStopped(context);
+    }
+  }
 }
 
 /**

@@ -325,6 +325,35 @@ describe('job activities under MockActivityEnvironment', () => {
       expect(readdirSync(exportDir).filter((name) => name.includes(id))).toEqual([]);
     });
 
+    it('runExport waits out a Temporal it cannot reach once its file is written, then publishes', async () => {
+      const id = await storedExport();
+      const { env, beats } = environment(id);
+      let asked = 0;
+      const unreachableTwice: CheckAttempt = async () => {
+        asked += 1;
+        if (asked <= 2) throw new Error(`describing workflow ${id} took longer than 15000 ms`);
+        return { wanted: true };
+      };
+      const outcome = await env.run(exportActivities(unreachableTwice).runExport, id, 3_600_000);
+      expect(outcome).toMatchObject({ status: 'COMPLETED', entitiesWritten: 3 });
+      expect(asked).toBe(3);
+      // It kept heartbeating while it waited (1 s and 2 s between the asks).
+      expect(beats.filter((beat) => (beat as ExportHeartbeat).phase === 'publish').length).toBeGreaterThanOrEqual(2);
+      expect((await harness.db.exports.find(id))?.status).toBe('COMPLETED');
+    });
+
+    it('runExport waiting for an unreachable Temporal ends when the attempt is cancelled, and records nothing it cannot confirm', async () => {
+      const id = await storedExport();
+      const { env } = environment(id);
+      const unreachable: CheckAttempt = async () => {
+        setTimeout(() => env.cancel('TIMED_OUT'), 100);
+        throw new Error(`describing workflow ${id} took longer than 15000 ms`);
+      };
+      await expect(env.run(exportActivities(unreachable).runExport, id, 3_600_000)).rejects.toBeInstanceOf(CancelledFailure);
+      // Not published, not ended: the next attempt writes the file again (or the sweep ends the export).
+      expect((await harness.db.exports.find(id))?.status).toBe('RUNNING');
+    });
+
     it('runExport removes the file it finished when Temporal says its workflow was terminated', async () => {
       const id = await storedExport();
       await runWhileGone(id, terminated, (checkAttempt) => exportActivities(checkAttempt).runExport, id, 3_600_000);
