@@ -124,6 +124,19 @@ describe('overlapping batches', () => {
     expect(await appliedOnAttempt(a)).toBe(1);
     expect(await appliedOnAttempt(b)).toBe(1);
     expect(await records(entityType)).toHaveLength(7_200);
+    // Each entity's words carry its type and the fewest trigrams of its names holding them, as its names say.
+    const differences = await harness.sql<{ n: string }>(
+      `with kept as (
+         select nw.word, nw.entity_id, nw.preferred, nw.entity_type, nw.trigrams
+           from name_word nw join entity e on e.id = nw.entity_id where e.entity_type = $1
+       ), expected as (
+         select w as word, sv.entity_id, sv.preferred, e.entity_type, min(name_trigrams(sv.value_norm)) as trigrams
+           from search_value sv join entity e on e.id = sv.entity_id, name_words(sv.value_norm) w
+          where e.entity_type = $1 and sv.kind = 'name' group by 1, 2, 3, 4
+       ) select count(*) as n from ((table kept except table expected) union all (table expected except table kept)) d`,
+      [entityType],
+    );
+    expect(differences[0]!.n).toBe('0');
   });
 
   it('a one-entity batch sharing a new word with an open import does not wait for the import', async () => {
