@@ -874,7 +874,8 @@ function fulltextPage(
  *  - One word (RANKED_WORD): the entities holding it whole, read from name_word_rank_idx by (trigrams, entity_id),
  *    come in the page's order; 2 × (offset + limit) entries (an entity has at most two: its preferred and its other
  *    names) hold the page when that many entities hold the word whole.
- *  - Several words: the entities holding each of them whole (in any of their names) are few beside the matches
+ *  - Several words, each a RANKED_WORD: walkedWordsTier.
+ *  - Other words: the entities holding each of them whole (in any of their names) are few beside the matches
  *    (records holding `jan` and `novak` whole, against those with words beginning with `jan`); each is ranked, and
  *    they hold the page when as many of them have a name holding every word.
  */
@@ -900,11 +901,55 @@ function wholeWordTier(
       ), enough as (select count(*) >= ${need} as yes from best_first)`;
   }
   if (textWords.length < 2) return undefined;
+  if (textWords.every((word) => RANKED_WORD.test(word))) return walkedWordsTier(textWords, probe, types, compiler, need, ranked);
   const holding = textWords
     .map((word) => `select nw.entity_id as id from name_word nw${probe} where nw.word = ${params.add(word, 'text')}${types}`)
     .join(' intersect ');
   return `tier_hits as materialized (${ranked(holding)}
       ), enough as (select count(*) filter (where word_rank = ${textWords.length}) >= ${need} as yes from tier_hits)`;
+}
+
+/**
+ * The tier of a text of several words, each a RANKED_WORD: a walk of name_word_rank_idx for its longest word (the
+ * likeliest to be rare), in (trigrams, entity_id) order, keeping the entities that hold every other word whole too,
+ * 2 × (offset + limit) entries. A word no name holds (a prefix typed so far) ends the walk before it starts.
+ *
+ * An entry counts the trigrams of the entity's shortest name holding the walked word; its name holding every word
+ * has at least as many. So an entity not reached ranks after each candidate whose best name holds every word and
+ * comes before the walk's last entry in (trigrams, id): the walk holds the page when `need` candidates do, or when
+ * it read every entity holding the words. When it does not (the words held apart, in two names of most entities
+ * walked), every match is ranked.
+ */
+function walkedWordsTier(
+  textWords: readonly string[],
+  probe: string,
+  types: string,
+  compiler: ConditionCompiler,
+  need: string,
+  ranked: (candidates: string) => string,
+): string {
+  const params = compiler.params;
+  const walked = textWords.reduce((longest, word) => (word.length > longest.length ? word : longest));
+  const others = textWords.filter((word) => word !== walked);
+  const othersParam = params.add(others, 'text[]');
+  const holdsOthers = others
+    .map((word) => ` and exists (select from name_word o where o.word = ${params.add(word, 'text')} and o.entity_id = nw.entity_id)`)
+    .join('');
+  return `walked as materialized (
+        select nw.entity_id as id, nw.trigrams from name_word nw${probe}
+         where nw.word = ${params.add(walked, 'text')}${types}${holdsOthers}
+           and (select count(*) from name_vocabulary v where v.word = any(${othersParam})) = ${others.length}
+         order by nw.trigrams, nw.entity_id limit 2 * ${need}
+      ), tier_hits as materialized (${ranked('select distinct w.id from walked w')}
+      ), walk_last as (
+        select w.trigrams, w.id, (select count(*) from walked) < 2 * ${need} as exhausted
+          from walked w order by w.trigrams desc, w.id desc limit 1
+      ), enough as (
+        select count(*) filter (
+          where h.word_rank = ${textWords.length} and (l.exhausted or (name_trigrams(h.best_norm), h.id) < (l.trigrams, l.id))
+        ) >= ${need} as yes
+          from tier_hits h, walk_last l
+      )`;
 }
 
 /**
