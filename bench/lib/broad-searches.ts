@@ -156,5 +156,7 @@ export const NAME_SEARCHES: readonly NameSearch[] = [
     searchType: 'EXACT',
   },
   { name: 'FULLTEXT "jan novák"', query: { text: 'jan novák' }, searchType: 'FULLTEXT' },
+  // A full name as it is being typed: its last word is not yet whole.
+  { name: 'FULLTEXT "jan nov"', query: { text: 'jan nov' }, searchType: 'FULLTEXT' },
   { name: 'FULLTEXT "novák", PERSON', query: { types: ['PERSON'], text: 'novák' }, searchType: 'FULLTEXT' },
 ];
