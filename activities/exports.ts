@@ -22,8 +22,6 @@ export interface ExportActivityDeps {
   checkAttempt: CheckAttempt;
   /** Records between progress reports (heartbeat, database); tests make it small. */
   exportRecordsPerStep?: number;
-  /** How long a written file waits for Temporal to be reachable and confirm the attempt (STANDING_PATIENCE_MS). */
-  standingPatienceMs?: number;
   /** Test seam: called after each progress report with what the file holds so far (a throw there fails the attempt; a promise holds it). */
   afterExportStep?: (exportId: string, entitiesWritten: number, attempt: number) => void | Promise<void>;
 }
@@ -95,7 +93,7 @@ export function createExportActivities(deps: ExportActivityDeps): ExportActiviti
         progress.entitiesWritten = summary.entitiesWritten;
         progress.bytes = summary.bytes;
         // The file is in place; it counts only once the row says so, and only for an attempt still wanted.
-        await confirmStillWanted(context, deps.checkAttempt, deps.standingPatienceMs ?? STANDING_PATIENCE_MS);
+        await confirmStillWanted(context, deps.checkAttempt, STANDING_PATIENCE_MS);
         const finishedAt = new Date();
         const expiresAt = new Date(finishedAt.getTime() + retentionMs);
         await exports.complete(exportId, {

@@ -7,7 +7,7 @@ import { runUntilSignalled } from '../platform/signals.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
 import { openApiDb } from '../services/deps.ts';
 import { checkConnectionBudget } from '../services/limits/connections.ts';
-import { CLIENT_CHANNEL_ARGS, temporalConnectionOptions } from '../temporal/client/connection.ts';
+import { temporalClientOptions } from '../temporal/client/connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 import { generatedMetricsTokenFile, metricsToken } from './metrics.ts';
@@ -31,11 +31,7 @@ export async function prepareApi(config: Config, log: Logger): Promise<void> {
       connections,
       'the API alone may use more than half of the database connections; the workers and other API machines need theirs',
     );
-  const connection = Connection.lazy({
-    address: config.temporalAddress,
-    ...temporalConnectionOptions(config),
-    channelArgs: CLIENT_CHANNEL_ARGS,
-  });
+  const connection = Connection.lazy(temporalClientOptions(config));
   try {
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     await temporal.withDeadline(Date.now() + PREPARE_TIMEOUT_MS, () => ensureTemporalSetup({ config, temporal }));
@@ -72,11 +68,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   if (options.inCluster) onStopRequest(() => stop());
   const db = await openApiDb(config, log);
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
-  const connection = Connection.lazy({
-    address: config.temporalAddress,
-    ...temporalConnectionOptions(config),
-    channelArgs: CLIENT_CHANNEL_ARGS,
-  });
+  const connection = Connection.lazy(temporalClientOptions(config));
   const tracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
   const temporal = new Client({
     connection,

@@ -46,4 +46,9 @@ export function temporalConnectionOptions(config: TemporalTlsConfig): TemporalCo
  * grows to two minutes by default, so a client whose Temporal was away for minutes could go on failing for up to two
  * more after it came back (an export's confirmation of its file among them). Five seconds bounds that.
  */
-export const CLIENT_CHANNEL_ARGS = { 'grpc.max_reconnect_backoff_ms': 5_000 };
+const CLIENT_CHANNEL_ARGS = { 'grpc.max_reconnect_backoff_ms': 5_000 };
+
+/** The options of a client connection (`Connection.lazy`) to the Temporal of `config`. */
+export function temporalClientOptions(config: TemporalTlsConfig & Pick<Config, 'temporalAddress'>) {
+  return { address: config.temporalAddress, ...temporalConnectionOptions(config), channelArgs: CLIENT_CHANNEL_ARGS };
+}
