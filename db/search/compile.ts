@@ -3,6 +3,8 @@ import { pageOffset } from '../../domain/paging.ts';
 import { parseDateInterval, SEARCH_DATE_PATTERN, searchUserKey, unitDateSearchText } from '../../domain/search-values.ts';
 import { isInsideOneWord, needleWords, type NeedleWord } from './name-words.ts';
 import { PAGE_WINDOW, windowedPageSql, type IdWindow } from './windowed-page.ts';
+import { beginsWith, entityProbe, Params, RESULT_COLUMNS, type SqlQuery } from './sql-parts.ts';
+import { fulltextPage } from './fulltext-page.ts';
 import {
   ENTITY_ID_PATTERN,
   SEARCH_USER_ROLES,
@@ -29,11 +31,6 @@ import {
 // forms use the pg_trgm GIN index, = and the order comparators the
 // text_pattern_ops btree (the ~<~ family compares code points, whatever the
 // database collation).
-
-export interface SqlQuery {
-  text: string;
-  values: unknown[];
-}
 
 /** Which search rows a condition looks at, and how it compares their text. */
 interface RowTest {
@@ -77,14 +74,6 @@ export interface CompiledSearch {
    */
   countCapped: boolean;
   matchers: LookupMatcher[];
-}
-
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown, type: string): string {
-    this.values.push(value);
-    return `$${this.values.length}::${type}`;
-  }
 }
 
 /** The restriction `part` conditions put on the rows of the conditions inside them. */
@@ -445,19 +434,6 @@ function isPlainNameTest(test: RowTest, scope: Scope): boolean {
   return scope.partTypes.every((partType) => partType === 'PT_NAME' || partType === 'PT_PREF_NAME');
 }
 
-/** The last character in code-point (text_pattern_ops) order: `x` and `x || LAST_CHARACTER` bound the texts beginning with `x`. */
-const LAST_CHARACTER = '\u{10FFFF}';
-
-/**
- * `expression` begins with `prefix`, as a range of a text_pattern_ops btree
- * (which only such an index serves, whatever the planner's statistics),
- * and starts_with() for the exact answer.
- */
-function beginsWith(expression: string, prefix: string, params: Params): string {
-  const from = params.add(prefix, 'text');
-  return `${expression} ~>=~ ${from} and ${expression} ~<~ ${params.add(prefix + LAST_CHARACTER, 'text')} and starts_with(${expression}, ${from})`;
-}
-
 /** Which words of a needle narrow best, first: a whole word before a word's beginning or end, then the longer. */
 function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
   const rank = (word: NeedleWord) => (word.match === 'whole' ? 0 : 1);
@@ -743,14 +719,11 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: st
   return typeFilter === undefined || compiler.typedSets > 0 ? filters : [typeFilter, ...filters];
 }
 
-const RESULT_COLUMNS = 'e.id, e.uuid, e.entity_type, e.preferred_name, e.description';
-
 /**
  * EXACT: every entity meeting all filters, by entityId. FULLTEXT: entities
  * each word of whose `query.text` begins a word of one of their names
- * (fulltextSet), that also meet all filters, the most similar first (pg_trgm
- * word similarity, then similarity, of their best name); each row carries
- * that name as lookup. The count of a search that is not a sole index sum
+ * (fulltextSet), that also meet all filters, the best first by their best
+ * name (fulltext-page.ts); each row carries that name as lookup. The count of a search that is not a sole index sum
  * reads at most maxMatches + 1 entities (`countCapped`); 0: no cap. An EXACT
  * page of match sets that are all read in id order is read in windows
  * (windowed-page.ts), so that it costs the matches up to its end.
@@ -785,7 +758,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   };
   let page: SqlQuery;
   if (fulltext !== undefined) {
-    page = fulltextPage(fulltext, ids, sets.length, filters, compiler, paging);
+    page = fulltextPage({ text: fulltext, ids, setCount: sets.length, filters, params, types: compiler.types, paging });
   } else if (soleUser) {
     // The user's entries are in entity order in the key: the page is read there, then its records.
     page = {
@@ -800,156 +773,6 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       };
   }
   return { page, count, countCapped: soleCount === undefined && maxMatches > 0, matchers: fulltext !== undefined ? [] : compiler.matchers };
-}
-
-/**
- * A one-word FULLTEXT text whose best matches name_word_rank_idx reads first: ASCII letters and digits, which both
- * name_words() and pg_trgm (in any locale) take for one word, so that a name holding it whole holds all its trigrams.
- */
-const RANKED_WORD = /^[a-z0-9]+$/;
-
-/**
- * The page of a FULLTEXT search: its matches (`ids`, with the other filters), the best first (decision 0156). Each
- * candidate's names are ranked from search_value_name_entity_idx alone: by how many words of the text are whole
- * words of the name, then by pg_trgm similarity to the text, then the preferred name first; records by their best
- * name's two figures, then by id. The best name's shown form is found for the page's rows only (among the entity's
- * names by ordering, not by `value_norm =`, which the trigram index would serve).
- *
- * The candidates are every match, unless the text's whole words find the page first (wholeWordTier). Only when
- * they do not is every match ranked.
- */
-function fulltextPage(
-  fulltext: string,
-  ids: string,
-  setCount: number,
-  filters: readonly string[],
-  compiler: ConditionCompiler,
-  paging: Paging,
-): SqlQuery {
-  const params = compiler.params;
-  const text = params.add(fulltext, 'text');
-  const textWords = [...new Set(needleWords(fulltext).map((word) => word.word))];
-  const words = params.add(textWords, 'text[]');
-  const offset = params.add(pageOffset(paging), 'bigint');
-  const limit = params.add(paging.pageSize, 'bigint');
-  const need = `(${offset} + ${limit})`;
-  const ranked = (candidates: string) => `select c.id, best.*
-      from (${candidates}) c, lateral (
-        select sv.value_norm as best_norm, sv.preferred as best_preferred,
-               (select count(*) from name_words(sv.value_norm) w where w = any(${words})) as word_rank,
-               similarity(${text}, sv.value_norm) as rank
-          from search_value sv where sv.entity_id = c.id and sv.kind = 'name'
-         order by word_rank desc, rank desc, sv.preferred desc, sv.value_norm limit 1
-      ) best`;
-  const filtered = filters.length > 0 ? `, ${entityProbe('ids.id', '1', filters)} f` : '';
-  const everyMatch = ranked(`select ids.id from ${ids}${filtered}`);
-  const tier = setCount === 1 ? wholeWordTier(fulltext, textWords, filters, compiler, need, ranked) : undefined;
-  const hits =
-    tier === undefined
-      ? `hits as (${everyMatch})`
-      : `${tier}, hits as (
-          select * from tier_hits where (select yes from enough)
-          union all ${everyMatch} where not (select yes from enough)
-        )`;
-  return {
-    text: `with ${hits}, page as (
-        select * from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}
-      ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
-          from page, ${entityProbe('page.id', RESULT_COLUMNS, [])} e, lateral (
-            select sv.value as lookup_value, sv.part_type as lookup_part_type from search_value sv
-             where sv.entity_id = page.id and sv.kind = 'name'
-             order by sv.value_norm = page.best_norm and sv.preferred = page.best_preferred desc, sv.value limit 1
-          ) shown
-         order by page.word_rank desc, page.rank desc, page.id`,
-    values: params.values,
-  };
-}
-
-/**
- * The CTEs `tier_hits` (ranked candidates that hold the best matches) and `enough` (whether they hold the page) of a
- * FULLTEXT text that is all of its search's sets; undefined when no such tier is read.
- *
- * A name holding every word of the text whole ranks above every other name, and all the text's trigrams are in it,
- * so its similarity is the text's trigrams over its own: the fewer it has, the better.
- *  - One word (RANKED_WORD): the entities holding it whole, read from name_word_rank_idx by (trigrams, entity_id),
- *    come in the page's order; 2 × (offset + limit) entries (an entity has at most two: its preferred and its other
- *    names) hold the page when that many entities hold the word whole.
- *  - Several words, each a RANKED_WORD: walkedWordsTier.
- *  - Other words: the entities holding each of them whole (in any of their names) are few beside the matches
- *    (records holding `jan` and `novak` whole, against those with words beginning with `jan`); each is ranked, and
- *    they hold the page when as many of them have a name holding every word.
- */
-function wholeWordTier(
-  fulltext: string,
-  textWords: readonly string[],
-  filters: readonly string[],
-  compiler: ConditionCompiler,
-  need: string,
-  ranked: (candidates: string) => string,
-): string | undefined {
-  const params = compiler.params;
-  const probe = filters.length > 0 ? `, ${entityProbe('nw.entity_id', '1', filters)} f` : '';
-  const types = compiler.types === undefined ? '' : ` and nw.entity_type = any(${compiler.types})`;
-  if (RANKED_WORD.test(fulltext)) {
-    return `best_first as (
-        select distinct w.id from (
-          select nw.entity_id as id from name_word nw${probe}
-           where nw.word = ${params.add(fulltext, 'text')}${types}
-           order by nw.trigrams, nw.entity_id limit 2 * ${need}
-        ) w
-      ), tier_hits as materialized (${ranked('select b.id from best_first b')}
-      ), enough as (select count(*) >= ${need} as yes from best_first)`;
-  }
-  if (textWords.length < 2) return undefined;
-  if (textWords.every((word) => RANKED_WORD.test(word))) return walkedWordsTier(textWords, probe, types, compiler, need, ranked);
-  const holding = textWords
-    .map((word) => `select nw.entity_id as id from name_word nw${probe} where nw.word = ${params.add(word, 'text')}${types}`)
-    .join(' intersect ');
-  return `tier_hits as materialized (${ranked(holding)}
-      ), enough as (select count(*) filter (where word_rank = ${textWords.length}) >= ${need} as yes from tier_hits)`;
-}
-
-/**
- * The tier of a text of several words, each a RANKED_WORD: a walk of name_word_rank_idx for its longest word (the
- * likeliest to be rare), in (trigrams, entity_id) order, keeping the entities that hold every other word whole too,
- * 2 × (offset + limit) entries. A word no name holds (a prefix typed so far) ends the walk before it starts.
- *
- * An entry counts the trigrams of the entity's shortest name holding the walked word; its name holding every word
- * has at least as many. So an entity not reached ranks after each candidate whose best name holds every word and
- * comes before the walk's last entry in (trigrams, id): the walk holds the page when `need` candidates do, or when
- * it read every entity holding the words. When it does not (the words held apart, in two names of most entities
- * walked), every match is ranked.
- */
-function walkedWordsTier(
-  textWords: readonly string[],
-  probe: string,
-  types: string,
-  compiler: ConditionCompiler,
-  need: string,
-  ranked: (candidates: string) => string,
-): string {
-  const params = compiler.params;
-  const walked = textWords.reduce((longest, word) => (word.length > longest.length ? word : longest));
-  const others = textWords.filter((word) => word !== walked);
-  const othersParam = params.add(others, 'text[]');
-  const holdsOthers = others
-    .map((word) => ` and exists (select from name_word o where o.word = ${params.add(word, 'text')} and o.entity_id = nw.entity_id)`)
-    .join('');
-  return `walked as materialized (
-        select nw.entity_id as id, nw.trigrams from name_word nw${probe}
-         where nw.word = ${params.add(walked, 'text')}${types}${holdsOthers}
-           and (select count(*) from name_vocabulary v where v.word = any(${othersParam})) = ${others.length}
-         order by nw.trigrams, nw.entity_id limit 2 * ${need}
-      ), tier_hits as materialized (${ranked('select distinct w.id from walked w')}
-      ), walk_last as (
-        select w.trigrams, w.id, (select count(*) from walked) < 2 * ${need} as exhausted
-          from walked w order by w.trigrams desc, w.id desc limit 1
-      ), enough as (
-        select count(*) filter (
-          where h.word_rank = ${textWords.length} and (l.exhausted or (name_trigrams(h.best_norm), h.id) < (l.trigrams, l.id))
-        ) >= ${need} as yes
-          from tier_hits h, walk_last l
-      )`;
 }
 
 /**
@@ -1023,17 +846,6 @@ function isUnionOfRowTests(cond: Condition): boolean {
     default:
       return false;
   }
-}
-
-/**
- * entity's row of the id `id` as a LATERAL subquery of `columns`, when it
- * meets `filters`. OFFSET 0 keeps it a probe of one id (no planner can turn it
- * into a walk of entity); the types and states alone are read from
- * entity_filters_idx.
- */
-function entityProbe(id: string, columns: string, filters: readonly string[]): string {
-  const also = filters.map((filter) => ` and ${filter}`).join('');
-  return `lateral (select ${columns} from entity e where e.id = ${id}${also} offset 0)`;
 }
 
 /**

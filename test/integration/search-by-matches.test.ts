@@ -343,11 +343,13 @@ describe('name searches answered by their matches, on a database without statist
   });
 
   it('answers a FULLTEXT page as ranking every match would, from the records holding its words whole when they hold the page', async () => {
-    // `nov` is held whole by no record: its pages rank every match.
-    const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov'];
+    // A last word may be unfinished (`nov`, `jan nov`), unless a separator ends it (`novák,`); one of fewer than three
+    // characters counts only whole (`novák j`, held so by no record: its pages rank every match), as do the others.
+    const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov', 'novák,', 'novák j', 'nov jan'];
     const ways = { bestFirst: 0, everyMatch: 0 };
     // Pages of several words held by the walk of one word's ranks.
     let walked = 0;
+    const walkedTexts = new Set<string>();
     for (const text of texts) {
       for (const types of [TYPES, [TYPES[1]!]]) {
         // A small page too: few records of these 3,000 hold two common words whole.
@@ -382,15 +384,20 @@ describe('name searches answered by their matches, on a database without statist
             holders < page * pageSize,
           );
           ways[everyMatchRead ? 'everyMatch' : 'bestFirst'] += 1;
-          if (!everyMatchRead && compiled.page.text.includes('walk_last')) walked += 1;
+          if (!everyMatchRead && compiled.page.text.includes('walk_last')) {
+            walked += 1;
+            walkedTexts.add(text);
+          }
         }
       }
     }
     // Both ways were taken (the data's frequencies make `Novák` first pages one, `nov` pages the other).
     expect(ways.bestFirst).toBeGreaterThan(0);
     expect(ways.everyMatch).toBeGreaterThan(0);
-    // `jan novák`'s first pages are held by the walk of `novak`'s ranks.
+    // `jan novák`'s first pages are held by the walk of the words `novak` begins, merged; `jan nov`'s by that of `jan`'s
+    // ranks, `nov`'s by those of the words it begins. (`nov jan` asks for `nov` whole, which no record holds.)
     expect(walked).toBeGreaterThan(0);
+    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov']));
   });
 
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
@@ -466,29 +473,64 @@ function trigramReadsOtherThanLike(node: PlanNode): string[] {
 const NAME_SEPARATOR = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]';
 
 /**
+ * The words of an ASCII text as FULLTEXT ranks by them, read plainly: its last word, of three characters or more and
+ * with no separator after it, may be unfinished (`typed`); the others count whole.
+ */
+function rankedWords(text: string): { whole: string[]; typed: string | undefined } {
+  const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
+  const last = words.at(-1);
+  const typed = last !== undefined && /[a-z0-9]$/.test(text) && last.length >= 3 ? last : undefined;
+  return { whole: [...new Set(words)].filter((word) => word !== typed), typed };
+}
+
+/** SQL true when a normalised name holds every word of the text: each other word whole, the typed one at a word's start. */
+function holdsWords(text: string, column: string): string[] {
+  const { whole, typed } = rankedWords(text);
+  return [
+    ...whole.map((word) => `${column} ~ '(^|${NAME_SEPARATOR})${word}($|${NAME_SEPARATOR})'`),
+    ...(typed === undefined ? [] : [`${column} ~ '(^|${NAME_SEPARATOR})${typed}'`]),
+  ];
+}
+
+/**
  * A page of the FULLTEXT ranking of every match of a text of ASCII words in plain SQL: records of `types` with, for
- * each word, a name word beginning with it, each by its best name (how many of the words it holds whole, then
- * pg_trgm similarity), best first, then by id.
+ * each word, a name word beginning with it, each by its best name (how many of the words it holds, then its
+ * similarity: shared pg_trgm trigrams over the trigrams of either, the typed word's ending trigram `xy ` left out of
+ * the text's), best first, then by id.
  */
 function rankedReference(text: string, types: readonly string[], page: number, pageSize: number): string {
   const quoted = (value: string) => `'${value.replace(/'/g, "''")}'`;
-  const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
-  const whole = words.map((word) => `(sv.value_norm ~ '(^|${NAME_SEPARATOR})${word}($|${NAME_SEPARATOR})')::int`).join(' + ');
-  const beginning = words.map((word) => names(`value_norm ~ '(^|[^a-z0-9\\u0080-\\uffff])${word}'`)).join(' intersect ');
-  return `with best as (
-      select distinct on (sv.entity_id) sv.entity_id, ${whole} as word_rank, similarity(${quoted(text)}, sv.value_norm) as rank
+  const { whole, typed } = rankedWords(text);
+  const held = holdsWords(text, 'sv.value_norm')
+    .map((test) => `(${test})::int`)
+    .join(' + ');
+  const beginning = text
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '')
+    .map((word) => names(`value_norm ~ '(^|[^a-z0-9\\u0080-\\uffff])${word}'`))
+    .join(' intersect ');
+  const textTrigrams =
+    typed === undefined
+      ? `show_trgm(${quoted(text)})`
+      : `array(select unnest(show_trgm(${quoted(whole.join(' '))})) union select t from unnest(show_trgm(${quoted(typed)})) t where t not like '% ')`;
+  return `with text_trigrams as (select ${textTrigrams} as t),
+    names as (
+      select sv.entity_id, sv.value_norm, ${held} as word_rank,
+             (select count(*) from unnest(show_trgm(sv.value_norm)) n, text_trigrams tt where n = any(tt.t)) as shared,
+             cardinality(show_trgm(sv.value_norm)) as own
         from search_value sv join entity e on e.id = sv.entity_id
        where sv.kind = 'name' and e.entity_type = any(array[${types.map(quoted).join(', ')}]) and sv.entity_id in (${beginning})
-       order by sv.entity_id, word_rank desc, rank desc
+    ), best as (
+      select distinct on (n.entity_id) n.entity_id, n.word_rank, n.shared::real / (cardinality(tt.t) + n.own - n.shared)::real as rank
+        from names n, text_trigrams tt
+       order by n.entity_id, word_rank desc, rank desc
     ) select entity_id as id from best order by word_rank desc, rank desc, entity_id offset ${(page - 1) * pageSize} limit ${pageSize}`;
 }
 
-/** How many records of `types` have a name holding every word of an ASCII text whole, in plain SQL. */
+/** How many records of `types` have a name holding every word of an ASCII text (the typed one at a word's start), in plain SQL. */
 function wholeWordHolders(text: string, types: readonly string[]): string {
-  const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
-  const whole = words.map((word) => `sv.value_norm ~ '(^|${NAME_SEPARATOR})${word}($|${NAME_SEPARATOR})'`).join(' and ');
   return `select count(distinct sv.entity_id)::int as n from search_value sv join entity e on e.id = sv.entity_id
-           where sv.kind = 'name' and e.entity_type = any(array[${types.map((type) => `'${type}'`).join(', ')}]) and ${whole}`;
+           where sv.kind = 'name' and e.entity_type = any(array[${types.map((type) => `'${type}'`).join(', ')}]) and ${holdsWords(text, 'sv.value_norm').join(' and ')}`;
 }
 
 /** The loops of each read of name_word for a list of words in an EXPLAIN ANALYZE plan (0: a branch never executed). */
