@@ -8,9 +8,10 @@ import { beginsWith, entityProbe, RESULT_COLUMNS, type Params, type SqlQuery } f
 // of the text the name holds, then by pg_trgm similarity to the text, then the
 // preferred name first; records follow their best names, then their ids.
 //
-// The text's last word may be a word still being typed ("jan nov"): a name
-// holds it when one of its words begins with it, and the trigram that says
-// where it ends is left out of the text's trigrams. The other words count
+// The text's last word, unless a separator follows it, may be a word still
+// being typed ("jan nov"): a name holds it when one of its words begins with
+// it, and the trigram that says where it ends is left out of the text's
+// trigrams. The other words count
 // when a name holds them whole. A name holding every word then holds all the
 // text's trigrams (for words of ASCII letters and digits, which name_words()
 // and pg_trgm both take for one word), so its similarity is the text's
@@ -18,9 +19,6 @@ import { beginsWith, entityProbe, RESULT_COLUMNS, type Params, type SqlQuery } f
 // name_word_rank_idx (word, trigrams, entity_id). The page is read from that
 // order when the best-ranked records hold it; only when they do not is every
 // match ranked.
-
-/** A last word of fewer characters begins most words of a registry; it counts only whole, like an initial. */
-const MIN_TYPED_WORD = 3;
 
 /** Letters and digits of ASCII, which name_words() and pg_trgm (in any locale) both take for one word. */
 const RANKED_WORD = /^[a-z0-9]+$/;
@@ -37,10 +35,7 @@ export function fulltextWords(text: string): FulltextWords {
   const words = needleWords(text);
   const last = words.at(-1);
   // A separator after the last word (`novák,`) says it is finished.
-  const typed =
-    last !== undefined && (last.match === 'prefix' || last.match === 'inside') && [...last.word].length >= MIN_TYPED_WORD
-      ? last.word
-      : undefined;
+  const typed = last !== undefined && (last.match === 'prefix' || last.match === 'inside') ? last.word : undefined;
   const whole = [...new Set(words.map((word) => word.word))].filter((word) => word !== typed);
   return { whole, typed };
 }

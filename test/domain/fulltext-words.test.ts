@@ -18,9 +18,9 @@ describe('the words FULLTEXT ranks by', () => {
     expect(words('Novák, Jan (')).toEqual({ whole: ['novak', 'jan'], typed: undefined });
   });
 
-  it('takes a last word of fewer than three characters as a whole word, like an initial', () => {
-    expect(words('novák j')).toEqual({ whole: ['novak', 'j'], typed: undefined });
-    expect(words('novák jo')).toEqual({ whole: ['novak', 'jo'], typed: undefined });
+  it('takes a last word of one or two characters as typed too (`novák j` finds `Novák, Jan`)', () => {
+    expect(words('novák j')).toEqual({ whole: ['novak'], typed: 'j' });
+    expect(words('novák jo')).toEqual({ whole: ['novak'], typed: 'jo' });
   });
 
   it('counts a repeated word once, typed when it is also the last', () => {

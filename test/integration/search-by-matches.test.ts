@@ -343,8 +343,8 @@ describe('name searches answered by their matches, on a database without statist
   });
 
   it('answers a FULLTEXT page as ranking every match would, from the records holding its words whole when they hold the page', async () => {
-    // A last word may be unfinished (`nov`, `jan nov`), unless a separator ends it (`novák,`); one of fewer than three
-    // characters counts only whole (`novák j`, held so by no record: its pages rank every match), as do the others.
+    // A last word may be unfinished (`nov`, `jan nov`, `novák j`), unless a separator ends it (`novák,`); the others
+    // count whole (`nov jan`: no record holds `nov` whole, so its pages rank every match).
     const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov', 'novák,', 'novák j', 'nov jan'];
     const ways = { bestFirst: 0, everyMatch: 0 };
     // Pages of several words held by the walk of one word's ranks.
@@ -395,9 +395,9 @@ describe('name searches answered by their matches, on a database without statist
     expect(ways.bestFirst).toBeGreaterThan(0);
     expect(ways.everyMatch).toBeGreaterThan(0);
     // `jan novák`'s first pages are held by the walk of the words `novak` begins, merged; `jan nov`'s by that of `jan`'s
-    // ranks, `nov`'s by those of the words it begins. (`nov jan` asks for `nov` whole, which no record holds.)
+    // ranks, `nov`'s by those of the words it begins, `novák j`'s by that of `novak`'s ranks.
     expect(walked).toBeGreaterThan(0);
-    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov']));
+    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov', 'novák j']));
   });
 
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
@@ -473,13 +473,13 @@ function trigramReadsOtherThanLike(node: PlanNode): string[] {
 const NAME_SEPARATOR = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]';
 
 /**
- * The words of an ASCII text as FULLTEXT ranks by them, read plainly: its last word, of three characters or more and
- * with no separator after it, may be unfinished (`typed`); the others count whole.
+ * The words of an ASCII text as FULLTEXT ranks by them, read plainly: its last word, with no separator after it, may
+ * be unfinished (`typed`); the others count whole.
  */
 function rankedWords(text: string): { whole: string[]; typed: string | undefined } {
   const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
   const last = words.at(-1);
-  const typed = last !== undefined && /[a-z0-9]$/.test(text) && last.length >= 3 ? last : undefined;
+  const typed = last !== undefined && /[a-z0-9]$/.test(text) ? last : undefined;
   return { whole: [...new Set(words)].filter((word) => word !== typed), typed };
 }
 
