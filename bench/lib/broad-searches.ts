@@ -158,5 +158,8 @@ export const NAME_SEARCHES: readonly NameSearch[] = [
   { name: 'FULLTEXT "jan novák"', query: { text: 'jan novák' }, searchType: 'FULLTEXT' },
   // A full name as it is being typed: its last word is not yet whole.
   { name: 'FULLTEXT "jan nov"', query: { text: 'jan nov' }, searchType: 'FULLTEXT' },
+  { name: 'FULLTEXT "novák j"', query: { text: 'novák j' }, searchType: 'FULLTEXT' },
+  // One word being typed: the words it begins are walked together.
+  { name: 'FULLTEXT "nov"', query: { text: 'nov' }, searchType: 'FULLTEXT' },
   { name: 'FULLTEXT "novák", PERSON', query: { types: ['PERSON'], text: 'novák' }, searchType: 'FULLTEXT' },
 ];
