@@ -723,10 +723,11 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: st
  * EXACT: every entity meeting all filters, by entityId. FULLTEXT: entities
  * each word of whose `query.text` begins a word of one of their names
  * (fulltextSet), that also meet all filters, the best first by their best
- * name (fulltext-page.ts); each row carries that name as lookup. The count of a search that is not a sole index sum
- * reads at most maxMatches + 1 entities (`countCapped`); 0: no cap. An EXACT
- * page of match sets that are all read in id order is read in windows
- * (windowed-page.ts), so that it costs the matches up to its end.
+ * name (fulltext-page.ts); each row carries that name as lookup. The count
+ * of a search that is not a sole index sum reads at most maxMatches + 1
+ * entities (`countCapped`); 0: no cap. An EXACT page of match sets that are
+ * all read in id order is read in windows (windowed-page.ts), so that it
+ * costs the matches up to its end.
  */
 export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches = 0): CompiledSearch {
   const params = new Params();
