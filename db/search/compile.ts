@@ -554,6 +554,11 @@ function soleSetCount(sets: readonly string[], otherFilters: readonly string[], 
   return { text: `select count(distinct m.entity_id) as total from (${sets.map((set) => `(${set})`).join(' intersect ')}) m`, values };
 }
 
+/** True when a filter on entity e reads no column of it but its id. */
+function testsOnlyTheId(filter: string): boolean {
+  return [...filter.matchAll(/\be\.([a-z_]+)/g)].every((reference) => reference[1] === 'id');
+}
+
 /**
  * The total of a query that is nothing but entity types and states (either,
  * both, or neither): the sum of entity_count's rows for them, kept by
@@ -746,6 +751,10 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
       ? `(select distinct m.id from unnest(array(${sets.map((set) => `(${set})`).join(' intersect ')})) m(id) order by m.id) ids`
       : '';
   const matched = (columns: string) => `${ids}, ${entityProbe('ids.id', columns, filters)} e`;
+  // Filters that test nothing of entity's row but its id (a `not` of a name word, say) are tested on the matched ids:
+  // every id a set reads stands for a stored record, so entity need not be visited to count them.
+  const onIdsAlone = sets.length > 0 && filters.length > 0 && filters.every(testsOnlyTheId);
+  const counted = onIdsAlone ? `${ids}, lateral (select ids.id as id) e where ${filters.join(' and ')}` : matched('1');
   const from = sets.length > 0 ? matched(RESULT_COLUMNS) : `entity e${where}`;
   const countValues = [...params.values];
   const soleUser = searchType === 'EXACT' && sets.length === 0 ? soleUserCount(query, filters) : undefined;
@@ -754,7 +763,7 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
     soleUser ??
     (searchType === 'EXACT' && sets.length === 0 ? soleTypesStateCount(query) : undefined);
   const count = soleCount ?? {
-    text: `select count(*) as total from (select 1 from ${sets.length > 0 ? matched('1') : `entity e${where}`} limit $${countValues.length + 1}::bigint) c`,
+    text: `select count(*) as total from (select 1 from ${sets.length > 0 ? counted : `entity e${where}`} limit $${countValues.length + 1}::bigint) c`,
     values: [...countValues, maxMatches > 0 ? maxMatches + 1 : null],
   };
   let page: SqlQuery;
