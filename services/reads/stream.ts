@@ -76,7 +76,7 @@ export async function pushCommits(
         continue;
       }
       woken = false;
-      position = await sendAfter(db, sink, position, options);
+      position = await sendAfter(db, sink, position, options, endsAt);
     }
     if (!sink.closed) sink.end();
   } catch (error) {
@@ -89,12 +89,16 @@ export async function pushCommits(
   }
 }
 
-/** Every committed activity after `position` as events; the new position, or undefined when the consumer was cut. */
+/**
+ * Every committed activity after `position` as events, or those read by `endsAt`; the new position, or undefined when
+ * the consumer was cut.
+ */
 async function sendAfter(
   db: Pick<Db, 'activityStream'>,
   sink: EventSink,
   position: StreamPosition,
   options: PushOptions,
+  endsAt: number,
 ): Promise<StreamPosition | undefined> {
   let open: { commitSeq: string; transaction: string } | undefined;
   for (;;) {
@@ -117,5 +121,8 @@ async function sendAfter(
       return undefined;
     }
     if (caughtUp) return position;
+    // A long backlog, or one that grows as fast as it is read, does not keep the connection past its end: the client
+    // resumes from the last whole event it got (an event cut short has no id and is dropped).
+    if (Date.now() >= endsAt) return position;
   }
 }
