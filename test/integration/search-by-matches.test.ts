@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyTransaction } from '../../db/apply/index.ts';
-import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
 import { compileSearch } from '../../db/search/compile.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { SearchQuery, SearchType } from '../../domain/search-query.ts';
 import { displayName, normalizeForSearch } from '../../domain/text.ts';
-import { applyBatchCommands } from '../../services/batches/apply.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { applyThroughWritePath } from '../support/write-path.ts';
 
 // Every name search the real client builds is answered with its exact total,
 // from indexes whose reads follow the matches, on a database that was never
@@ -251,32 +249,7 @@ describe('name searches answered by their matches, on a database without statist
     // Through the write path's own plan (PlanWriter's COPY), one transaction per type, as a batch is applied.
     for (const [position, entityType] of TYPES.entries()) {
       const commands = [...generateCreates(RECORDS_PER_TYPE, { seed: SEED + position, entityType, localIdPrefix: `c${position}-` })];
-      const batchId = randomUUID();
-      const sha256 = randomUUID().replace(/-/g, '').repeat(2);
-      const sender = { id: `sender-${run}`, name: `Sender ${run}`, uuid: randomUUID() };
-      await inTransaction(harness.db.pool, async (client) => {
-        await storeBatch(client, {
-          id: batchId,
-          sha256,
-          apiVersion: 'v2',
-          submittedBy: 'test',
-          force: false,
-          changesTotal: commands.length,
-          body: Buffer.alloc(0),
-        });
-        await markProcessing(client, batchId);
-        const outcome = await applyBatchCommands(applyTransaction(client, harness.db.pool), commands, {
-          batchId,
-          bodySha256: sha256,
-          sender,
-          principal: 'test',
-          force: false,
-          forceKeySecret: 'search-by-matches-force-key-secret-0000',
-          commit: true,
-        });
-        expect(outcome.outcome, JSON.stringify(outcome).slice(0, 2000)).toBe('success');
-        await finishBatch(client, batchId, 'COMPLETED', outcome);
-      });
+      await applyThroughWritePath(harness, commands, { id: `sender-${run}`, name: `Sender ${run}`, uuid: randomUUID() });
     }
     // Whatever another file of the run did: the plans below are read without statistics, as after a fresh load.
     await harness.sql(

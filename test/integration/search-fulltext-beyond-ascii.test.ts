@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyTransaction } from '../../db/apply/index.ts';
-import { finishBatch, markProcessing, storeBatch } from '../../db/batches.ts';
 import { compileSearch } from '../../db/search/compile.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { CreateEntityCommand, Item, Part } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
-import { applyBatchCommands } from '../../services/batches/apply.ts';
 import { generateCreates } from '../../bench/lib/generate.ts';
 import { startHarness, type Harness } from '../support/harness.ts';
+import { applyThroughWritePath } from '../support/write-path.ts';
 
 // FULLTEXT pages of texts whose words are not all ASCII after normalisation
 // (`łukasz`, `straße`, `søren`, Cyrillic) are compared with a plain-SQL ranking
@@ -238,32 +236,7 @@ describe('FULLTEXT pages of words beyond ASCII', () => {
     // Through the write path's own plan, one transaction per type, as a batch is applied.
     for (const [position, entityType] of TYPES.entries()) {
       const commands = recordsOfType(position, entityType);
-      const batchId = randomUUID();
-      const sha256 = randomUUID().replace(/-/g, '').repeat(2);
-      const sender = { id: `sender-${run}`, name: `Sender ${run}`, uuid: randomUUID() };
-      await inTransaction(harness.db.pool, async (client) => {
-        await storeBatch(client, {
-          id: batchId,
-          sha256,
-          apiVersion: 'v2',
-          submittedBy: 'test',
-          force: false,
-          changesTotal: commands.length,
-          body: Buffer.alloc(0),
-        });
-        await markProcessing(client, batchId);
-        const outcome = await applyBatchCommands(applyTransaction(client, harness.db.pool), commands, {
-          batchId,
-          bodySha256: sha256,
-          sender,
-          principal: 'test',
-          force: false,
-          forceKeySecret: 'search-fulltext-beyond-ascii-force-key-0',
-          commit: true,
-        });
-        expect(outcome.outcome, JSON.stringify(outcome).slice(0, 2000)).toBe('success');
-        await finishBatch(client, batchId, 'COMPLETED', outcome);
-      });
+      await applyThroughWritePath(harness, commands, { id: `sender-${run}`, name: `Sender ${run}`, uuid: randomUUID() });
     }
   }, 300_000);
 
