@@ -40,6 +40,11 @@ export function fulltextWords(text: string): FulltextWords {
   return { whole, typed };
 }
 
+/** How many words a name holding the whole text holds: its best word rank. */
+function wordCount(words: FulltextWords): number {
+  return words.whole.length + (words.typed === undefined ? 0 : 1);
+}
+
 export interface FulltextPageInput {
   /** The normalised text. */
   text: string;
@@ -59,14 +64,13 @@ export interface FulltextPageInput {
 export function fulltextPage(input: FulltextPageInput): SqlQuery {
   const { params, paging } = input;
   const words = fulltextWords(input.text);
-  const wordCount = words.whole.length + (words.typed === undefined ? 0 : 1);
   const offset = params.add(pageOffset(paging), 'bigint');
   const limit = params.add(paging.pageSize, 'bigint');
   const need = `(${offset} + ${limit})`;
   const ranked = rankedNames(input.text, words, params);
   const filtered = input.filters.length > 0 ? `, ${entityProbe('ids.id', '1', input.filters)} f` : '';
   const everyMatch = ranked(`select ids.id from ${input.ids}${filtered}`);
-  const tier = input.setCount === 1 && wordCount > 0 ? bestFirstTier(words, input, need, ranked) : undefined;
+  const tier = input.setCount === 1 && wordCount(words) > 0 ? bestFirstTier(words, input, need, ranked) : undefined;
   const hits =
     tier === undefined
       ? `hits as (${everyMatch})`
@@ -74,8 +78,10 @@ export function fulltextPage(input: FulltextPageInput): SqlQuery {
           select * from tier_hits where (select yes from enough)
           union all ${everyMatch} where not (select yes from enough)
         )`;
+  // The best name's shown form is found for the page's rows only: among the entity's names by ordering, not by
+  // `value_norm =`, which the trigram index would serve.
   return {
-    text: `with ${textTrigrams(words, params)}, ${hits}, page as (
+    text: `with ${words.typed === undefined ? '' : `${textTrigrams(words.typed, words.whole, params)}, `}${hits}, page as (
         select * from hits order by word_rank desc, rank desc, id offset ${offset} limit ${limit}
       ) select ${RESULT_COLUMNS}, shown.lookup_value, shown.lookup_part_type
           from page, ${entityProbe('page.id', RESULT_COLUMNS, [])} e, lateral (
@@ -93,12 +99,11 @@ export function fulltextPage(input: FulltextPageInput): SqlQuery {
  * but the one ending it: its trigrams that `typed || 'x'` shares (pg_trgm shows trigrams beyond ASCII as hashes, so
  * the ending one is found by what extending the word changes, not by its spelling).
  */
-function textTrigrams(words: FulltextWords, params: Params): string {
-  if (words.typed === undefined) return 'text_trigrams as (select null::text[] as trigrams)';
-  const typed = params.add(words.typed, 'text');
+function textTrigrams(typedWord: string, whole: readonly string[], params: Params): string {
+  const typed = params.add(typedWord, 'text');
   return `text_trigrams as materialized (
       select array(
-        select unnest(show_trgm(${params.add(words.whole.join(' '), 'text')}))
+        select unnest(show_trgm(${params.add(whole.join(' '), 'text')}))
         union select t from unnest(show_trgm(${typed})) t where t = any(show_trgm(${typed} || 'x'))
       ) as trigrams
     )`;
@@ -219,7 +224,6 @@ function walkedTier(
          where nw.word = ${params.add(walkedWhole, 'text')}${types}${holdsOthers}${holdsTyped}${othersKnown}${typedKnown}
          order by nw.trigrams, nw.entity_id limit 2 * ${need}`;
   }
-  const wordCount = words.whole.length + (typed === undefined ? 0 : 1);
   return `walked as materialized (${walked}
       ), tier_hits as materialized (${ranked('select distinct w.id from walked w')}
       ), walk_last as (
@@ -227,7 +231,7 @@ function walkedTier(
           from walked w order by w.trigrams desc, w.id desc limit 1
       ), enough as (
         select count(*) filter (
-          where h.word_rank = ${wordCount} and (l.exhausted or (name_trigrams(h.best_norm), h.id) <= (l.trigrams, l.id))
+          where h.word_rank = ${wordCount(words)} and (l.exhausted or (name_trigrams(h.best_norm), h.id) <= (l.trigrams, l.id))
         ) >= ${need} as yes
           from tier_hits h, walk_last l
       )`;
