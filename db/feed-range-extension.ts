@@ -1,5 +1,5 @@
 import type { Queryable } from './sql.ts';
-import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
+import { GAPS_LISTED, type AnchoredLayout, type Anchors, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
 
 // A range (from, to] laid out from the kept layout of (from, to1], to1 < to,
 // and what the transactions in (to1, to] changed: the cost of the added part,
@@ -17,7 +17,7 @@ import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-la
 
 export interface KeptPrefix {
   toCommitSeq: string;
-  layout: RangeLayout;
+  layout: AnchoredLayout;
 }
 
 /** Below this share of added records to kept ones, extending beats a fresh pass. */
@@ -39,7 +39,7 @@ export async function extendLayout(
   range: CommitRange,
   prefix: KeptPrefix,
   anchorEvery: number,
-): Promise<RangeLayout | undefined> {
+): Promise<AnchoredLayout | undefined> {
   const old = prefix.layout;
   if (old.gapSeqs === null || old.minSeq === null || old.maxSeq === null) return undefined;
   const added = { fromCommitSeq: prefix.toCommitSeq, toCommitSeq: range.toCommitSeq };
@@ -75,21 +75,20 @@ export async function extendLayout(
     minSeq,
     maxSeq,
     gapSeqs: await widenedGaps(db, range, old, minSeq, maxSeq),
-    anchorIds: anchors.ids,
-    anchorPositions: anchors.positions,
+    anchors,
   };
 }
 
 /** The old anchors moved past the new records below them, then anchors over the new records beyond the last old one. */
-function shiftedAnchors(old: RangeLayout, newIds: bigint[], anchorEvery: number): { ids: string[]; positions: number[] } {
+function shiftedAnchors(old: AnchoredLayout, newIds: bigint[], anchorEvery: number): Anchors {
   const ids: string[] = [];
   const positions: number[] = [];
   let below = 0;
-  for (let index = 0; index < old.anchorIds.length; index += 1) {
-    const anchor = BigInt(old.anchorIds[index]!);
+  for (let index = 0; index < old.anchors.ids.length; index += 1) {
+    const anchor = BigInt(old.anchors.ids[index]!);
     while (below < newIds.length && newIds[below]! < anchor) below += 1;
-    ids.push(old.anchorIds[index]!);
-    positions.push(old.anchorPositions[index]! + below);
+    ids.push(old.anchors.ids[index]!);
+    positions.push(old.anchors.positions[index]! + below);
   }
   // Every record beyond the last old anchor is new: they are all known here.
   const total = old.records + newIds.length;

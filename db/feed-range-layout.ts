@@ -20,7 +20,15 @@ export interface RangeLayout {
   maxSeq: string | null;
   /** Seqs in [minSeq, maxSeq] not committed in the range; null when there are more than GAPS_LISTED. */
   gapSeqs: string[] | null;
-  /** Entity ids at anchorPositions (1-based positions in the range's records by entity id, ascending, the last one included). */
-  anchorIds: string[];
-  anchorPositions: number[];
+}
+
+/** Entity ids at positions (1-based positions in the range's records by entity id, ascending, the last one included). */
+export interface Anchors {
+  ids: string[];
+  positions: number[];
+}
+
+/** A layout with its anchors at hand: made by a pass or an extension, or a kept prefix read whole to be extended. */
+export interface AnchoredLayout extends RangeLayout {
+  anchors: Anchors;
 }

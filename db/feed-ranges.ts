@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { extendLayout, type KeptPrefix } from './feed-range-extension.ts';
-import { GAPS_LISTED, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
+import { GAPS_LISTED, type AnchoredLayout, type CommitRange, type RangeLayout } from './feed-range-layout.ts';
 import { inTransaction, type Queryable } from './sql.ts';
 
 // How a page of the change feed finds its start without sorting the whole
@@ -12,8 +12,9 @@ import { inTransaction, type Queryable } from './sql.ts';
 // and an anchor (entity id) at every anchorEvery-th position (1,000 by
 // default: a page then reads at most that many records it does not send). A page at any
 // offset then reads only the ids between the anchors around it. The layout
-// is kept in PostgreSQL (feed_range) for every API process; a range nobody
-// kept (a cold page) costs that one pass.
+// is kept in PostgreSQL for every API process, an anchor a row of
+// feed_range_anchor, so that a page reads only the two around it, whatever
+// the range's size; a range nobody kept (a cold page) costs that one pass.
 //
 // Which revisions belong to the range: those whose transaction committed in
 // it. The range's transactions have seqs in [minSeq, maxSeq]; the seqs in
@@ -38,11 +39,18 @@ export interface LayoutOptions {
   retentionDays: number;
 }
 
+/** A range's layout, and where each of its pages lies. */
+export interface LaidOutRange {
+  layout: RangeLayout;
+  /** The entity-id bounds of the rows at [offset, offset + limit); undefined when the page lies past the end. */
+  pageBounds(offset: number, limit: number): Promise<PageBounds | undefined>;
+}
+
 /** The range's layout as kept, or made now (one pass) and kept when it holds more than `keepAbove` records. */
-export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: number, options: LayoutOptions): Promise<RangeLayout> {
+export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: number, options: LayoutOptions): Promise<LaidOutRange> {
   const kept = await keptLayout(pool, range);
-  if (kept) return kept;
-  const made = await inTransaction(pool, async (client) => {
+  if (kept) return keptRange(pool, range, kept, options);
+  const made = await inTransaction(pool, async (client): Promise<RangeLayout | AnchoredLayout> => {
     // Two API processes asked for the same cold range: one makes it, the other waits and reads it.
     await client.query(`select pg_advisory_xact_lock(hashtextextended('feed_range:' || $1 || ':' || $2, 0))`, [
       range.fromCommitSeq,
@@ -57,18 +65,51 @@ export async function rangeLayout(pool: pg.Pool, range: CommitRange, keepAbove: 
     if (layout.records > keepAbove) await keepLayout(client, range, layout, options.retentionDays);
     return layout;
   });
-  return made;
+  return 'anchors' in made ? anchoredRange(made) : keptRange(pool, range, made, options);
 }
 
-/** The entity-id bounds of the rows at [offset, offset + limit) of a range; undefined when the page lies past the end. */
-export function pageBounds(layout: RangeLayout, offset: number, limit: number): PageBounds | undefined {
+/** A range whose anchors are at hand. */
+function anchoredRange(layout: AnchoredLayout): LaidOutRange {
+  return { layout, pageBounds: async (offset, limit) => boundsAmongAnchors(layout, offset, limit) };
+}
+
+/** A kept range: each page reads the two anchors around it by their key. */
+function keptRange(pool: pg.Pool, range: CommitRange, layout: RangeLayout, options: LayoutOptions): LaidOutRange {
+  return {
+    layout,
+    async pageBounds(offset, limit) {
+      if (offset >= layout.records || limit <= 0) return undefined;
+      const end = Math.min(offset + limit, layout.records);
+      const { rows } = await pool.query<{ before_position: string | null; after_id: string | null; up_to_id: string | null }>(
+        `select before.position as before_position, before.entity_id as after_id,
+                (select entity_id from feed_range_anchor
+                  where from_commit_seq = $1 and to_commit_seq = $2 and position >= $4 order by position limit 1) as up_to_id
+           from (values (0)) as one
+           left join lateral (select position, entity_id from feed_range_anchor
+                               where from_commit_seq = $1 and to_commit_seq = $2 and position <= $3
+                               order by position desc limit 1) before on true`,
+        [range.fromCommitSeq, range.toCommitSeq, offset, end],
+      );
+      const row = rows[0]!;
+      // Retention dropped the kept layout since this request read it: lay the range out again, for this page only.
+      if (row.up_to_id === null) return boundsAmongAnchors(await makeLayout(pool, range, options.anchorEvery), offset, limit);
+      return {
+        afterId: row.after_id ?? '-1',
+        upToId: row.up_to_id,
+        skip: offset - Number(row.before_position ?? 0),
+      };
+    },
+  };
+}
+
+function boundsAmongAnchors(layout: AnchoredLayout, offset: number, limit: number): PageBounds | undefined {
   if (offset >= layout.records || limit <= 0) return undefined;
-  const before = lastAtOrBefore(layout.anchorPositions, offset);
-  const afterId = before < 0 ? '-1' : layout.anchorIds[before]!;
-  const skip = offset - (before < 0 ? 0 : layout.anchorPositions[before]!);
+  const { ids, positions } = layout.anchors;
+  const before = lastAtOrBefore(positions, offset);
+  const afterId = before < 0 ? '-1' : ids[before]!;
+  const skip = offset - (before < 0 ? 0 : positions[before]!);
   const end = Math.min(offset + limit, layout.records);
-  const upTo = firstAtOrAfter(layout.anchorPositions, end);
-  return { afterId, upToId: layout.anchorIds[upTo]!, skip };
+  return { afterId, upToId: ids[firstAtOrAfter(positions, end)]!, skip };
 }
 
 /**
@@ -109,11 +150,9 @@ interface LayoutRow {
   min_seq: string | null;
   max_seq: string | null;
   gap_seqs: string[] | null;
-  anchor_ids: string[];
-  anchor_positions: string[];
 }
 
-const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions';
+const LAYOUT_COLUMNS = 'records, revisions, min_seq, max_seq, gap_seqs';
 
 async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayout | undefined> {
   const { rows } = await db.query<LayoutRow>(`select ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq = $2`, [
@@ -123,13 +162,25 @@ async function keptLayout(db: Queryable, range: CommitRange): Promise<RangeLayou
   return rows[0] && layoutOf(rows[0]);
 }
 
-/** The kept layout of the longest range from the same transaction that ends before this one: what a client walking from there had laid out. */
+/** The kept layout of the longest range from the same transaction that ends before this one, anchors and all: what a client walking from there had laid out. */
 async function keptPrefix(db: Queryable, range: CommitRange): Promise<KeptPrefix | undefined> {
   const { rows } = await db.query<LayoutRow & { to_commit_seq: string }>(
     `select to_commit_seq, ${LAYOUT_COLUMNS} from feed_range where from_commit_seq = $1 and to_commit_seq < $2 order by to_commit_seq desc limit 1`,
     [range.fromCommitSeq, range.toCommitSeq],
   );
-  return rows[0] && { toCommitSeq: rows[0].to_commit_seq, layout: layoutOf(rows[0]) };
+  const row = rows[0];
+  if (!row) return undefined;
+  const { rows: anchors } = await db.query<{ position: string; entity_id: string }>(
+    'select position, entity_id from feed_range_anchor where from_commit_seq = $1 and to_commit_seq = $2 order by position',
+    [range.fromCommitSeq, row.to_commit_seq],
+  );
+  return {
+    toCommitSeq: row.to_commit_seq,
+    layout: {
+      ...layoutOf(row),
+      anchors: { ids: anchors.map((anchor) => anchor.entity_id), positions: anchors.map((anchor) => Number(anchor.position)) },
+    },
+  };
 }
 
 function layoutOf(row: LayoutRow): RangeLayout {
@@ -139,16 +190,20 @@ function layoutOf(row: LayoutRow): RangeLayout {
     minSeq: row.min_seq,
     maxSeq: row.max_seq,
     gapSeqs: row.gap_seqs,
-    anchorIds: row.anchor_ids,
-    anchorPositions: row.anchor_positions.map(Number),
   };
 }
 
-async function keepLayout(db: Queryable, range: CommitRange, layout: RangeLayout, retentionDays: number): Promise<void> {
+async function keepLayout(db: Queryable, range: CommitRange, layout: AnchoredLayout, retentionDays: number): Promise<void> {
+  // The anchors of the dropped layouts go with them (on delete cascade).
   await db.query('delete from feed_range where created_at < now() - make_interval(days => $1)', [retentionDays]);
   await db.query(
-    `insert into feed_range (from_commit_seq, to_commit_seq, records, revisions, min_seq, max_seq, gap_seqs, anchor_ids, anchor_positions)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict do nothing`,
+    `with kept as (
+       insert into feed_range (from_commit_seq, to_commit_seq, records, revisions, min_seq, max_seq, gap_seqs)
+       values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing
+       returning from_commit_seq, to_commit_seq)
+     insert into feed_range_anchor (from_commit_seq, to_commit_seq, position, entity_id)
+     select kept.from_commit_seq, kept.to_commit_seq, anchor.position, anchor.entity_id
+       from kept, unnest($8::bigint[], $9::bigint[]) as anchor (position, entity_id)`,
     [
       range.fromCommitSeq,
       range.toCommitSeq,
@@ -157,14 +212,14 @@ async function keepLayout(db: Queryable, range: CommitRange, layout: RangeLayout
       layout.minSeq,
       layout.maxSeq,
       layout.gapSeqs,
-      layout.anchorIds,
-      layout.anchorPositions,
+      layout.anchors.positions,
+      layout.anchors.ids,
     ],
   );
 }
 
 /** One pass over the range: its seqs, its gaps, and its records sorted by entity id with an anchor every `anchorEvery`. */
-async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number): Promise<RangeLayout> {
+async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number): Promise<AnchoredLayout> {
   const inRange = 'commit_seq > $1 and commit_seq <= $2';
   const { rows: seqRows } = await db.query<{ lo: string | null; hi: string | null; n: string }>(
     `select min(seq) as lo, max(seq) as hi, count(*) as n from transaction where ${inRange}`,
@@ -172,7 +227,7 @@ async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number
   );
   const { lo, hi, n } = seqRows[0]!;
   if (lo === null || hi === null)
-    return { records: 0, revisions: 0, minSeq: null, maxSeq: null, gapSeqs: [], anchorIds: [], anchorPositions: [] };
+    return { records: 0, revisions: 0, minSeq: null, maxSeq: null, gapSeqs: [], anchors: { ids: [], positions: [] } };
   const gapCount = BigInt(hi) - BigInt(lo) + 1n - BigInt(n);
   let gapSeqs: string[] | null = null;
   if (gapCount <= BigInt(GAPS_LISTED)) {
@@ -206,8 +261,7 @@ async function makeLayout(db: Queryable, range: CommitRange, anchorEvery: number
     minSeq: lo,
     maxSeq: hi,
     gapSeqs,
-    anchorIds: anchors.map((row) => row.entity_id),
-    anchorPositions: anchors.map((row) => Number(row.n)),
+    anchors: { ids: anchors.map((row) => row.entity_id), positions: anchors.map((row) => Number(row.n)) },
   };
 }
 

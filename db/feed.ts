@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { streamPages } from './cursor.ts';
 import type { CommitRange, RangeLayout } from './feed-range-layout.ts';
-import { pageBounds, pageQuery, rangeLayout, type LayoutOptions } from './feed-ranges.ts';
+import { pageQuery, rangeLayout, type LayoutOptions, type PageBounds } from './feed-ranges.ts';
 import type { RevisionPointer } from '../domain/model.ts';
 
 // A point of the change feed is a committed transaction, placed by its
@@ -23,6 +23,8 @@ interface FeedRange {
   /** Records changed in the range, each counted once. */
   records: number;
   layout: RangeLayout;
+  /** Where the rows at [offset, offset + limit) lie, read where the layout is kept (the primary, when pages are read on a standby). */
+  pageBounds(offset: number, limit: number): Promise<PageBounds | undefined>;
 }
 
 /** The change feed: committed transactions and the records they changed. */
@@ -81,12 +83,12 @@ export function feedRepository(pool: pg.Pool, options: LayoutOptions): FeedRepos
     },
 
     async range(from, to, keepAbove) {
-      const layout = await rangeLayout(pool, commitRange(from, to), keepAbove, options);
-      return { from, to, records: layout.records, layout };
+      const { layout, pageBounds } = await rangeLayout(pool, commitRange(from, to), keepAbove, options);
+      return { from, to, records: layout.records, layout, pageBounds };
     },
 
     async *streamRange(range, offset, limit) {
-      const bounds = pageBounds(range.layout, offset, limit);
+      const bounds = await range.pageBounds(offset, limit);
       if (!bounds) return;
       const query = pageQuery(commitRange(range.from, range.to), range.layout, bounds, limit);
       for await (const rows of streamPages<PointerRow>(pool, query.sql, query.params, ROWS_PER_READ, sortInMemory)) {

@@ -2,7 +2,7 @@
 // every FEED_RANGE_ANCHOR_EVERY records) are exactly the pages of the plain
 // definition (test/support/feed-reference.ts), for every page size, for
 // ranges dense and sparse, made while another batch was still in flight, and
-// days later from a layout made afresh.
+// days later from a layout made afresh, or retention dropped it mid-page.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBatch, type AppliedBatch } from '../support/apply.ts';
@@ -163,10 +163,42 @@ describe('feed pages from kept range layouts', () => {
     expect(Number(elementText(extended, 'count'))).toBe(reference.length);
     for (const pageSize of [1, 2, 3, 5]) expect(await expectPagesMatch(first.transaction, newTo, pageSize)).toBe(reference.length);
     // Extended, not made afresh: the earlier record was inserted before the old anchors, which moved off the multiples of 3.
-    const [layout] = await harness.sql<{ anchor_positions: string[] }>(
-      'select anchor_positions from feed_range where from_commit_seq = (select commit_seq from transaction where uuid = $1) and to_commit_seq = (select commit_seq from transaction where uuid = $2)',
-      [first.transaction, newTo],
-    );
-    expect(layout!.anchor_positions.map(Number).some((position, index, all) => position % 3 !== 0 && index < all.length - 1)).toBe(true);
+    const positions = (await keptAnchors(first.transaction, newTo)).map((anchor) => anchor.position);
+    expect(positions.some((position, index) => position % 3 !== 0 && index < positions.length - 1)).toBe(true);
   });
+
+  it('keeps an anchor a row, every third record and the last, and serves a page whose kept layout retention dropped while it was read', async () => {
+    const feed = harness.db.feed;
+    // Laid out afresh, not extended from the range the test before kept.
+    await harness.sql('delete from feed_range');
+    const from = (await feed.findTransaction(first.transaction))!;
+    const to = (await feed.latestTransaction())!;
+    await feed.range(from, to, 1);
+    // Read as kept: its pages find their anchors in feed_range_anchor.
+    const range = await feed.range(from, to, 1);
+    const anchors = await keptAnchors(from.uuid, to.uuid);
+    const all = await referencePage(harness, from.uuid, to.uuid, 1, 1_000_000);
+    expect(range.records).toBe(all.length);
+    expect(anchors.length).toBe(Math.ceil(all.length / 3));
+    expect(anchors.at(-1)).toEqual({ position: all.length, entityId: all.at(-1)!.entityId });
+    for (const anchor of anchors) expect(anchor.entityId).toBe(all[anchor.position - 1]!.entityId);
+
+    await harness.sql('delete from feed_range where from_commit_seq = $1 and to_commit_seq = $2', [from.commitSeq, to.commitSeq]);
+    expect(await keptAnchors(from.uuid, to.uuid)).toEqual([]);
+    const listed = [];
+    for await (const rows of feed.streamRange(range, 4, 5))
+      listed.push(...rows.map(({ entityId, rev, metadataRev }) => ({ entityId, rev, metadataRev })));
+    expect(listed).toEqual(all.slice(4, 9));
+  });
+
+  async function keptAnchors(fromUuid: string, toUuid: string): Promise<Array<{ position: number; entityId: number }>> {
+    const rows = await harness.sql<{ position: string; entity_id: string }>(
+      `select position, entity_id from feed_range_anchor
+        where from_commit_seq = (select commit_seq from transaction where uuid = $1)
+          and to_commit_seq = (select commit_seq from transaction where uuid = $2)
+        order by position`,
+      [fromUuid, toUuid],
+    );
+    return rows.map((row) => ({ position: Number(row.position), entityId: Number(row.entity_id) }));
+  }
 });
