@@ -35,6 +35,8 @@ export interface PushOptions {
   heartbeatMs: number;
   /** A connection ends after this (its client reconnects, maybe to another process). */
   maxMs: number;
+  /** After maxMs, how long its end may take (a last read, a consumer taking the last bytes) before it is cut. */
+  endGraceMs: number;
 }
 
 /** Where a stream starts: after the transaction Last-Event-ID (or `from`) names, else after the latest commit. */
@@ -64,10 +66,22 @@ export async function pushCommits(
   sink.onClose(() => wake?.());
   // A comment line: keeps proxies from closing a quiet connection; written only between events.
   const heartbeat = setInterval(() => idle && sink.write(': heartbeat\n\n'), options.heartbeatMs);
-  const ended = setTimeout(() => wake?.(), options.maxMs);
+  // A timer may fire a millisecond before Date.now() reaches endsAt: the flag, not the clock, ends a wait.
+  let pastEnd = false;
+  const ended = setTimeout(() => {
+    pastEnd = true;
+    wake?.();
+  }, options.maxMs);
+  // Whatever the loop is waiting on by then (a read that does not return, a wake that never comes), the
+  // connection ends, and with it the slots it holds.
+  const overdue = setTimeout(() => {
+    if (sink.closed) return;
+    deps.log.warn({ idle, maxMs: options.maxMs }, 'a push stream outlived its end; cut');
+    sink.cut('past its end');
+  }, options.maxMs + options.endGraceMs);
   const endsAt = Date.now() + options.maxMs;
   try {
-    while (position && !sink.closed && !db.commits.closed && Date.now() < endsAt) {
+    while (position && !sink.closed && !db.commits.closed && !pastEnd && Date.now() < endsAt) {
       if (!woken) {
         idle = true;
         await new Promise<void>((resolve) => (wake = resolve));
@@ -85,6 +99,7 @@ export async function pushCommits(
   } finally {
     clearInterval(heartbeat);
     clearTimeout(ended);
+    clearTimeout(overdue);
     unsubscribe();
   }
 }

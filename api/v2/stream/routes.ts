@@ -45,6 +45,8 @@ export function streamRouter(deps: AppDeps): Router {
       chunk: CHUNK,
       heartbeatMs: deps.config.STREAM_HEARTBEAT_SECONDS * 1000,
       maxMs: deps.config.STREAM_MAX_SECONDS * 1000,
+      // The end's own wait for a consumer to take its last bytes, and a second more.
+      endGraceMs: (deps.config.STREAM_SLOW_CONSUMER_SECONDS + 1) * 1000,
     });
   });
 
