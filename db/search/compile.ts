@@ -732,9 +732,17 @@ function entityFilters(query: SearchQuery, compiler: ConditionCompiler, sets: st
  * of a search that is not a sole index sum reads at most maxMatches + 1
  * entities (`countCapped`); 0: no cap. An EXACT page of match sets that are
  * all read in id order is read in windows (windowed-page.ts), so that it
- * costs the matches up to its end.
+ * costs the matches up to its end. A FULLTEXT search needs `heldWhole`:
+ * the words of its text (fulltextTextWords) some name holds whole
+ * (wordsHeldWhole).
  */
-export function compileSearch(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches = 0): CompiledSearch {
+export function compileSearch(
+  query: SearchQuery,
+  paging: Paging,
+  searchType: SearchType,
+  maxMatches = 0,
+  heldWhole?: ReadonlySet<string>,
+): CompiledSearch {
   const params = new Params();
   const compiler = new ConditionCompiler(params, maxMatches, undefined, query.types);
   const fulltext = searchType === 'FULLTEXT' ? normalizeForSearch(query.text ?? '') : undefined;
@@ -768,7 +776,8 @@ export function compileSearch(query: SearchQuery, paging: Paging, searchType: Se
   };
   let page: SqlQuery;
   if (fulltext !== undefined) {
-    page = fulltextPage({ text: fulltext, ids, setCount: sets.length, filters, params, types: compiler.types, paging });
+    if (heldWhole === undefined) throw new Error('a FULLTEXT search is compiled with the words of its text some name holds whole');
+    page = fulltextPage({ text: fulltext, heldWhole, ids, setCount: sets.length, filters, params, types: compiler.types, paging });
   } else if (soleUser) {
     // The user's entries are in entity order in the key: the page is read there, then its records.
     page = {

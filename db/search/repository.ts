@@ -3,6 +3,7 @@ import type { FoundEntity, PartType } from '../../domain/model.ts';
 import { inTransaction } from '../sql.ts';
 import { compileLookups, compileSearch, type CompiledSearch, type LookupMatcher } from './compile.ts';
 import type { Paging, SearchQuery, SearchType } from '../../domain/search-query.ts';
+import { wordsHeldWhole } from './words-held-whole.ts';
 
 /** The entity search: compiled to SQL here, run over one snapshot of the search tables. */
 export interface SearchRepository {
@@ -10,8 +11,10 @@ export interface SearchRepository {
    * The statements of one search: its page, its total and the matchers of
    * its lookups. Each condition's index reads, and the count, stop past
    * `maxMatches` rows (0: no cap): the search then fails with SearchTooManyMatches.
+   * A FULLTEXT search first asks name_vocabulary which of its words a name
+   * holds whole (wordsHeldWhole): its ranking depends on it.
    */
-  compile(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches: number): CompiledSearch;
+  compile(query: SearchQuery, paging: Paging, searchType: SearchType, maxMatches: number): Promise<CompiledSearch>;
   /**
    * Runs `read` over one read-only snapshot (repeatable read), so the count,
    * the page and its lookups agree even while batches are being applied.
@@ -88,7 +91,10 @@ interface LookupRow {
 
 export function searchRepository(pool: pg.Pool): SearchRepository {
   return {
-    compile: compileSearch,
+    async compile(query, paging, searchType, maxMatches) {
+      const heldWhole = searchType === 'FULLTEXT' ? await wordsHeldWhole(pool, query.text ?? '') : undefined;
+      return compileSearch(query, paging, searchType, maxMatches, heldWhole);
+    },
     async entityTypes() {
       const { rows } = await pool.query<{ entity_type: string }>(
         'select entity_type from entity_count group by entity_type having sum(entities) > 0 order by entity_type',

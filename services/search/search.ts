@@ -52,7 +52,7 @@ export async function searchEntities(
 ): Promise<SearchAnswer> {
   const searchType = effectiveSearchType(query, requestedType);
   checkNotTooBroad(query);
-  const compiled = search.compile(query, paging, searchType, limits.maxMatches);
+  const compiled = await search.compile(query, paging, searchType, limits.maxMatches);
   try {
     return await search.inSnapshot(limits.statementTimeoutMs, (snapshot) =>
       runSearch(snapshot, query, paging, searchType, compiled, limits),

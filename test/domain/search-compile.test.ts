@@ -129,7 +129,7 @@ describe('compileSearch', () => {
       'from entity e',
     );
     // A FULLTEXT text's words are read from name_word of the types: its total counts them alone.
-    const fulltext = compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT');
+    const fulltext = compileSearch({ types: ['PERSON'], text: 'Novák' }, paging, 'FULLTEXT', 0, new Set(['novak']));
     expect(fulltext.count.text).not.toContain('from entity e');
     expect(fulltext.count.text).toContain('nw.entity_type = any($1::text[])');
   });

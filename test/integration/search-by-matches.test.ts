@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSearch } from '../../db/search/compile.ts';
+import { wordsHeldWhole } from '../../db/search/words-held-whole.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { SearchQuery, SearchType } from '../../domain/search-query.ts';
 import { displayName, normalizeForSearch } from '../../domain/text.ts';
@@ -316,14 +317,18 @@ describe('name searches answered by their matches, on a database without statist
   });
 
   it('answers a FULLTEXT page as ranking every match would, from the records holding its words whole when they hold the page', async () => {
-    // A last word may be unfinished (`nov`, `jan nov`, `novák j`), unless a separator ends it (`novák,`); the others
-    // count whole (`nov jan`: no record holds `nov` whole, so its pages rank every match).
-    const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov', 'novák,', 'novák j', 'nov jan'];
+    // A last word may be unfinished (`nov`, `jan nov`, `novák j`), unless a separator ends it (`novák,`); so may a word
+    // no record holds whole (`nov jan`, `nov jan,`); the others count whole.
+    const texts = ['Novák', 'jan', 'svoboda', 'nov', 'jan novák', 'Svoboda, Petr', 'jan nov', 'novák,', 'novák j', 'nov jan', 'nov jan,'];
     const ways = { bestFirst: 0, everyMatch: 0 };
     // Pages of several words held by the walk of one word's ranks.
     let walked = 0;
     const walkedTexts = new Set<string>();
     for (const text of texts) {
+      // Which words some name holds whole, read plainly, and as the service reads them (name_vocabulary).
+      const normalised = normalizeForSearch(text);
+      const heldWhole = new Set((await harness.sql<{ word: string }>(wordsHeldWholeReference(normalised))).map((row) => row.word));
+      expect(await wordsHeldWhole(harness.db.pool, text), text).toEqual(heldWhole);
       for (const types of [TYPES, [TYPES[1]!]]) {
         // A small page too: few records of these 3,000 hold two common words whole.
         for (const [page, pageSize] of [
@@ -332,12 +337,12 @@ describe('name searches answered by their matches, on a database without statist
           [12, 10],
           [1, 2],
         ] as const) {
-          const compiled = compileSearch({ text, types }, { page, pageSize }, 'FULLTEXT', 1_000_000);
+          const compiled = compileSearch({ text, types }, { page, pageSize }, 'FULLTEXT', 1_000_000, heldWhole);
           const { got, expected, holders, plan } = await inTransaction(harness.db.pool, async (client) => {
             await client.query('set transaction isolation level repeatable read');
             const answered = await client.query<{ id: string }>(compiled.page);
-            const reference = await client.query<{ id: string }>(rankedReference(normalizeForSearch(text), types, page, pageSize));
-            const holding = await client.query<{ n: number }>(wholeWordHolders(normalizeForSearch(text), types));
+            const reference = await client.query<{ id: string }>(rankedReference(normalised, heldWhole, types, page, pageSize));
+            const holding = await client.query<{ n: number }>(wholeWordHolders(normalised, heldWhole, types));
             const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
               text: `explain (analyze, format json) ${compiled.page.text}`,
               values: compiled.page.values,
@@ -368,9 +373,10 @@ describe('name searches answered by their matches, on a database without statist
     expect(ways.bestFirst).toBeGreaterThan(0);
     expect(ways.everyMatch).toBeGreaterThan(0);
     // `jan novák`'s first pages are held by the walk of the words `novak` begins, merged; `jan nov`'s by that of `jan`'s
-    // ranks, `nov`'s by those of the words it begins, `novák j`'s by that of `novak`'s ranks.
+    // ranks, `nov`'s by those of the words it begins, `novák j`'s by that of `novak`'s ranks; `nov jan`'s by the words
+    // `nov` begins, merged, and `nov jan,`'s by that of `jan`'s ranks.
     expect(walked).toBeGreaterThan(0);
-    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov', 'novák j']));
+    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov', 'novák j', 'nov jan', 'nov jan,']));
   });
 
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
@@ -381,7 +387,7 @@ describe('name searches answered by their matches, on a database without statist
     expect(Number(stats[0]!.n)).toBe(0);
     for (const search of SEARCHES) {
       const query = toSearchQuery(search);
-      const compiled = compileSearch(query, { page: 1, pageSize: 10 }, search.searchType ?? 'EXACT', 1_000_000);
+      const compiled = await harness.db.search.compile(query, { page: 1, pageSize: 10 }, search.searchType ?? 'EXACT', 1_000_000);
       for (const statement of [compiled.page, compiled.count]) {
         const { rows } = await harness.db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
           text: `explain (format json) ${statement.text}`,
@@ -406,7 +412,12 @@ describe('name searches answered by their matches, on a database without statist
       await client.query('begin');
       await client.query(`analyze ${LARGE_TABLES.join(', ')}`);
       for (const search of SEARCHES) {
-        const compiled = compileSearch(toSearchQuery(search), { page: 1, pageSize: 10 }, search.searchType ?? 'EXACT', 1_000_000);
+        const compiled = await harness.db.search.compile(
+          toSearchQuery(search),
+          { page: 1, pageSize: 10 },
+          search.searchType ?? 'EXACT',
+          1_000_000,
+        );
         for (const statement of [compiled.page, compiled.count]) {
           const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
             text: `explain (format json) ${statement.text}`,
@@ -447,34 +458,50 @@ const NAME_SEPARATOR = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]';
 
 /**
  * The words of an ASCII text as FULLTEXT ranks by them, read plainly: its last word, with no separator after it, may
- * be unfinished (`typed`); the others count whole.
+ * be unfinished, and a word no name holds whole may be a beginning (`beginnings`); the others count whole.
  */
-function rankedWords(text: string): { whole: string[]; typed: string | undefined } {
-  const words = text.split(/[^a-z0-9]+/).filter((word) => word !== '');
-  const last = words.at(-1);
+function rankedWords(text: string, heldWhole: ReadonlySet<string>): { whole: string[]; beginnings: string[] } {
+  const words = [...new Set(text.split(/[^a-z0-9]+/).filter((word) => word !== ''))];
+  const last = text
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '')
+    .at(-1);
   const typed = last !== undefined && /[a-z0-9]$/.test(text) ? last : undefined;
-  return { whole: [...new Set(words)].filter((word) => word !== typed), typed };
+  const beginning = (word: string) => word === typed || !heldWhole.has(word);
+  return { whole: words.filter((word) => !beginning(word)), beginnings: words.filter(beginning) };
 }
 
-/** SQL true when a normalised name holds every word of the text: each other word whole, the typed one at a word's start. */
-function holdsWords(text: string, column: string): string[] {
-  const { whole, typed } = rankedWords(text);
+/** The words of an ASCII text that some name (of any record) holds whole, in plain SQL. */
+function wordsHeldWholeReference(text: string): string {
+  const words = [...new Set(text.split(/[^a-z0-9]+/).filter((word) => word !== ''))];
+  if (words.length === 0) return `select null::text as word where false`;
+  return words
+    .map(
+      (word) =>
+        `select '${word}'::text as word where exists (select from search_value where kind = 'name' and value_norm ~ '(^|${NAME_SEPARATOR})${word}($|${NAME_SEPARATOR})')`,
+    )
+    .join(' union all ');
+}
+
+/** SQL true when a normalised name holds every word of the text: each whole one whole, the others at a word's start. */
+function holdsWords(text: string, heldWhole: ReadonlySet<string>, column: string): string[] {
+  const { whole, beginnings } = rankedWords(text, heldWhole);
   return [
     ...whole.map((word) => `${column} ~ '(^|${NAME_SEPARATOR})${word}($|${NAME_SEPARATOR})'`),
-    ...(typed === undefined ? [] : [`${column} ~ '(^|${NAME_SEPARATOR})${typed}'`]),
+    ...beginnings.map((word) => `${column} ~ '(^|${NAME_SEPARATOR})${word}'`),
   ];
 }
 
 /**
  * A page of the FULLTEXT ranking of every match of a text of ASCII words in plain SQL: records of `types` with, for
  * each word, a name word beginning with it, each by its best name (how many of the words it holds, then its
- * similarity: shared pg_trgm trigrams over the trigrams of either, the typed word's ending trigram `xy ` left out of
- * the text's), best first, then by id.
+ * similarity: shared pg_trgm trigrams over the trigrams of either, the ending trigram `xy ` of each word held as a
+ * beginning left out of the text's), best first, then by id.
  */
-function rankedReference(text: string, types: readonly string[], page: number, pageSize: number): string {
+function rankedReference(text: string, heldWhole: ReadonlySet<string>, types: readonly string[], page: number, pageSize: number): string {
   const quoted = (value: string) => `'${value.replace(/'/g, "''")}'`;
-  const { whole, typed } = rankedWords(text);
-  const held = holdsWords(text, 'sv.value_norm')
+  const { whole, beginnings } = rankedWords(text, heldWhole);
+  const held = holdsWords(text, heldWhole, 'sv.value_norm')
     .map((test) => `(${test})::int`)
     .join(' + ');
   const beginning = text
@@ -483,9 +510,11 @@ function rankedReference(text: string, types: readonly string[], page: number, p
     .map((word) => names(`value_norm ~ '(^|[^a-z0-9\\u0080-\\uffff])${word}'`))
     .join(' intersect ');
   const textTrigrams =
-    typed === undefined
+    beginnings.length === 0
       ? `show_trgm(${quoted(text)})`
-      : `array(select unnest(show_trgm(${quoted(whole.join(' '))})) union select t from unnest(show_trgm(${quoted(typed)})) t where t not like '% ')`;
+      : `array(select unnest(show_trgm(${quoted(whole.join(' '))}))${beginnings
+          .map((word) => ` union select t from unnest(show_trgm(${quoted(word)})) t where t not like '% '`)
+          .join('')})`;
   return `with text_trigrams as (select ${textTrigrams} as t),
     names as (
       select sv.entity_id, sv.value_norm, ${held} as word_rank,
@@ -500,10 +529,10 @@ function rankedReference(text: string, types: readonly string[], page: number, p
     ) select entity_id as id from best order by word_rank desc, rank desc, entity_id offset ${(page - 1) * pageSize} limit ${pageSize}`;
 }
 
-/** How many records of `types` have a name holding every word of an ASCII text (the typed one at a word's start), in plain SQL. */
-function wholeWordHolders(text: string, types: readonly string[]): string {
+/** How many records of `types` have a name holding every word of an ASCII text (as rankedWords takes them), in plain SQL. */
+function wholeWordHolders(text: string, heldWhole: ReadonlySet<string>, types: readonly string[]): string {
   return `select count(distinct sv.entity_id)::int as n from search_value sv join entity e on e.id = sv.entity_id
-           where sv.kind = 'name' and e.entity_type = any(array[${types.map((type) => `'${type}'`).join(', ')}]) and ${holdsWords(text, 'sv.value_norm').join(' and ')}`;
+           where sv.kind = 'name' and e.entity_type = any(array[${types.map((type) => `'${type}'`).join(', ')}]) and ${holdsWords(text, heldWhole, 'sv.value_norm').join(' and ')}`;
 }
 
 /** The loops of each read of name_word for a list of words in an EXPLAIN ANALYZE plan (0: a branch never executed). */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSearch } from '../../db/search/compile.ts';
+import { fulltextTextWords } from '../../db/search/fulltext-page.ts';
+import { wordsHeldWhole } from '../../db/search/words-held-whole.ts';
 import { inTransaction } from '../../db/sql.ts';
 import type { CreateEntityCommand, Item, Part } from '../../domain/model.ts';
 import { normalizeForSearch } from '../../domain/text.ts';
@@ -92,7 +94,7 @@ const RECORD_GROUPS: RecordGroup[] = [
  * The texts, each with at least one word beyond ASCII. `jan łukas`, `jan łódź`, `straße, jan` and `łukasz ja` end in a
  * typed word whose ending trigram pg_trgm shows as text (`as `, `dz `, `an `, `ja `); `jan straß`, `иван пет` and
  * `jan ł` in one it shows hashed. `søren` and `jørg` are one word (never read best first); `jan łukasz,` has no typed
- * word (a separator ends it).
+ * word (a separator ends it); in `łuk jan` no name holds `łuk` whole, so it counts as a beginning too.
  */
 const TEXTS = [
   'łukasz jan',
@@ -108,6 +110,7 @@ const TEXTS = [
   'søren jørg',
   'jan łódź',
   'иван пет',
+  'łuk jan',
 ];
 
 /** Pages and page sizes of each text: the first and second page of ten, and a small page. */
@@ -154,15 +157,26 @@ const TEXT_SEPARATORS = /[^0-9a-z\u{80}-\u{10ffff}]+/u;
 
 /**
  * A normalised text's words as the ranking counts them, read plainly: split at ASCII separators; the last word, of
- * any length, is typed unless a separator follows it; the others count whole.
+ * any length, is a beginning unless a separator follows it, and so is any word no name holds whole; the others count
+ * whole.
  */
-function textWords(text: string): { words: string[]; whole: string[]; typed: string | undefined } {
+function textWords(text: string, heldWhole: ReadonlySet<string>): { words: string[]; whole: string[]; beginnings: string[] } {
   const words = text.split(TEXT_SEPARATORS).filter((word) => word !== '');
   const last = words.at(-1);
   const endsInWord = !/[^0-9a-z\u{80}-\u{10ffff}]$/u.test(text);
   const typed = last !== undefined && endsInWord ? last : undefined;
-  return { words: [...new Set(words)], whole: [...new Set(words)].filter((word) => word !== typed), typed };
+  const distinct = [...new Set(words)];
+  const beginning = (word: string) => word === typed || !heldWhole.has(word);
+  return { words: distinct, whole: distinct.filter((word) => !beginning(word)), beginnings: distinct.filter(beginning) };
 }
+
+/** The words of $1 that some name (of any record) holds whole, in plain SQL. */
+const WORDS_HELD_WHOLE = `
+  select w as word from unnest($1::text[]) w
+   where exists (
+     select from search_value sv
+      where sv.kind = 'name' and sv.value_norm ~ ('(^|${NAME_SEPARATOR})' || w || '($|${NAME_SEPARATOR})')
+   )`;
 
 /** One ranked match of the reference: its id and how many of the text's words its best name holds. */
 interface RankedMatch {
@@ -172,16 +186,16 @@ interface RankedMatch {
 
 /**
  * Every match of a text among records of `types`, ranked in plain SQL: records with, for each word, a name word
- * beginning with it; each by its best name (words held: the whole ones whole, the typed one at a word's start; then
- * shared pg_trgm trigrams over those of either, the text's being the whole words' and the typed word's but its ending
- * one; then the preferred name), best first, then by id.
- * $1 the words, $2 the whole words, $3 the typed word (null: none), $4 its ending trigram, $5 the types.
+ * beginning with it; each by its best name (words held: the whole ones whole, the others at a word's start; then
+ * shared pg_trgm trigrams over those of either, the text's being the whole words' and the other words' but their
+ * ending ones; then the preferred name), best first, then by id.
+ * $1 the words, $2 the whole words, $3 the words held as beginnings, $4 their ending trigrams, $5 the types.
  */
 const RANKED_REFERENCE = `
   with text_trigrams as (
     select array(
       select unnest(show_trgm(array_to_string($2::text[], ' ')))
-      union (select unnest(show_trgm($3::text)) except select $4::text)
+      union select t from unnest($3::text[]) with ordinality b(w, i), unnest(show_trgm(b.w)) t where t <> ($4::text[])[b.i]
     ) as t
   ), matches as (
     select e.id from entity e
@@ -193,7 +207,7 @@ const RANKED_REFERENCE = `
   ), names as (
     select sv.entity_id, sv.preferred,
            (select count(*) from unnest($2::text[]) w where sv.value_norm ~ ('(^|${NAME_SEPARATOR})' || w || '($|${NAME_SEPARATOR})'))
-             + coalesce((sv.value_norm ~ ('(^|${NAME_SEPARATOR})' || $3::text))::int, 0) as word_rank,
+             + (select count(*) from unnest($3::text[]) w where sv.value_norm ~ ('(^|${NAME_SEPARATOR})' || w)) as word_rank,
            (select count(*) from unnest(show_trgm(sv.value_norm)) n, text_trigrams tt where n = any(tt.t)) as shared,
            cardinality(show_trgm(sv.value_norm)) as own
       from matches m join search_value sv on sv.entity_id = m.id and sv.kind = 'name'
@@ -204,7 +218,7 @@ const RANKED_REFERENCE = `
      order by n.entity_id, n.word_rank desc, similarity desc, n.preferred desc
   ) select entity_id::text as id, word_rank::int from best order by word_rank desc, similarity desc, entity_id`;
 
-/** The typed word's ending trigram: the one of show_trgm(typed) that extending the word takes away (hashed beyond ASCII). */
+/** A word's ending trigram: the one of show_trgm(word) that extending the word takes away (hashed beyond ASCII). */
 const ENDING_TRIGRAM = `select array(select unnest(show_trgm($1::text)) except select unnest(show_trgm($1::text || 'q'))) as ending`;
 
 interface PlanNode {
@@ -249,7 +263,11 @@ describe('FULLTEXT pages of words beyond ASCII', () => {
     const ways = { bestFirst: 0, everyMatch: 0 };
     for (const text of TEXTS) {
       const normalised = normalizeForSearch(text);
-      const { words, whole, typed } = textWords(normalised);
+      const heldWhole = new Set(
+        (await harness.sql<{ word: string }>(WORDS_HELD_WHOLE, [fulltextTextWords(normalised)])).map((row) => row.word),
+      );
+      expect(await wordsHeldWhole(harness.db.pool, text), `${text}: the words held whole`).toEqual(heldWhole);
+      const { words, whole, beginnings } = textWords(normalised, heldWhole);
       // The words go into regular expressions of the reference as they are.
       expect(
         words.every((word) => /^[\p{L}\p{N}]+$/u.test(word)),
@@ -259,25 +277,26 @@ describe('FULLTEXT pages of words beyond ASCII', () => {
         words.some((word) => /[^\p{ASCII}]/u.test(word)),
         `${text}: a word beyond ASCII`,
       ).toBe(true);
-      let ending: string | null = null;
-      if (typed !== undefined) {
-        ending = (await harness.sql<{ ending: string[] }>(ENDING_TRIGRAM, [typed]))[0]!.ending.join('|');
-        expect(ending.includes('|'), `${text}: one ending trigram`).toBe(false);
+      const endings: string[] = [];
+      for (const word of beginnings) {
+        const ending = (await harness.sql<{ ending: string[] }>(ENDING_TRIGRAM, [word]))[0]!.ending;
+        expect(ending.length, `${text}: one ending trigram of ${word}`).toBe(1);
         // Where pg_trgm shows it as text, it is the word's last two letters (a space before one letter) and a space.
-        const lastTwo = ` ${typed}`.slice(-2);
-        if (/^[ a-z0-9][a-z0-9]$/.test(lastTwo)) expect(ending).toBe(`${lastTwo} `);
-        else expect(ending).toMatch(/^0x[0-9a-f]+$/);
+        const lastTwo = ` ${word}`.slice(-2);
+        if (/^[ a-z0-9][a-z0-9]$/.test(lastTwo)) expect(ending[0]).toBe(`${lastTwo} `);
+        else expect(ending[0]).toMatch(/^0x[0-9a-f]+$/);
+        endings.push(ending[0]!);
       }
       for (const types of [TYPES, [TYPES[1]!]]) {
         for (const [page, pageSize] of PAGES) {
           const label = `${text}, ${types.length} types, page ${page} of ${pageSize}`;
-          const compiled = compileSearch({ text, types }, { page, pageSize }, 'FULLTEXT', 1_000_000);
+          const compiled = compileSearch({ text, types }, { page, pageSize }, 'FULLTEXT', 1_000_000, heldWhole);
           // Words beyond ASCII are never walked in name_word_rank_idx order.
           expect(compiled.page.text.includes('walk_last'), label).toBe(false);
           const { got, ranked, plan } = await inTransaction(harness.db.pool, async (client) => {
             await client.query('set transaction isolation level repeatable read');
             const answered = await client.query<{ id: string }>(compiled.page);
-            const reference = await client.query<RankedMatch>(RANKED_REFERENCE, [words, whole, typed ?? null, ending, types]);
+            const reference = await client.query<RankedMatch>(RANKED_REFERENCE, [words, whole, beginnings, endings, types]);
             const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
               text: `explain (analyze, format json) ${compiled.page.text}`,
               values: compiled.page.values,

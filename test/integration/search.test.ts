@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Item, Part, Participant, RecordChange } from '../../domain/model.ts';
 import { compileSearch } from '../../db/search/compile.ts';
+import { wordsHeldWhole } from '../../db/search/words-held-whole.ts';
 import { MAX_CONDITION_DEPTH, type SearchQuery, type SearchType } from '../../services/search/index.ts';
 import { serializeBatch } from '../../domain/xml/index.ts';
 import { batchXml, create, update } from '../support/batches.ts';
@@ -572,7 +573,8 @@ describe('POST /api/v2/search', () => {
     // fires the name word triggers too, and doing that once per query took most of a minute on a loaded machine.
     const client = await harness.db.pool.connect();
     async function searchValueAccess(query: SearchQuery, searchType: SearchType): Promise<string[]> {
-      const compiled = compileSearch(query, { page: 1, pageSize: 10 }, searchType);
+      const heldWhole = searchType === 'FULLTEXT' ? await wordsHeldWhole(client, query.text ?? '') : undefined;
+      const compiled = compileSearch(query, { page: 1, pageSize: 10 }, searchType, 0, heldWhole);
       const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${compiled.page.text}`, compiled.page.values);
       const access: string[] = [];
       const visit = (node: Record<string, unknown>) => {
