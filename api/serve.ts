@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { ValidationPool } from '../engine/validation/index.ts';
 import type { Logger } from '../logger.ts';
@@ -7,7 +7,7 @@ import { runUntilSignalled } from '../platform/signals.ts';
 import { ensureTemporalSetup, sweepStrandedJobs } from '../services/batches/recovery.ts';
 import { openApiDb } from '../services/deps.ts';
 import { checkConnectionBudget } from '../services/limits/connections.ts';
-import { temporalClientOptions } from '../temporal/client/connection.ts';
+import { lazyClientConnection } from '../temporal/client/lazy-connection.ts';
 import { buildApp } from './app.ts';
 import { loadTokens } from './auth/tokens.ts';
 import { generatedMetricsTokenFile, metricsToken } from './metrics.ts';
@@ -31,7 +31,7 @@ export async function prepareApi(config: Config, log: Logger): Promise<void> {
       connections,
       'the API alone may use more than half of the database connections; the workers and other API machines need theirs',
     );
-  const connection = Connection.lazy(temporalClientOptions(config));
+  const { connection, close } = lazyClientConnection(config);
   try {
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     await temporal.withDeadline(Date.now() + PREPARE_TIMEOUT_MS, () => ensureTemporalSetup({ config, temporal }));
@@ -41,7 +41,8 @@ export async function prepareApi(config: Config, log: Logger): Promise<void> {
       'Temporal does not answer: serving without it; batches submitted meanwhile start once it does',
     );
   } finally {
-    await connection.close();
+    // Not awaited: a retry still scheduled would hold the start for up to one retry interval.
+    close().catch((error: unknown) => log.warn({ err: error }, 'closing the connection to Temporal failed'));
   }
   // Made once here, before the processes of a cluster read it.
   metricsToken(config);
@@ -68,7 +69,8 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   if (options.inCluster) onStopRequest(() => stop());
   const db = await openApiDb(config, log);
   // Lazy: an API started while Temporal is away serves reads, and connects once Temporal answers.
-  const connection = Connection.lazy(temporalClientOptions(config));
+  const temporalConnection = lazyClientConnection(config);
+  const { connection } = temporalConnection;
   const tracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'entity-records-api');
   const temporal = new Client({
     connection,
@@ -114,7 +116,7 @@ export async function serveApi(config: Config, log: Logger, options: ServeOption
   stopSweeping();
   await validation.close();
   await tracing?.shutdown();
-  await connection.close();
+  await temporalConnection.close();
   await db.close();
   // The channel to the primary would keep this process alive.
   if (options.inCluster) process.disconnect();

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from '../config.ts';
 import { openDb } from '../db/index.ts';
@@ -6,7 +6,8 @@ import { createLogger } from '../logger.ts';
 import { startTracing } from '../metrics/tracing.ts';
 import { startWorkerMetrics } from '../metrics/worker.ts';
 import { runUntilSignalled } from '../platform/signals.ts';
-import { temporalClientOptions, temporalConnectionOptions } from '../temporal/client/connection.ts';
+import { temporalConnectionOptions } from '../temporal/client/connection.ts';
+import { lazyClientConnection } from '../temporal/client/lazy-connection.ts';
 import { makeVersionCurrent, versionName } from '../temporal/client/worker-deployment.ts';
 import { loadWorkflowBundle } from './bundle.ts';
 import { createWorker, type ServiceWorker } from './create-worker.ts';
@@ -25,8 +26,8 @@ const metrics =
     : await startWorkerMetrics(config.WORKER_METRICS_PORT, config.HOST, runtime.metricsUrl);
 const connectionOptions = { address: config.temporalAddress, ...temporalConnectionOptions(config) };
 // The activities' own client (see WorkerDeps.client): lazy, so that it never stands in the way of a start.
-const clientConnection = Connection.lazy(temporalClientOptions(config));
-const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+const clientConnection = lazyClientConnection(config);
+const client = new Client({ connection: clientConnection.connection, namespace: config.TEMPORAL_NAMESPACE });
 // Versioned, the build id is the bundle's hash: a worker without a prebuilt one bundles here, before it connects.
 const workflows = config.WORKER_VERSIONING ? await loadWorkflowBundle(config.WORKFLOW_BUNDLE) : undefined;
 const deployment = workflows && { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID ?? workflows.buildId };
