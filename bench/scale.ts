@@ -5,7 +5,8 @@
 //   npm run bench:scale -- --entities 2000,6000        any sizes, smallest first (the smoke run's)
 //   (--keep: leave the databases er_bench_scale_N; --json FILE: the table as JSON too;
 //   --load-only: load and keep each size's database, measure nothing;
-//   --loaded: measure a size's kept database when it holds exactly N records (and keep it), load it otherwise.
+//   --loaded: measure a size's kept database when it holds exactly N records (and keep it), load it otherwise;
+//   --runs R: measure each size R times, one after the other, each figure the median of the R with their range.
 //   Loading needs no quiet machine, measuring does: load first, measure later.)
 //
 // For each size: N generated records with Zipf-like Czech names
@@ -207,36 +208,62 @@ async function measureSize(entities: number, options: ScaleOptions): Promise<Siz
   const url = kept ?? (await loadSize(entities));
   // A kept database took hours to load: only one this run loaded is dropped (unless --keep).
   const keep = (options.keep ?? false) || kept !== undefined;
-  const figures: ScaleFigure[] = [...(await bytesPerRecord(url, entities))];
+  const bytes = await bytesPerRecord(url, entities);
+  const runs: ScaleFigure[][] = [];
   try {
-    // The reads first, on the registry as loaded; the export last. Measured after the export, which reads
-    // every table and writes its file, the walks paid for it (about 12 s of a first walk at 3,000,000).
-    // Summaries from 1,000 records on: a small registry walks in pages too.
-    const stack = await startStack(database, { ...READS_ENV, UPDATES_FROM_MAX: '1000' }, { reuseDatabase: true });
-    try {
-      figures.push(...(await readFigures(stack, entities)));
-      // The real client's name searches, page and total, on this size's database (bench/search-scale.ts).
-      figures.push(...(await searchFiguresForScale(stack.databaseUrl)));
-    } finally {
-      await stack.stop();
+    for (let run = 1; run <= (options.runs ?? 1); run += 1) {
+      if (run > 1) process.stderr.write(`scale: run ${run} of ${options.runs} on ${database}; load average ${loadAverage()}\n`);
+      runs.push(await measureOnce(database, url, entities));
     }
-    const exportSeconds = exportFigure(url, entities);
-    figures.push({
-      figure: 'snapshot export',
-      value: exportSeconds,
-      unit: 's',
-      target: `exponent ≤ ${LINEAR}`,
-      met: true,
-      info: true,
-      growth: 'linear',
-    });
-    const harvest = figures.find((figure) => figure.figure === HARVEST)!;
-    harvest.note = `${(harvest.value / exportSeconds).toFixed(2)}× the export`;
   } finally {
     if (!keep) await dropDatabase(url);
   }
+  const figures = [...bytes, ...medians(runs)];
   for (const figure of figures) figure.figure = `${figure.figure}, ${sizeLabel(entities)}`;
   return { entities, figures };
+}
+
+/**
+ * Each figure of several runs as the run with its median value (the upper of the two middle ones for an even count),
+ * its verdict and note with it, every run's value in the note: runs of one size differ by up to 40% on one machine.
+ */
+function medians(runs: readonly ScaleFigure[][]): ScaleFigure[] {
+  if (runs.length === 1) return runs[0]!;
+  return runs[0]!.map(({ figure }) => {
+    const measured = runs.map((run) => run.find((each) => each.figure === figure)!).sort((a, b) => a.value - b.value);
+    const median = measured[Math.floor(measured.length / 2)]!;
+    const values = `median of ${measured.length} runs (${measured.map((each) => each.value.toPrecision(3)).join(', ')})`;
+    return { ...median, note: median.note === undefined ? values : `${values}; ${median.note}` };
+  });
+}
+
+/** One measurement of a loaded size: the reads on a stack of their own, then the export with the stack stopped. */
+async function measureOnce(database: string, url: string, entities: number): Promise<ScaleFigure[]> {
+  const figures: ScaleFigure[] = [];
+  // The reads first, on the registry as loaded; the export last. Measured after the export, which reads
+  // every table and writes its file, the walks paid for it (about 12 s of a first walk at 3,000,000).
+  // Summaries from 1,000 records on: a small registry walks in pages too.
+  const stack = await startStack(database, { ...READS_ENV, UPDATES_FROM_MAX: '1000' }, { reuseDatabase: true });
+  try {
+    figures.push(...(await readFigures(stack, entities)));
+    // The real client's name searches, page and total, on this size's database (bench/search-scale.ts).
+    figures.push(...(await searchFiguresForScale(stack.databaseUrl)));
+  } finally {
+    await stack.stop();
+  }
+  const exportSeconds = exportFigure(url, entities);
+  figures.push({
+    figure: 'snapshot export',
+    value: exportSeconds,
+    unit: 's',
+    target: `exponent ≤ ${LINEAR}`,
+    met: true,
+    info: true,
+    growth: 'linear',
+  });
+  const harvest = figures.find((figure) => figure.figure === HARVEST)!;
+  harvest.note = `${(harvest.value / exportSeconds).toFixed(2)}× the export`;
+  return figures;
 }
 
 /** log(f2/f1) / log(n2/n1) for every figure measured at both sizes. */
@@ -265,6 +292,8 @@ function exponents(small: SizeFigures, large: SizeFigures): Figure[] {
 interface ScaleOptions {
   keep?: boolean;
   loaded?: boolean;
+  /** Measurements of each size, one after the other; each figure is their median. */
+  runs?: number;
 }
 
 export async function scaleFigures(sizes: readonly number[], options: ScaleOptions = {}): Promise<Figure[]> {
@@ -279,13 +308,18 @@ export async function scaleFigures(sizes: readonly number[], options: ScaleOptio
 }
 
 if (isScript(import.meta)) {
-  const values = commandOptions({ entities: SCALE_SIZES.join(',') }, { optional: ['json'], flags: ['keep', 'loaded', 'load-only'] });
+  const values = commandOptions(
+    { entities: SCALE_SIZES.join(','), runs: '1' },
+    { optional: ['json'], flags: ['keep', 'loaded', 'load-only'] },
+  );
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: a positive integer; got ${values.runs}`);
   const sizes = values.entities.split(',').map((value) => Number(value.replace(/_/g, '')));
   if (sizes.some((size) => !Number.isInteger(size) || size < 1) || sizes.some((size, index) => index > 0 && size <= sizes[index - 1]!))
     throw new Error(`--entities: positive integers, comma-separated, smallest first; got ${values.entities}`);
   if (values['load-only']) {
     for (const entities of sizes) if (!(await keptDatabase(entities))) await loadSize(entities);
   } else {
-    await reportFigures(values.json, () => scaleFigures(sizes, { keep: values.keep, loaded: values.loaded }));
+    await reportFigures(values.json, () => scaleFigures(sizes, { keep: values.keep, loaded: values.loaded, runs }));
   }
 }
