@@ -497,7 +497,8 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
     const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
     // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
-    if (window && comparator !== 'CT_CONTAINS') return undefined;
+    // A prefix is read in a window through its words instead (startsWithInWindow).
+    if (window && comparator !== 'CT_CONTAINS' && comparator !== 'CT_STARTS_WITH') return undefined;
     switch (comparator) {
       case 'CT_CONTAINS': {
         if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window, types);
@@ -512,8 +513,15 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
       }
       case 'CT_EQ':
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
-      case 'CT_STARTS_WITH':
-        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
+      case 'CT_STARTS_WITH': {
+        if (window === undefined)
+          return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
+        const word = startingWord(needle);
+        if (word === undefined) break;
+        // left() where starts_with() would do: the planner turns starts_with() into a range of the prefix index and may
+        // read the whole range there (without statistics it did), where the candidates are a few names each.
+        return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${nameWordEntities(word, preferred, params, window, types)})) and sv.kind = 'name'${onlyPreferred} and left(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`;
+      }
       case 'CT_ENDS_WITH':
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
     }
@@ -521,6 +529,20 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
   // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
   if (window && (comparator !== 'CT_EQ' || test.itemTypes === undefined)) return undefined;
   return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}${withinWindow('sv', window)}`;
+}
+
+/**
+ * The word of a CT_STARTS_WITH needle that narrows its candidates in a window: its longest (a whole one first), as a
+ * name beginning with the needle holds it. The needle's first word, unless a separator comes before it, begins the
+ * name's first word (`novák` begins `novakova`), and is that word when a separator follows it (`novák,`). Undefined
+ * for a needle without words.
+ */
+function startingWord(needle: string): NeedleWord | undefined {
+  const words = needleWords(needle).map((word, index): NeedleWord => {
+    if (index > 0 || word.match === 'prefix' || word.match === 'whole') return word;
+    return { word: word.word, match: word.match === 'suffix' ? 'whole' : 'prefix' };
+  });
+  return words.sort(narrowingOrder)[0];
 }
 
 /** Characters a needle matched inside values needs for the trigram index (pg_trgm's trigrams). */

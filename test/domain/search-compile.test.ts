@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileSearch, escapeLike } from '../../db/search/compile.ts';
+import type { SearchQuery } from '../../domain/search-query.ts';
 
 describe('compileSearch', () => {
   it('passes every user value as a parameter', () => {
@@ -154,26 +155,34 @@ describe('compileSearch', () => {
     // Beside a state, which no index of the words holds, the entities are counted, at most the cap + 1.
     const withState = compileSearch({ cond: name, state: ['ERS_NEW'] }, paging, 'EXACT', 1000);
     expect({ capped: withState.countCapped, limit: withState.count.values.at(-1) }).toEqual({ capped: true, limit: 1001 });
-    // Each comparator of a name by its own index: a prefix, a reversed prefix, a range.
-    const by = (comparator: string) => compileSearch({ cond: { ...name, comparator } as never }, paging, 'EXACT', 1000).page.text;
-    expect(by('CT_STARTS_WITH')).toContain('sv.value_norm ~>=~');
+    // Each comparator of a name by its own index for the total: a prefix, a reversed prefix, a range.
+    const compiled = (comparator: string, more: Partial<SearchQuery> = {}) =>
+      compileSearch({ cond: { ...name, comparator } as never, ...more }, paging, 'EXACT', 1000);
+    const by = (comparator: string) => compiled(comparator).page.text;
+    expect(compiled('CT_STARTS_WITH').count.text).toContain('sv.value_norm ~>=~');
     expect(by('CT_ENDS_WITH')).toContain('reverse(sv.value_norm) ~>=~');
     expect(by('CT_EQ')).toContain('sv.value_norm ~<=~');
-    // Their ranges hold many names, none in id order: a page of one (or of `or` of several) reads each range's first
-    // ids up to the page's end, sorted by an expression that no index keyed by entity id gives.
-    expect(by('CT_STARTS_WITH')).toContain('order by s.entity_id + 0 limit ($');
-    expect(by('CT_STARTS_WITH')).not.toContain('from unnest(array(');
-    expect(by('CT_STARTS_WITH')).not.toContain('with recursive');
-    // Beside a filter the page cannot read its sets for their first ids alone: it reads the capped set whole.
-    const prefixWithState = compileSearch({ cond: { ...name, comparator: 'CT_STARTS_WITH' }, state: ['ERS_NEW'] }, paging, 'EXACT', 1000);
-    expect(prefixWithState.page.text).toContain('from unnest(array(');
+    // A suffix's and a whole name's ranges hold many names, none in id order: a page of one (or of `or` of several)
+    // reads each range's first ids up to the page's end, sorted by an expression that no index keyed by entity id gives.
+    expect(by('CT_ENDS_WITH')).toContain('order by s.entity_id + 0 limit ($');
+    expect(by('CT_ENDS_WITH')).not.toContain('with recursive');
+    // A prefix's page is read in windows of ids, from the entities holding a word the prefix begins (name_word), whose
+    // names are then tested for the prefix; beside a state too.
+    for (const page of [by('CT_STARTS_WITH'), compiled('CT_STARTS_WITH', { state: ['ERS_NEW'] }).page.text]) {
+      expect(page).toContain('with recursive');
+      expect(page).toContain('(nw.word, nw.entity_id) >= (v.word, w.lo)');
+      expect(page).toMatch(/left\(sv\.value_norm, \$\d+::integer\) = \$/);
+      expect(page).not.toContain('sv.value_norm ~>=~');
+    }
+    // Beside a filter a suffix's page cannot read its sets for their first ids alone: it reads the capped set whole.
+    expect(compiled('CT_ENDS_WITH', { state: ['ERS_NEW'] }).page.text).toContain('from unnest(array(');
     // One value of an item type is read in windows; beside a set that is not, the page reads every set whole.
     const value = { condType: 'value' as const, itemTypes: ['NM_MINOR'], comparator: 'CT_EQ' as const, value: 'Jan' };
     expect(compileSearch({ cond: value, state: ['ERS_NEW'] }, paging, 'EXACT', 1000).page.text).toContain(
       'sv.entity_id >= w.lo and sv.entity_id < w.hi',
     );
     const mixed = compileSearch(
-      { cond: { condType: 'and', conds: [value, { ...name, comparator: 'CT_STARTS_WITH' }] } },
+      { cond: { condType: 'and', conds: [value, { ...name, comparator: 'CT_ENDS_WITH' }] } },
       paging,
       'EXACT',
       1000,

@@ -86,6 +86,12 @@ const SEARCHES: NameSearch[] = [
     reference: names(`value_norm like 'novak%'`),
   },
   {
+    label: 'starts with a surname and the start of a given name',
+    version: 'v2',
+    body: { types: TYPES, cond: index('DISPLAY_NAME', 'CT_STARTS_WITH', 'Novák, J') },
+    reference: names(`value_norm like 'novak, j%'`),
+  },
+  {
     label: 'ends with',
     version: 'v2',
     body: { cond: index('name', 'CT_ENDS_WITH', '7)'), types: TYPES },
