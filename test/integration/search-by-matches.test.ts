@@ -330,6 +330,8 @@ describe('name searches answered by their matches, on a database without statist
     // Pages of several words held by the walk of one word's ranks.
     let walked = 0;
     const walkedTexts = new Set<string>();
+    // Texts with a page that the records holding every word in one name can hold.
+    const holdable = new Set<string>();
     for (const text of texts) {
       // Which words some name holds whole, read plainly, and as the service reads them (name_vocabulary).
       const normalised = normalizeForSearch(text);
@@ -368,6 +370,7 @@ describe('name searches answered by their matches, on a database without statist
             holders < page * pageSize,
           );
           ways[everyMatchRead ? 'everyMatch' : 'bestFirst'] += 1;
+          if (holders >= page * pageSize) holdable.add(text);
           if (!everyMatchRead && compiled.page.text.includes('walk_last')) {
             walked += 1;
             walkedTexts.add(text);
@@ -381,8 +384,12 @@ describe('name searches answered by their matches, on a database without statist
     // `jan novák`'s first pages are held by the walk of the words `novak` begins, merged; `jan nov`'s by that of `jan`'s
     // ranks, `nov`'s by those of the words it begins, `novák j`'s by that of `novak`'s ranks; `nov jan`'s by the words
     // `nov` begins, merged, and `nov jan,`'s by that of `jan`'s ranks.
+    // Each is walked where its holders hold a page: the run's random records may leave fewer than two records with
+    // a name holding `jan novák`, and then no page of it can be walked.
+    const walkable = ['jan novák', 'jan nov', 'nov', 'novák j', 'nov jan', 'nov jan,'].filter((text) => holdable.has(text));
+    expect(walkable).toEqual(expect.arrayContaining(['jan nov', 'nov', 'nov jan']));
     expect(walked).toBeGreaterThan(0);
-    expect([...walkedTexts]).toEqual(expect.arrayContaining(['jan novák', 'jan nov', 'nov', 'novák j', 'nov jan', 'nov jan,']));
+    expect([...walkedTexts]).toEqual(expect.arrayContaining(walkable));
   });
 
   it('reads every page and total through indexes, with no statistics: no sequential scan of entity or the search tables', async () => {
