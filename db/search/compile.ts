@@ -509,7 +509,7 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
         if (words.length === 0) break;
         const candidates = words.map((word) => nameWordEntities(word, preferred, params, window, types)).join(' intersect ');
         // strpos is what LIKE '%needle%' means, on the candidates' names alone.
-        return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`;
+        return candidatesWhoseNames(candidates, onlyPreferred, `strpos(sv.value_norm, ${params.add(needle, 'text')}) > 0`);
       }
       case 'CT_EQ':
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
@@ -520,7 +520,11 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
         if (word === undefined) break;
         // left() where starts_with() would do: the planner turns starts_with() into a range of the prefix index and may
         // read the whole range there (without statistics it did), where the candidates are a few names each.
-        return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${nameWordEntities(word, preferred, params, window, types)})) and sv.kind = 'name'${onlyPreferred} and left(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`;
+        return candidatesWhoseNames(
+          nameWordEntities(word, preferred, params, window, types),
+          onlyPreferred,
+          `left(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
+        );
       }
       case 'CT_ENDS_WITH':
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
@@ -529,6 +533,11 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
   // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
   if (window && (comparator !== 'CT_EQ' || test.itemTypes === undefined)) return undefined;
   return `select sv.entity_id from search_value sv where ${rowPredicates('sv', test, scope.partTypes, params).join(' and ')}${withinWindow('sv', window)}`;
+}
+
+/** The candidates (a select of entity ids) with a name meeting `test` (on sv.value_norm): a few names each. */
+function candidatesWhoseNames(candidates: string, onlyPreferred: string, test: string): string {
+  return `select sv.entity_id from search_value sv where sv.entity_id = any(array(${candidates})) and sv.kind = 'name'${onlyPreferred} and ${test}`;
 }
 
 /**
