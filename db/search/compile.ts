@@ -458,12 +458,13 @@ function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, param
         ? `array(select v.word from name_vocabulary v where ${beginsWith('v.word', word, params)})`
         : `array(select v.word from name_vocabulary v where v.word like ${params.add(match === 'suffix' ? `%${escaped}` : `%${escaped}%`, 'text')})`;
   if (window === undefined) return `select nw.entity_id from name_word nw where nw.word = any(${words})${onlyPreferred}`;
-  // Within a window, each word's entries are one range of the key (word, entity_id), bounded as rows of that key so
-  // that no other index can take the bounds (name_word_entity_idx would walk every word of the window's entities;
-  // name_word_rank_idx, keyed in another collation, serves no plain `word =`).
+  // Within a window, each word's entries are one range of the key (word, entity_id): the equality on the word and the
+  // bounds on entity_id start and stop the read there. (Bounds written as rows, (word, entity_id) >= (…), did neither:
+  // btree starts from the equality alone and stops only on a row's first column, so each window read every entry of
+  // the word.) name_word_rank_idx, keyed in another collation, serves no plain `word =`.
   return `select nw.entity_id from unnest(${words}) as v(word), lateral (
       select nw.entity_id from name_word nw
-       where nw.word = v.word and (nw.word, nw.entity_id) >= (v.word, ${window.lo}) and (nw.word, nw.entity_id) < (v.word, ${window.hi})${onlyPreferred}
+       where nw.word = v.word and nw.entity_id >= ${window.lo} and nw.entity_id < ${window.hi}${onlyPreferred}
     ) nw`;
 }
 

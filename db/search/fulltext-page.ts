@@ -18,7 +18,8 @@ import { beginsWith, entityProbe, RESULT_COLUMNS, type Params, type SqlQuery } f
 // trigrams (for words of ASCII letters and digits, which name_words() and
 // pg_trgm both take for one word), so its similarity is the text's trigrams
 // over its own: the fewer it has, the better, which is the order of
-// name_word_rank_idx (word, trigrams, entity_id). The page is read from that
+// name_word_rank_idx (word, trigrams, entity_id; the word in the "C"
+// collation, decision 0212). The page is read from that
 // order when the best-ranked records hold it; only when they do not is every
 // match ranked.
 

@@ -143,7 +143,7 @@ describe('compileSearch', () => {
     expect(sole.count.text).toContain('count(distinct m.entity_id)');
     // The page of name words is read in windows of ids, each a range of name_word's key, uncapped (the window bounds it).
     expect(sole.page.text).toContain('with recursive w(lo, hi, scanned, ids)');
-    expect(sole.page.text).toContain('(nw.word, nw.entity_id) >= (v.word, w.lo)');
+    expect(sole.page.text).toContain('nw.word = v.word and nw.entity_id >= w.lo and nw.entity_id < w.hi');
     expect(sole.page.text).toContain('search_reads_capped(found.scanned, $');
     expect(sole.page.text).not.toContain('search_capped(');
     expect(sole.countCapped).toBe(false);
@@ -170,7 +170,7 @@ describe('compileSearch', () => {
     // names are then tested for the prefix; beside a state too.
     for (const page of [by('CT_STARTS_WITH'), compiled('CT_STARTS_WITH', { state: ['ERS_NEW'] }).page.text]) {
       expect(page).toContain('with recursive');
-      expect(page).toContain('(nw.word, nw.entity_id) >= (v.word, w.lo)');
+      expect(page).toContain('nw.word = v.word and nw.entity_id >= w.lo and nw.entity_id < w.hi');
       expect(page).toMatch(/left\(sv\.value_norm, \$\d+::integer\) = \$/);
       expect(page).not.toContain('sv.value_norm ~>=~');
     }

@@ -426,6 +426,41 @@ describe('name searches answered by their matches, on a database without statist
     }
   });
 
+  it("reads a window of a word's entries as one short range of name_word's key, however many entries the word has", async () => {
+    // A word of 100,000 entries, in a transaction rolled back: the first window (4,096 ids) holds the page, and reads
+    // its own entries alone. Bounds the read did not stop at would read every entry of the word.
+    const word = `qqwindow${run}`.toLowerCase();
+    const client = await harness.db.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(`insert into name_vocabulary (word) values ($1)`, [word]);
+      await client.query(
+        `insert into name_word (word, entity_id, preferred, entity_type, trigrams)
+           select $1, id, true, 'PERSON', 10 from generate_series(1, 100000) id`,
+        [word],
+      );
+      const compiled = compileSearch(
+        { cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value: word } },
+        { page: 1, pageSize: 20 },
+        'EXACT',
+        1_000_000,
+      );
+      expect(compiled.page.text).toContain('with recursive');
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+        text: `explain (analyze, buffers, format json) ${compiled.page.text}`,
+        values: compiled.page.values,
+      });
+      const reads = nodesOf(rows[0]!['QUERY PLAN'][0].Plan, 'name_word_pkey');
+      expect(reads.length).toBeGreaterThan(0);
+      // 4,096 entries of about 50 bytes: some 30 leaf pages and the descent (55 here), where every entry is 1,284.
+      const pages = reads.reduce((sum, node) => sum + (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0), 0);
+      expect(pages).toBeLessThan(200);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+
   it('reads no range of an entity-keyed index with statistics either', async () => {
     // ANALYZE inside a transaction that is rolled back: the other tests keep a database without statistics.
     const client = await harness.db.pool.connect();
@@ -463,7 +498,14 @@ interface PlanNode {
   'Index Name'?: string;
   'Index Cond'?: string;
   'Actual Loops'?: number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
+}
+
+/** The nodes of a plan that read index `name`. */
+function nodesOf(node: PlanNode, name: string): PlanNode[] {
+  return [...(node['Index Name'] === name ? [node] : []), ...(node.Plans ?? []).flatMap((child) => nodesOf(child, name))];
 }
 
 /** Indexes whose first key is the entity id, beside the tables' own primary keys. */
@@ -471,8 +513,7 @@ const ENTITY_KEYED_INDEXES = ['name_word_entity_idx', 'search_value_entity_idx',
 
 /** The reads of index `name` in a plan, each by its condition. */
 function indexReads(node: PlanNode, name: string): string[] {
-  const read = node['Index Name'] === name ? [`${name}: ${node['Index Cond'] ?? '(no condition)'}`] : [];
-  return [...read, ...(node.Plans ?? []).flatMap((child) => indexReads(child, name))];
+  return nodesOf(node, name).map((read) => `${name}: ${read['Index Cond'] ?? '(no condition)'}`);
 }
 
 /** The reads of a trigram index for anything but a LIKE pattern (`~~`). */
