@@ -18,8 +18,7 @@ import { beginsWith, entityProbe, RESULT_COLUMNS, type Params, type SqlQuery } f
 // trigrams (for words of ASCII letters and digits, which name_words() and
 // pg_trgm both take for one word), so its similarity is the text's trigrams
 // over its own: the fewer it has, the better, which is the order of
-// name_word_rank_idx (word, trigrams, entity_id; the word in the "C"
-// collation, decision 0212). The page is read from that
+// name_word_rank_idx (word, trigrams, entity_id). The page is read from that
 // order when the best-ranked records hold it; only when they do not is every
 // match ranked.
 
@@ -224,18 +223,16 @@ function walkedTier(
       .filter((word) => word.beginning)
       .map(({ word }) => ` and exists (select from name_vocabulary v where ${beginsWith('v.word', word, params)})`),
   ].join('');
-  // In the "C" collation: name_word_rank_idx is keyed so, and serves nothing else (a plain `word =` is read from
-  // name_word's key).
   const walked = walkedWord.beginning
     ? `select x.id, x.trigrams from name_vocabulary v, lateral (
           select nw.entity_id as id, nw.trigrams from name_word nw${probe}
-           where nw.word collate "C" = v.word${types}${holdsOthers}
+           where nw.word = v.word${types}${holdsOthers}
            order by nw.trigrams, nw.entity_id limit 2 * ${need}
         ) x
          where ${beginsWith('v.word', walkedWord.word, params)}${othersKnown}
          order by x.trigrams, x.id limit 2 * ${need}`
     : `select nw.entity_id as id, nw.trigrams from name_word nw${probe}
-         where nw.word collate "C" = ${params.add(walkedWord.word, 'text')}${types}${holdsOthers}${othersKnown}
+         where nw.word = ${params.add(walkedWord.word, 'text')}${types}${holdsOthers}${othersKnown}
          order by nw.trigrams, nw.entity_id limit 2 * ${need}`;
   return `walked as materialized (${walked}
       ), tier_hits as materialized (${ranked('select distinct w.id from walked w')}
