@@ -110,6 +110,8 @@ describe("the README's Sickle example", () => {
 
 describe('oaipmh-scythe', () => {
   it('runs every verb, by GET and by POST, and parses every answer', async () => {
+    // The lists of this file's set: Sickle harvests the whole registry above, and six more whole harvests here cost
+    // what the rest of the run wrote (past a minute on a busy machine).
     const seen = await harvester<
       Record<
         'GET' | 'POST',
@@ -123,15 +125,15 @@ describe('oaipmh-scythe', () => {
           record: string;
         }
       >
-    >('scythe', endpoint, `oai:${REPOSITORY}:${uuids[0]}`, TEST_TOKENS.read);
-    const entities = Number((await harness.sql<{ n: string }>('select count(*) as n from entity'))[0]!.n);
+    >('scythe', endpoint, `oai:${REPOSITORY}:${uuids[0]}`, `type:${TYPE}`, TEST_TOKENS.read);
     for (const method of ['GET', 'POST'] as const) {
+      // The set's 7 records, the deleted one among them (its header).
       expect(seen[method]).toMatchObject({
         repositoryName: 'Entity Records Service',
         formats: ['oai_dc', 'cam-2025', 'eac-cpf'],
-        identifiers: entities,
-        oai_dc: entities,
-        'cam-2025': entities,
+        identifiers: 7,
+        oai_dc: 7,
+        'cam-2025': 7,
         record: `oai:${REPOSITORY}:${uuids[0]}`,
       });
       expect(seen[method].sets).toContain(`type:${TYPE}`);

@@ -5,7 +5,7 @@ Each command prints one JSON document on stdout; any exception of a harvester
 the traceback on stderr.
 
   sickle URL VERB PREFIX [FROM] [TOKEN]  every header (and whether metadata came), by Sickle
-  scythe URL IDENTIFIER [TOKEN]          every verb by oaipmh-scythe (GET, then POST)
+  scythe URL IDENTIFIER SET [TOKEN]      every verb by oaipmh-scythe (GET, then POST), the lists of one set
   pyoai URL IDENTIFIER                   Identify, ListMetadataFormats and GetRecord by pyoai's client
 """
 
@@ -37,7 +37,7 @@ def sickle(url, verb, prefix, from_=None, token=None):
     return {"items": items}
 
 
-def scythe(url, identifier, token=None):
+def scythe(url, identifier, set_, token=None):
     import httpx2
     from oaipmh_scythe import Scythe
     from oaipmh_scythe.config import HTTPConfig
@@ -54,9 +54,9 @@ def scythe(url, identifier, token=None):
             identify = harvester.identify()
             formats = [f.metadataPrefix for f in harvester.list_metadata_formats()]
             sets = [s.setSpec for s in harvester.list_sets()]
-            headers = [h.identifier for h in harvester.list_identifiers(metadata_prefix="oai_dc")]
-            dc = [r.header.identifier for r in harvester.list_records(metadata_prefix="oai_dc")]
-            native = [r.header.identifier for r in harvester.list_records(metadata_prefix="cam-2025")]
+            headers = [h.identifier for h in harvester.list_identifiers(metadata_prefix="oai_dc", set_=set_)]
+            dc = [r.header.identifier for r in harvester.list_records(metadata_prefix="oai_dc", set_=set_)]
+            native = [r.header.identifier for r in harvester.list_records(metadata_prefix="cam-2025", set_=set_)]
             record = harvester.get_record(identifier=identifier, metadata_prefix="cam-2025")
             seen[method] = {"repositoryName": identify.repositoryName, "formats": formats, "sets": sets,
                             "identifiers": len(headers), "oai_dc": len(dc), "cam-2025": len(native),
