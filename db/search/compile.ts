@@ -459,9 +459,9 @@ function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, param
         : `array(select v.word from name_vocabulary v where v.word like ${params.add(match === 'suffix' ? `%${escaped}` : `%${escaped}%`, 'text')})`;
   if (window === undefined) return `select nw.entity_id from name_word nw where nw.word = any(${words})${onlyPreferred}`;
   // Within a window, each word's entries are one range of the key (word, entity_id): the equality on the word and the
-  // bounds on entity_id start and stop the read there. (Bounds written as rows, (word, entity_id) >= (…), did neither:
-  // btree starts from the equality alone and stops only on a row's first column, so each window read every entry of
-  // the word.) name_word_rank_idx cannot bound entity_id (trigrams come before it), so costs more to the planner.
+  // bounds on entity_id start and stop the read there. Not as rows, (word, entity_id) >= (…): a btree scan starts from
+  // the equality alone and stops only where a row's first column decides, so a window would read every entry of the
+  // word. name_word_rank_idx cannot bound entity_id (trigrams come before it), so costs more to the planner.
   return `select nw.entity_id from unnest(${words}) as v(word), lateral (
       select nw.entity_id from name_word nw
        where nw.word = v.word and nw.entity_id >= ${window.lo} and nw.entity_id < ${window.hi}${onlyPreferred}
