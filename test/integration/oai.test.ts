@@ -4,7 +4,9 @@
 // from the first responseDate sees every change), and the responseDate
 // guarantee against a commit held open. Responses are checked against the
 // OAI-PMH schema (from pyoai's source distribution, in .venv/) and native
-// records against the public 2025 XSD.
+// records against the public 2025 XSD. The registry is a database of the
+// file's own: its harvests of everything (by pages of 2) then cost this
+// file's records, not every other file's.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
@@ -17,6 +19,7 @@ import { startHarness, TEST_TOKENS, type Harness } from '../support/harness.ts';
 import { echoedRequest, errorCodes, harvest, items, oaiGet, responseDate, resumptionToken } from '../support/oai.ts';
 import { oaiSchemaErrors } from '../support/oai-schema.ts';
 import { eventually } from '../support/poll.ts';
+import { migratedScratchDatabase } from '../support/scratch-database.ts';
 import { PUBLIC_SCHEMAS_PRESENT, publicSchemaErrors } from '../support/public-schemas.ts';
 
 const REPOSITORY = 'records.example.org';
@@ -67,9 +70,13 @@ async function allUuids(): Promise<string[]> {
   return (await harness.sql<{ uuid: string }>('select uuid from entity order by id')).map((row) => row.uuid);
 }
 
+let database: Awaited<ReturnType<typeof migratedScratchDatabase>> | undefined;
+
 beforeAll(async () => {
+  database = await migratedScratchDatabase('oai');
   harness = await startHarness({
     env: {
+      DATABASE_URL: database.url,
       OAI_PMH: 'public',
       OAI_REPOSITORY_ID: REPOSITORY,
       OAI_PAGE_SIZE: '2',
@@ -90,7 +97,10 @@ beforeAll(async () => {
   ]);
 });
 
-afterAll(async () => harness?.close());
+afterAll(async () => {
+  await harness?.close();
+  await database?.drop();
+});
 
 describe('the verbs', () => {
   it('Identify names the repository, persistent deletions and seconds granularity', async () => {
@@ -392,13 +402,13 @@ describe('access', () => {
   });
 
   it('a token issued by one API process is answered by another, started after it', async () => {
-    // This file's own records (a set of its type): the run's database holds every other file's records too.
     const first = await oai(`verb=ListIdentifiers&metadataPrefix=oai_dc&set=type:${PERSON}`);
     const whole = await harvest(harness.baseUrl, `verb=ListIdentifiers&metadataPrefix=oai_dc&set=type:${PERSON}`);
     expect(whole.pages).toBeGreaterThan(1);
     const other = await startHarness({
       worker: false,
       env: {
+        DATABASE_URL: database!.url,
         OAI_PMH: 'public',
         OAI_REPOSITORY_ID: REPOSITORY,
         OAI_PAGE_SIZE: '2',
