@@ -499,7 +499,7 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
     const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
     // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
-    // A prefix is read in a window through its words instead (startsWithInWindow).
+    // A prefix is read in a window through its words instead (startingWord, candidatesWhoseNames).
     if (window && comparator !== 'CT_CONTAINS' && comparator !== 'CT_STARTS_WITH') return undefined;
     switch (comparator) {
       case 'CT_CONTAINS': {
