@@ -7,8 +7,10 @@
 // sent by GET as it is, and never served stale: a record written without its
 // document loses the stored one and is built from the record again.
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withDatabaseUser } from '../../db/mikro-orm.config.ts';
+import { recordRepository } from '../../db/records.ts';
 import type { EntityRecord } from '../../domain/model.ts';
 import { v2DocumentRevision } from '../../domain/xml/compiled-entity-writer.ts';
 import { serializeEntity } from '../../domain/xml/index.ts';
@@ -167,6 +169,53 @@ describe('the stored v2 document of a record', () => {
         b.entityId,
         document,
       ]);
+    }
+  });
+
+  it('is read from the row itself: GET reads no TOAST page, where the record and its EAC-CPF element are kept', async () => {
+    // Values that do not compress, so that the row is past the size where PostgreSQL moves columns out of it.
+    const name = () => Array.from({ length: 4 }, () => randomUUID()).join(' ');
+    const parts = Array.from({ length: 15 }, () => namePart(name()));
+    const large = (await applyBatch(harness, batchXml([create('large', '', { parts })]))).revisions.get('large')!;
+    // One connection, so that its backend's counters of the entity's TOAST table are this read's alone
+    // (pg_stat_get_xact_blocks_fetched: blocks not yet reported, which happens only between transactions).
+    const pool = new pg.Pool({ connectionString: withDatabaseUser(harness.config.DATABASE_URL), max: 1 });
+    const records = recordRepository(pool);
+    const toastBlocksReadBy = async (read: () => Promise<unknown>) => {
+      const blocks = async () =>
+        Number(
+          (
+            await pool.query<{ blocks: string }>(
+              `select pg_stat_get_xact_blocks_fetched(reltoastrelid) as blocks from pg_class where oid = 'entity'::regclass`,
+            )
+          ).rows[0]!.blocks,
+        );
+      await pool.query('begin');
+      try {
+        const before = await blocks();
+        await read();
+        return (await blocks()) - before;
+      } finally {
+        await pool.query('rollback');
+      }
+    };
+    try {
+      const document = await toastBlocksReadBy(async () =>
+        expect((await findCurrentDocument(records, { entityId: large.entityId }))?.documentBytes).toBeDefined(),
+      );
+      const record = await toastBlocksReadBy(async () =>
+        expect((await findCurrentRecord(records, { entityId: large.entityId }))?.entityId).toBe(large.entityId),
+      );
+      const eacCpf = await toastBlocksReadBy(() =>
+        pool.query('select eac_cpf from entity where id = $1 and eac_cpf is not null', [large.entityId]),
+      );
+      expect({ document, recordOutOfRow: record > 0, eacCpfOutOfRow: eacCpf > 0 }).toEqual({
+        document: 0,
+        recordOutOfRow: true,
+        eacCpfOutOfRow: true,
+      });
+    } finally {
+      await pool.end();
     }
   });
 
