@@ -22,6 +22,10 @@
 //  - GET of a record, p50 and p95 over ids spread across the table;
 //  - the real client's name searches, page and total
 //    (bench/search-scale.ts);
+//  - for GET and each search page, the database pages its statement reads
+//    (EXPLAIN's buffers): its work, which must stay flat whatever the
+//    memory holds, where its time also pays for reading those pages from
+//    disk once the registry outgrows the memory;
 //  - last, with the stack stopped, the snapshot export of every record (the
 //    export activity's path).
 // Then, for each figure and each pair of consecutive sizes, its growth
@@ -34,10 +38,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { percentile } from '../test/support/poll.ts';
+import { CURRENT_READS } from '../db/records.ts';
 import { measureExport } from './export.ts';
 import { commandOptions, isScript, loadAverage, reportFigures } from './lib/cli.ts';
 import { loadGeneratedEntities } from './lib/load.ts';
+import { statementPages } from './lib/statement-pages.ts';
 import type { Figure } from './lib/report.ts';
 import { searchFiguresForScale } from './search-scale.ts';
 import { BENCH_TOKEN, benchAdminUrl, dropDatabase, openDatabase, recreateDatabase, startStack, type Stack } from './lib/stack.ts';
@@ -61,6 +68,7 @@ const TABLES: Record<string, ScaleFigure['growth']> = {
   batch: 'none',
 };
 const GET_SAMPLES = 500;
+const GET_PAGE_SAMPLES = 50;
 const HARVEST = 'OAI ListRecords: whole harvest';
 /** Sizes from which exponents are judged; below, fixed costs are most of every figure. */
 const JUDGED_FROM = 100_000;
@@ -104,15 +112,18 @@ async function bytesPerRecord(url: string, entities: number): Promise<ScaleFigur
   ];
 }
 
-/** GET of records spread over the table, one after another: latencies in ms. */
-async function getLatencies(apiUrl: string, url: string): Promise<number[]> {
+/** Ids spread over the table: a fixed stride, co-prime with any span worth measuring, every sample another page of it. */
+async function sampleIds(url: string, samples: number): Promise<number[]> {
   const [range] = await query<{ min: string; max: string }>(url, 'select min(id) as min, max(id) as max from entity');
   const min = Number(range!.min);
   const span = Number(range!.max) - min + 1;
+  return Array.from({ length: samples }, (_, k) => min + ((k * 7919) % span));
+}
+
+/** GET of records spread over the table, one after another: latencies in ms. */
+async function getLatencies(apiUrl: string, url: string): Promise<number[]> {
   const latencies: number[] = [];
-  for (let k = 0; k < GET_SAMPLES; k += 1) {
-    // A fixed stride, co-prime with any span worth measuring: every sample another page of the table.
-    const id = min + ((k * 7919) % span);
+  for (const id of await sampleIds(url, GET_SAMPLES)) {
     const started = performance.now();
     const response = await fetch(`${apiUrl}/api/v2/entities/${id}`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } });
     await response.arrayBuffer();
@@ -120,6 +131,21 @@ async function getLatencies(apiUrl: string, url: string): Promise<number[]> {
     latencies.push(performance.now() - started);
   }
   return latencies.sort((a, b) => a - b);
+}
+
+/** The pages GET's own statement reads for one record (db/records.ts), the mean over records spread over the table. */
+async function getPages(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const ids = await sampleIds(url, GET_PAGE_SAMPLES);
+    let pages = 0;
+    for (const id of ids)
+      pages += (await statementPages(client, { text: CURRENT_READS['documents-ids'].text, values: [[String(id)]] })).pages;
+    return pages / ids.length;
+  } finally {
+    await client.end();
+  }
 }
 
 async function readFigures(stack: Stack, entities: number): Promise<ScaleFigure[]> {
@@ -157,7 +183,11 @@ async function readFigures(stack: Stack, entities: number): Promise<ScaleFigure[
     timed(HARVEST, harvest.seconds, 's', 'linear'),
   );
   const gets = await getLatencies(stack.apiUrl, stack.databaseUrl);
-  figures.push(timed('GET entity p50', percentile(gets, 50), 'ms', 'flat'), timed('GET entity p95', percentile(gets, 95), 'ms', 'flat'));
+  figures.push(
+    timed('GET entity p50', percentile(gets, 50), 'ms', 'flat'),
+    timed('GET entity p95', percentile(gets, 95), 'ms', 'flat'),
+    timed('GET entity reads', await getPages(stack.databaseUrl), 'pages', 'flat', 'its statement, the mean over 50 records'),
+  );
   return figures;
 }
 

@@ -18,6 +18,7 @@ import { NAME_SEARCHES } from './lib/broad-searches.ts';
 import { commandOptions, isScript, loadAverage, reportFigures } from './lib/cli.ts';
 import type { Figure } from './lib/report.ts';
 import { readsDatabase } from './reads.ts';
+import { statementPages } from './lib/statement-pages.ts';
 import { openDatabase } from './lib/stack.ts';
 
 const PAGE_WITHIN_MS = 100;
@@ -84,12 +85,14 @@ async function measureSearches(databaseUrl: string, runs: number, withoutStatist
       const page: number[] = [];
       const total: number[] = [];
       let count = 0;
+      let pageStatement = { text: '', values: [] as unknown[] };
       for (let run = 0; run <= runs; run += 1) {
         // A FULLTEXT page costs its words' probe of name_vocabulary too, as the service runs it (db/search/repository.ts).
         const started = performance.now();
         const heldWhole = search.searchType === 'FULLTEXT' ? await wordsHeldWhole(client, search.query.text ?? '') : undefined;
         const wordsMs = performance.now() - started;
         const compiled = compileSearch(search.query, { page: 1, pageSize: 20 }, search.searchType, MAX_MATCHES, heldWhole);
+        pageStatement = compiled.page;
         const pageRun = await timed(client, compiled.page);
         const totalRun = await timed(client, compiled.count);
         count = Number(totalRun.rows[0]?.total ?? 0);
@@ -99,6 +102,8 @@ async function measureSearches(databaseUrl: string, runs: number, withoutStatist
         total.push(totalRun.ms);
       }
       const note = `${count.toLocaleString('en')} matches; p50 page ${percentile(page, 50).toFixed(1)} ms, total ${percentile(total, 50).toFixed(1)} ms`;
+      // What the page reads, after the timed runs: the same pages at every size, if it costs what it answers.
+      const read = await statementPages(client, pageStatement);
       figures.push(
         {
           figure: `search page p95: ${search.name}`,
@@ -107,6 +112,15 @@ async function measureSearches(databaseUrl: string, runs: number, withoutStatist
           target: `≤ ${PAGE_WITHIN_MS} ms`,
           met: percentile(page, 95) <= PAGE_WITHIN_MS,
           note,
+        },
+        {
+          figure: `search page reads: ${search.name}`,
+          value: read.pages,
+          unit: 'pages',
+          target: 'reported',
+          met: true,
+          info: true,
+          note: `${read.readIn.toLocaleString('en')} of them read into PostgreSQL's buffers`,
         },
         {
           figure: `search total p95: ${search.name}`,

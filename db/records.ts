@@ -152,7 +152,7 @@ const FILTERS = {
   uuids: { columns: 'uuid', where: 'uuid = any($1::uuid[])' },
 } as const;
 type Filter = keyof typeof FILTERS;
-const CURRENT_READS = Object.fromEntries(
+export const CURRENT_READS = Object.fromEntries(
   (Object.keys(COLUMNS) as (keyof typeof COLUMNS)[]).flatMap((form) =>
     (Object.keys(FILTERS) as Filter[]).map((filter) => [
       `${form}-${filter}`,
