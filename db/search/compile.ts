@@ -483,7 +483,9 @@ function withinWindow(alias: string, window: IdWindow | undefined): string {
  *    CT_CONTAINS of one word through name_word; of several words, the
  *    candidates holding its words (name_word), whose names are compared
  *    with the whole needle; CT_EQ and CT_STARTS_WITH one range of the
- *    names' btree, CT_ENDS_WITH one of the reversed names';
+ *    names' btree, CT_ENDS_WITH one of the reversed names' (within a
+ *    window, CT_STARTS_WITH and CT_ENDS_WITH the candidates holding the
+ *    needle's narrowing word, whose names are compared with the needle);
  *  - any other test: the search rows themselves, CT_EQ and CT_STARTS_WITH
  *    by the text_pattern_ops btrees (with the item type first when given),
  *    CT_CONTAINS and CT_ENDS_WITH of three characters or more by trigrams.
@@ -499,8 +501,9 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
     const preferred = test.preferred === true || scope.partTypes.includes('PT_PREF_NAME');
     const onlyPreferred = preferred ? ' and sv.preferred' : '';
     // A range of whole names holds many names, each with its entities in id order: no index reads it in id order.
-    // A prefix is read in a window through its words instead (startingWord, candidatesWhoseNames).
-    if (window && comparator !== 'CT_CONTAINS' && comparator !== 'CT_STARTS_WITH') return undefined;
+    // A prefix or an ending is read in a window through its words instead (startingWord, endingWord,
+    // candidatesWhoseNames).
+    if (window && comparator === 'CT_EQ') return undefined;
     switch (comparator) {
       case 'CT_CONTAINS': {
         if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window, types);
@@ -528,8 +531,17 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
           `left(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
         );
       }
-      case 'CT_ENDS_WITH':
-        return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
+      case 'CT_ENDS_WITH': {
+        if (window === undefined)
+          return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
+        const word = endingWord(needle);
+        if (word === undefined) break;
+        return candidatesWhoseNames(
+          nameWordEntities(word, preferred, params, window, types),
+          onlyPreferred,
+          `right(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
+        );
+      }
     }
   }
   // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
@@ -554,6 +566,23 @@ function startingWord(needle: string): NeedleWord | undefined {
     return { word: word.word, match: word.match === 'suffix' ? 'whole' : 'prefix' };
   });
   return words.sort(narrowingOrder)[0];
+}
+
+/**
+ * The word of a CT_ENDS_WITH needle that narrows its candidates in a window: its longest (a whole one first), as a
+ * name ending with the needle holds it. The needle's last word, unless a separator follows it, ends the name's last
+ * word (`vák` ends `novák`), and is that word when a separator comes before it (`, jan`). Undefined for a needle
+ * without words.
+ */
+function endingWord(needle: string): NeedleWord | undefined {
+  const words = needleWords(needle);
+  const last = words.length - 1;
+  return words
+    .map((word, index): NeedleWord => {
+      if (index < last || word.match === 'suffix' || word.match === 'whole') return word;
+      return { word: word.word, match: word.match === 'prefix' ? 'whole' : 'suffix' };
+    })
+    .sort(narrowingOrder)[0];
 }
 
 /** Characters a needle matched inside values needs for the trigram index (pg_trgm's trigrams). */

@@ -100,6 +100,18 @@ const SEARCHES: NameSearch[] = [
     reference: names(`value_norm like '%7)'`),
   },
   {
+    label: 'ends with a whole word',
+    version: 'v2',
+    body: { cond: index('DISPLAY_NAME', 'CT_ENDS_WITH', '-17)') },
+    reference: names(`value_norm like '%-17)'`),
+  },
+  {
+    label: 'v1: ends with two whole words',
+    version: 'v1',
+    body: { cond: { condType: 'index', name: 'name', comparator: 'CT_END_WITH', value: ', c0-1)' } },
+    reference: names(`value_norm like '%, c0-1)'`),
+  },
+  {
     label: 'equals a whole name',
     version: 'v2',
     body: { cond: index('prefName', 'CT_EQ', WHOLE_NAME) },
