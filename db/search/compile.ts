@@ -504,6 +504,14 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
     // A prefix or an ending is read in a window through its words instead (startingWord, endingWord,
     // candidatesWhoseNames).
     if (window && comparator === 'CT_EQ') return undefined;
+    // In a window: the candidates holding the needle's narrowing word, whose names begin or end with the needle.
+    const namesAtOneEnd = (end: 'left' | 'right', word: NeedleWord | undefined) =>
+      word &&
+      candidatesWhoseNames(
+        nameWordEntities(word, preferred, params, window, types),
+        onlyPreferred,
+        `${end}(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
+      );
     switch (comparator) {
       case 'CT_CONTAINS': {
         if (isInsideOneWord(needle)) return nameWordEntities({ word: needle, match: 'inside' }, preferred, params, window, types);
@@ -518,30 +526,16 @@ function matchSet(test: RowTest, scope: Scope, params: Params, window?: IdWindow
       }
       case 'CT_EQ':
         return `select sv.entity_id from search_value sv where sv.kind = 'name' and sv.value_norm ~>=~ ${params.add(needle, 'text')} and sv.value_norm ~<=~ ${params.add(needle, 'text')}${onlyPreferred}`;
-      case 'CT_STARTS_WITH': {
+      case 'CT_STARTS_WITH':
         if (window === undefined)
           return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('sv.value_norm', needle, params)}${onlyPreferred}`;
-        const word = startingWord(needle);
-        if (word === undefined) break;
         // left() where starts_with() would do: the planner turns starts_with() into a range of the prefix index and may
         // read the whole range there (without statistics it did), where the candidates are a few names each.
-        return candidatesWhoseNames(
-          nameWordEntities(word, preferred, params, window, types),
-          onlyPreferred,
-          `left(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
-        );
-      }
-      case 'CT_ENDS_WITH': {
+        return namesAtOneEnd('left', startingWord(needle));
+      case 'CT_ENDS_WITH':
         if (window === undefined)
           return `select sv.entity_id from search_value sv where sv.kind = 'name' and ${beginsWith('reverse(sv.value_norm)', [...needle].reverse().join(''), params)}${onlyPreferred}`;
-        const word = endingWord(needle);
-        if (word === undefined) break;
-        return candidatesWhoseNames(
-          nameWordEntities(word, preferred, params, window, types),
-          onlyPreferred,
-          `right(sv.value_norm, ${params.add([...needle].length, 'integer')}) = ${params.add(needle, 'text')}`,
-        );
-      }
+        return namesAtOneEnd('right', endingWord(needle));
     }
   }
   // One value of given item types is one range of search_value_type_idx (item_type, value_norm, entity_id), in id order.
