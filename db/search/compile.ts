@@ -444,10 +444,26 @@ function narrowingOrder(a: NeedleWord, b: NeedleWord): number {
 const MAX_NARROWING_WORDS = 2;
 
 /**
+ * A window whose needle's vocabulary words are more than its width over this many ids reads the window's own words
+ * (name_word_entity_idx, in entity order) and tests each, instead of a range of the key per vocabulary word. A range
+ * costs a descent of the key, four to five pages, more as the key deepens with the registry; the window's own words
+ * about a page per thirty ids (six words an entity, some two hundred entries a leaf page), whatever the registry's size.
+ */
+const IDS_PER_WORD_RANGE = 64;
+
+/** The test of a name word `nw.word` meeting a needle's word held otherwise than whole. */
+function wordMeets({ word, match }: NeedleWord, params: Params): string {
+  if (match === 'inside') return `strpos(nw.word, ${params.add(word, 'text')}) > 0`;
+  const end = match === 'prefix' ? 'left' : 'right';
+  return `${end}(nw.word, ${params.add([...word].length, 'integer')}) = ${params.add(word, 'text')}`;
+}
+
+/**
  * The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key;
  * of the entity types `types` (SQL of a text[] parameter) when given, which the key holds beside each entry.
  */
-function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, params: Params, window?: IdWindow, types?: string): string {
+function nameWordEntities(needleWord: NeedleWord, preferred: boolean, params: Params, window?: IdWindow, types?: string): string {
+  const { word, match } = needleWord;
   const escaped = escapeLike(word);
   const onlyPreferred = `${preferred ? ' and nw.preferred' : ''}${types === undefined ? '' : ` and nw.entity_type = any(${types})`}`;
   // The words as one array: name_word's primary key is then read for them alone, whatever the statistics say.
@@ -462,10 +478,26 @@ function nameWordEntities({ word, match }: NeedleWord, preferred: boolean, param
   // bounds on entity_id start and stop the read there. Not as rows, (word, entity_id) >= (…): a btree scan starts from
   // the equality alone and stops only where a row's first column decides, so a window would read every entry of the
   // word. name_word_rank_idx cannot bound entity_id (trigrams come before it), so costs more to the planner.
-  return `select nw.entity_id from unnest(${words}) as v(word), lateral (
+  const inWindow = `nw.entity_id >= ${window.lo} and nw.entity_id < ${window.hi}`;
+  const ranges = (list: string) => `select nw.entity_id from unnest(${list}) as v(word), lateral (
       select nw.entity_id from name_word nw
-       where nw.word = v.word and nw.entity_id >= ${window.lo} and nw.entity_id < ${window.hi}${onlyPreferred}
+       where nw.word = v.word and ${inWindow}${onlyPreferred}
     ) nw`;
+  if (match === 'whole') return ranges(words);
+  // A short needle is in many vocabulary words; a window narrower than their ranges cost reads its own words
+  // instead. Each branch's test reads only the window's bounds and the word list (looked up once, OFFSET 0): a
+  // one-time filter, decided anew for each window.
+  const ownWordsCheaper = `cardinality(l.words) * ${IDS_PER_WORD_RANGE} > ${window.hi} - ${window.lo}`;
+  // The types from entity_filters_idx for the matching words alone (OFFSET 0 keeps it a probe each): name_word's own
+  // column would be read from its rows, one for every word of the window.
+  const ofTypes =
+    types === undefined ? '' : ` and exists (select from entity t where t.id = nw.entity_id and t.entity_type = any(${types}) offset 0)`;
+  return `select x.entity_id from (select ${words} as words offset 0) l, lateral (
+      ${ranges('l.words')} where not (${ownWordsCheaper})
+    union all
+      select nw.entity_id from name_word nw
+       where ${inWindow} and ${wordMeets(needleWord, params)}${preferred ? ' and nw.preferred' : ''}${ofTypes} and ${ownWordsCheaper}
+    ) x`;
 }
 
 /** The bounds of a window on the entity_id of `alias`, when there is one. */

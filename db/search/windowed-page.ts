@@ -24,7 +24,7 @@ export interface IdWindow {
 export const PAGE_WINDOW: IdWindow = { lo: 'w.lo', hi: 'w.hi' };
 
 /** Ids in the first window; each next window is twice as wide as the one before. */
-const FIRST_WINDOW_IDS = 4096;
+const FIRST_WINDOW_IDS = 512;
 
 export interface WindowedPage {
   window: IdWindow;

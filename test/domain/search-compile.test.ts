@@ -199,4 +199,35 @@ describe('compileSearch', () => {
     // Under `not`, per entity.
     expect(compileSearch({ cond: { condType: 'not', cond: name } }, paging, 'EXACT', 1000).page.text).not.toContain('search_capped(');
   });
+
+  it("reads a window of a short needle's many vocabulary words from the window's own words", () => {
+    const paging = { page: 1, pageSize: 10 };
+    const contains = (value: string, more: Partial<SearchQuery> = {}) =>
+      compileSearch({ cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_CONTAINS', value }, ...more }, paging, 'EXACT', 1000)
+        .page.text;
+    // Each window reads a range of name_word's key per vocabulary word, or, when those words outnumber the window's
+    // width over 64 ids, the window's own entries, each word tested: the same comparison gates both, negated in one.
+    const page = contains('jan');
+    const gate = /cardinality\(l\.words\) \* (\d+) > w\.hi - w\.lo/g;
+    expect([...page.matchAll(gate)].map((match) => match[1])).toEqual(['64', '64']);
+    expect(page).toMatch(/ where not \(cardinality/);
+    expect(page).toMatch(/where nw\.entity_id >= w\.lo and nw\.entity_id < w\.hi and strpos\(nw\.word, \$\d+::text\) > 0 and cardinality/);
+    // The words are looked up once for both. Beside types, the matching entries' entities are probed for them.
+    expect(page).toContain('from (select array(select v.word from name_vocabulary v where v.word like $');
+    expect(page.match(/from name_vocabulary/g)).toHaveLength(1);
+    const typed = contains('jan', { types: ['PERSON'] });
+    expect([...typed.matchAll(gate)].map((match) => match[1])).toEqual(['64', '64']);
+    expect(typed).toMatch(
+      /strpos\(nw\.word, \$\d+::text\) > 0 and exists \(select from entity t where t\.id = nw\.entity_id and t\.entity_type = any\(\$1::text\[\]\) offset 0\)/,
+    );
+    // A prefix's narrowing word is tested by its beginning; a whole word is one range of the key, whatever the window.
+    const prefix = compileSearch(
+      { cond: { condType: 'index', name: 'DISPLAY_NAME', comparator: 'CT_STARTS_WITH', value: 'nov' } },
+      paging,
+      'EXACT',
+      1000,
+    ).page.text;
+    expect(prefix).toMatch(/left\(nw\.word, \$\d+::integer\) = \$\d+::text/);
+    expect(contains('novák, jan,')).not.toContain('> w.hi - w.lo');
+  });
 });

@@ -435,8 +435,54 @@ describe('name searches answered by their matches, on a database without statist
     }
   });
 
+  it("answers the same pages from a window's own words as from a range of the key per vocabulary word", async () => {
+    // Which way a window reads is decided by the count of the needle's vocabulary words against its width: forced
+    // each way here (the gate's factor made 0 or huge), both must give the reference's pages, and the own words'
+    // plan reads no table whole without statistics.
+    const forced = { ranges: 0, ownWords: 0 };
+    for (const search of SEARCHES.filter((each) => each.searchType === undefined)) {
+      const compiled = compileSearch(toSearchQuery(search), { page: 1, pageSize: 10 }, 'EXACT', 1_000_000);
+      if (!WINDOW_GATE.test(compiled.page.text)) continue;
+      for (const [way, factor] of [
+        ['ranges', 0],
+        ['ownWords', 1_000_000_000],
+      ] as const) {
+        const text = compiled.page.text.replace(WINDOW_GATE_ALL, `) * ${factor} > w.hi - w.lo`);
+        const { got, expected, plan } = await inTransaction(harness.db.pool, async (client) => {
+          await client.query('set transaction isolation level repeatable read');
+          const answered = await client.query<{ id: string }>({ text, values: compiled.page.values });
+          const reference = await client.query<{ id: string }>(
+            `select e.id from entity e where ${referenceWhere(search)} order by e.id limit 10`,
+          );
+          const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+            text: `explain (analyze, format json) ${text}`,
+            values: compiled.page.values,
+          });
+          return {
+            got: answered.rows.map((row) => row.id),
+            expected: reference.rows.map((row) => row.id),
+            plan: explained.rows[0]!['QUERY PLAN'][0].Plan,
+          };
+        });
+        expect(got, `${search.label}, read by ${way}`).toEqual(expected);
+        expect(
+          sequentialScans(plan).filter((relation) => WALKED_NEVER.includes(relation)),
+          `${search.label}, ${way}`,
+        ).toEqual([]);
+        // The window's own words: a range of name_word_entity_idx (a `not` probes it for one entity, `=`).
+        const ownWordsRead = nodesOf(plan, 'name_word_entity_idx').some(
+          (node) => /[<>]/.test(node['Index Cond'] ?? '') && (node['Actual Loops'] ?? 0) > 0,
+        );
+        expect(ownWordsRead, `${search.label}, read by ${way}`).toBe(way === 'ownWords');
+        forced[way] += 1;
+      }
+    }
+    // Contains `jan`, `novák` with types, starts with a fragment, an ending: each is read both ways.
+    expect(forced.ownWords).toBeGreaterThanOrEqual(4);
+  });
+
   it("reads a window of a word's entries as one short range of name_word's key, however many entries the word has", async () => {
-    // A word of 100,000 entries, in a transaction rolled back: the first window (4,096 ids) holds the page, and reads
+    // A word of 100,000 entries, in a transaction rolled back: the first window (512 ids) holds the page, and reads
     // its own entries alone. Bounds the read did not stop at would read every entry of the word.
     const word = `qqwindow${run}`.toLowerCase();
     const client = await harness.db.pool.connect();
@@ -461,7 +507,7 @@ describe('name searches answered by their matches, on a database without statist
       });
       const reads = nodesOf(rows[0]!['QUERY PLAN'][0].Plan, 'name_word_pkey');
       expect(reads.length).toBeGreaterThan(0);
-      // 4,096 entries of about 50 bytes: some 30 leaf pages and the descent (55 here), where every entry is 1,284.
+      // 512 entries of about 50 bytes: a few leaf pages and the descent, where every entry is some 1,300.
       const pages = reads.reduce((sum, node) => sum + (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0), 0);
       expect(pages).toBeLessThan(200);
     } finally {
@@ -506,6 +552,7 @@ interface PlanNode {
   'Index Name'?: string;
   'Index Cond'?: string;
   'Actual Loops'?: number;
+  'One-Time Filter'?: string;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
@@ -515,6 +562,10 @@ interface PlanNode {
 function nodesOf(node: PlanNode, name: string): PlanNode[] {
   return [...(node['Index Name'] === name ? [node] : []), ...(node.Plans ?? []).flatMap((child) => nodesOf(child, name))];
 }
+
+/** The gate of a window's read of a needle's vocabulary words: their count times a factor against the window's width. */
+const WINDOW_GATE = /\) \* \d+ > w\.hi - w\.lo/;
+const WINDOW_GATE_ALL = new RegExp(WINDOW_GATE.source, 'g');
 
 /** Indexes whose first key is the entity id, beside the tables' own primary keys. */
 const ENTITY_KEYED_INDEXES = ['name_word_entity_idx', 'search_value_entity_idx', 'search_value_name_entity_idx', 'entity_filters_idx'];
@@ -624,12 +675,23 @@ function wordListReads(node: PlanNode): number[] {
   return [...own, ...(node.Plans ?? []).flatMap(wordListReads)];
 }
 
-/** The scans of an entity-keyed index by a range of ids, not one id. */
-function entityRangeScans(node: PlanNode): string[] {
+/**
+ * The scans of an entity-keyed index by a range of ids, not one id. A window's own words (a range of
+ * name_word_entity_idx) are read only under the gate that finds them cheaper than the needle's vocabulary words.
+ */
+function entityRangeScans(node: PlanNode, ownWordsGated = false): string[] {
   const index = node['Index Name'];
-  const range = index !== undefined && ENTITY_KEYED_INDEXES.includes(index) && /[<>]/.test(node['Index Cond'] ?? '');
-  return [...(range ? [`${index}: ${node['Index Cond']}`] : []), ...(node.Plans ?? []).flatMap(entityRangeScans)];
+  const gated = ownWordsGated || OWN_WORDS_GATE.test(node['One-Time Filter'] ?? '');
+  const range =
+    index !== undefined &&
+    ENTITY_KEYED_INDEXES.includes(index) &&
+    /[<>]/.test(node['Index Cond'] ?? '') &&
+    !(gated && index === 'name_word_entity_idx');
+  return [...(range ? [`${index}: ${node['Index Cond']}`] : []), ...(node.Plans ?? []).flatMap((child) => entityRangeScans(child, gated))];
 }
+
+/** The gate of a window's own words as EXPLAIN shows it (WINDOW_GATE, not negated). */
+const OWN_WORDS_GATE = /^\(\(cardinality\(\(?\$\d+\)?\) \* \d+\) > \((w(_\d+)?\.hi|\$\d+) - (w(_\d+)?\.lo|\$\d+)\)\)$/;
 
 function sequentialScans(node: PlanNode): string[] {
   const own = node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] ?? ''] : [];
