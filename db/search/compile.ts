@@ -459,8 +459,9 @@ function wordMeets({ word, match }: NeedleWord, params: Params): string {
 }
 
 /**
- * The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key;
- * of the entity types `types` (SQL of a text[] parameter) when given, which the key holds beside each entry.
+ * The entities holding a name word that is, begins with, ends with or contains `word`, from name_word's primary key
+ * (within a window, or from the window's own words: IDS_PER_WORD_RANGE); of the entity types `types` (SQL of a
+ * text[] parameter) when given, which the key holds beside each entry.
  */
 function nameWordEntities(needleWord: NeedleWord, preferred: boolean, params: Params, window?: IdWindow, types?: string): string {
   const { word, match } = needleWord;

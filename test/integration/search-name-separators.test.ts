@@ -196,15 +196,16 @@ describe('name CT_CONTAINS with separators', () => {
   it('narrows the needles with words through name_word, and those without words not', () => {
     const sql = (needle: string) =>
       compileSearch({ types: [TYPE], cond: contains('name', needle) } as SearchQuery, { page: 1, pageSize: 10 }, 'EXACT').page.text;
-    // The candidates' entity ids, from name_word (within the page's windows: one range of it per word).
-    const narrowed = 'sv.entity_id = any(array(select nw.entity_id from ';
-    expect(sql('Novák, Jan')).toContain(narrowed);
+    // The candidates' entity ids, from name_word (within the page's windows: one range of it per word, or the
+    // window's own words, 0215).
+    const narrowed = /sv\.entity_id = any\(array\(select (nw|x)\.entity_id from /;
+    expect(sql('Novák, Jan')).toMatch(narrowed);
     expect(sql('Novák, Jan')).toContain('from name_word nw');
-    expect(sql('c1-42)')).toContain(narrowed);
+    expect(sql('c1-42)')).toMatch(narrowed);
     expect(sql(', ')).not.toContain('name_word');
     // Under not the narrowing would be a test per entity: it keeps the plain comparison.
     const neither = { types: [TYPE], cond: { condType: 'not', cond: contains('name', 'Novák, Jan') } } as SearchQuery;
-    expect(compileSearch(neither, { page: 1, pageSize: 10 }, 'EXACT').page.text).not.toContain(narrowed);
+    expect(compileSearch(neither, { page: 1, pageSize: 10 }, 'EXACT').page.text).not.toMatch(narrowed);
   });
 
   it('finds exactly the entities of the plain definition, with the exact total', async () => {
